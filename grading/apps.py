@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class GradingConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "grading"
+    verbose_name = "Verifiers, judges and proof grading"

@@ -1,0 +1,222 @@
+"""Shared fixtures: users with roles, API clients, a real Celery worker on Redis."""
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from verifybench import roles
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+
+def _redis_reachable() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    is_postgres = settings.IS_POSTGRES
+    skip_pg = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL)")
+    skip_worker = pytest.mark.skip(reason="needs PostgreSQL and Redis on 127.0.0.1:6379")
+    skip_browser = pytest.mark.skip(reason=f"needs chromium at {CHROMIUM} and PostgreSQL")
+    worker_ok = is_postgres and _redis_reachable()
+    browser_ok = is_postgres and Path(CHROMIUM).exists()
+    for item in items:
+        if "postgres" in item.keywords and not is_postgres:
+            item.add_marker(skip_pg)
+        if "worker" in item.keywords and not worker_ok:
+            item.add_marker(skip_worker)
+        if "browser" in item.keywords and not browser_ok:
+            item.add_marker(skip_browser)
+
+
+_user_counter = itertools.count(1)
+
+
+@pytest.fixture
+def make_user(db):
+    def make(role: str | None = None, username: str | None = None, password: str = "pass-word-123") -> User:
+        name = username or f"{role or 'user'}{next(_user_counter)}"
+        user = User.objects.create_user(username=name, password=password)
+        if role:
+            user.groups.add(Group.objects.get(name=role))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def annotator(make_user):
+    return make_user(roles.ANNOTATOR)
+
+
+@pytest.fixture
+def adjudicator(make_user):
+    return make_user(roles.ADJUDICATOR)
+
+
+@pytest.fixture
+def researcher(make_user):
+    return make_user(roles.RESEARCHER)
+
+
+@pytest.fixture
+def admin_role_user(make_user):
+    return make_user(roles.ADMIN)
+
+
+@pytest.fixture
+def api_client_for(db):
+    def make(user: User | None) -> APIClient:
+        client = APIClient()
+        if user is not None:
+            token, _ = Token.objects.get_or_create(user=user)
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+    return make
+
+
+def database_url_for_current_test_db() -> str:
+    """The URL of the database the tests run against (pytest-django's test_ database)."""
+    db = settings.DATABASES["default"]
+    user = db.get("USER") or "postgres"
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    host = db.get("HOST") or "127.0.0.1"
+    port = db.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
+
+
+class WorkerProcess:
+    """A real `celery -A config worker` on Redis, on a queue of its own, against the test database."""
+
+    def __init__(self, queue: str, extra_env: dict[str, str] | None = None):
+        self.queue = queue
+        self.extra_env = extra_env or {}
+        self.process: subprocess.Popen | None = None
+        self.log_path = Path(settings.VAR_DIR) / f"worker-{queue}.log"
+
+    def start(self) -> WorkerProcess:
+        env = dict(os.environ)
+        env.update(
+            DATABASE_URL=database_url_for_current_test_db(),
+            CELERY_BROKER_URL=REDIS_URL,
+            CELERY_QUEUE=self.queue,
+            SECRET_KEY="worker-test-secret",
+            PYTHONUNBUFFERED="1",
+        )
+        env.pop("PYTEST_VERSION", None)
+        env.update(self.extra_env)
+        self._log = open(self.log_path, "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", self.queue,
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=info",
+             "-n", f"{self.queue}@%h"],
+            cwd=REPO_ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if "ready." in self.log():
+                return self
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker exited early:\n{self.log()}")
+            time.sleep(0.1)
+        raise RuntimeError(f"worker did not become ready:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group, as a crash or an OOM kill would."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if getattr(self, "_log", None):
+            self._log.close()
+
+
+@pytest.fixture
+def celery_worker_factory(transactional_db):
+    """Start real workers; tasks sent from the test go to Redis and run in the worker process.
+
+    Tests that use it must be marked `@pytest.mark.worker`.
+    """
+    from config.celery import app
+
+    queue = f"test-{uuid.uuid4().hex[:10]}"
+    saved = {key: app.conf.get(key) for key in ("task_always_eager", "broker_url", "task_default_queue")}
+    app.conf.update(task_always_eager=False, broker_url=REDIS_URL, task_default_queue=queue)
+    workers: list[WorkerProcess] = []
+
+    def start(extra_env: dict[str, str] | None = None) -> WorkerProcess:
+        worker = WorkerProcess(queue, extra_env).start()
+        workers.append(worker)
+        return worker
+
+    start.queue = queue
+    yield start
+    for worker in workers:
+        worker.stop()
+    app.conf.update(saved)
+    try:
+        import redis
+
+        client = redis.Redis.from_url(REDIS_URL)
+        client.delete(queue)
+    except Exception:
+        pass
+
+
+def chromium_launch_options() -> dict:
+    return {
+        "executable_path": CHROMIUM,
+        "headless": True,
+        "args": ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    }
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, **chromium_launch_options()}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1280, "height": 800}}
+
+
+@pytest.fixture(autouse=True)
+def _no_playwright_download(monkeypatch):
+    monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+
+
+def have_command(name: str) -> bool:
+    return shutil.which(name) is not None

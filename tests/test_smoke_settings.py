@@ -1,0 +1,9 @@
+import pytest
+from django.contrib.auth.models import Group
+
+from verifybench import roles
+
+
+@pytest.mark.django_db
+def test_role_groups_exist_after_migrations():
+    assert set(Group.objects.values_list("name", flat=True)) >= set(roles.ALL_ROLES)

@@ -1,0 +1,134 @@
+from django.conf import settings
+from django.db import models
+
+from . import taxonomy
+
+
+class Domain(models.TextChoices):
+    GENERAL = "general_reasoning", "General reasoning"
+    LOGIC = "logic_reasoning", "Logic reasoning"
+    MATH = "math_reasoning", "Math reasoning"
+
+
+AnswerTypeCode = models.TextChoices(
+    "AnswerTypeCode", [(t.code, (t.code, f"{t.code} - {t.name}")) for t in taxonomy.ANSWER_TYPES]
+)
+AnswerClass = models.TextChoices(
+    "AnswerClass", [(letter, (letter, f"{letter} - {name}")) for letter, name in taxonomy.COARSE_CLASSES.items()]
+)
+
+
+class Dataset(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Question(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="questions")
+    external_id = models.CharField(max_length=255)
+    text = models.TextField()
+    domain = models.CharField(max_length=32, choices=Domain.choices, blank=True)
+    source = models.CharField(max_length=255, blank=True)
+    subject = models.CharField(max_length=100, blank=True)
+    answer_type = models.CharField(max_length=2, choices=AnswerTypeCode.choices, blank=True)
+    answer_class = models.CharField(max_length=1, choices=AnswerClass.choices, blank=True)
+    image = models.FileField(upload_to="question_images/", blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    content_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="question_external_id_unique_per_dataset"),
+        ]
+        indexes = [models.Index(fields=["dataset", "answer_type"]), models.Index(fields=["dataset", "domain"])]
+
+    def __str__(self):
+        return f"{self.dataset_id}:{self.external_id}"
+
+    @property
+    def primary_reference(self):
+        for reference in self.references.all():
+            if reference.is_primary:
+                return reference
+        return None
+
+
+class ReferenceAnswer(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="references")
+    final_answer = models.TextField(blank=True)
+    solution = models.TextField(blank=True)
+    is_primary = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["question_id", "-is_primary", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question"], condition=models.Q(is_primary=True), name="one_primary_reference_per_question"
+            ),
+            models.CheckConstraint(
+                condition=~(models.Q(final_answer="") & models.Q(solution="")), name="reference_has_answer_or_solution"
+            ),
+        ]
+
+    def __str__(self):
+        return f"reference for {self.question_id}"
+
+
+class Completion(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="completions")
+    external_id = models.CharField(max_length=255)
+    model_name = models.CharField(max_length=200, db_index=True)
+    sampling = models.JSONField(default=dict, blank=True)
+    sample_index = models.PositiveIntegerField(default=0)
+    is_greedy = models.BooleanField(default=False)
+    text = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["question_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "external_id"], name="completion_external_id_unique_per_question"),
+        ]
+
+    def __str__(self):
+        return f"{self.question_id}:{self.external_id}"
+
+
+class PriorLabel(models.Model):
+    """A correctness label that arrived inside an imported file; never a label given in this app."""
+
+    class SourceFormat(models.TextChoices):
+        VERIFYBENCH = "verifybench", "VerifyBench"
+        MUMATH = "mumath", "mu-MATH"
+        MATHARENA = "matharena", "MathArena"
+
+    completion = models.ForeignKey(Completion, on_delete=models.CASCADE, related_name="prior_labels")
+    is_correct = models.BooleanField()
+    source_format = models.CharField(max_length=20, choices=SourceFormat.choices)
+    annotators = models.JSONField(default=list, blank=True)
+    source_file = models.CharField(max_length=500, blank=True)
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["completion_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["completion", "source_format"], name="one_prior_label_per_format"),
+        ]
+
+    def __str__(self):
+        return f"prior {self.source_format} label for {self.completion_id}: {self.is_correct}"
