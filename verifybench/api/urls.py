@@ -1,1 +1,12 @@
-urlpatterns: list = []
+from rest_framework.routers import SimpleRouter
+
+from . import views
+
+router = SimpleRouter()
+router.register("datasets", views.DatasetViewSet, basename="dataset")
+router.register("questions", views.QuestionViewSet, basename="question")
+router.register("references", views.ReferenceAnswerViewSet, basename="reference")
+router.register("completions", views.CompletionViewSet, basename="completion")
+router.register("prior-labels", views.PriorLabelViewSet, basename="prior-label")
+
+urlpatterns = router.urls

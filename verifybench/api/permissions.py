@@ -1,0 +1,68 @@
+"""DRF permissions built on the role groups in `verifybench.roles`.
+
+Annotators and adjudicators only ever see items through the annotation workflow, so the lab-wide
+data endpoints (datasets, questions, references, completions, prior labels) are for researchers
+and admins. Other apps reuse these classes for their own endpoints.
+"""
+from __future__ import annotations
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from verifybench import roles
+
+
+def _authenticated(request) -> bool:
+    user = request.user
+    return bool(user and user.is_authenticated)
+
+
+class IsResearcherOrAdmin(BasePermission):
+    """Full access for researchers and admins; everyone else is refused."""
+
+    message = "Only researchers and admins may use this endpoint."
+
+    def has_permission(self, request, view) -> bool:
+        return _authenticated(request) and roles.is_researcher(request.user)
+
+
+class IsAdminRole(BasePermission):
+    """Admins only (the admin group or a superuser)."""
+
+    message = "Only admins may use this endpoint."
+
+    def has_permission(self, request, view) -> bool:
+        return _authenticated(request) and roles.is_admin(request.user)
+
+
+class ReadOnlyOrResearcher(BasePermission):
+    """Any signed-in user with a role may read; only researchers and admins may write."""
+
+    message = "Only researchers and admins may change this."
+
+    def has_permission(self, request, view) -> bool:
+        if not _authenticated(request):
+            return False
+        if request.method in SAFE_METHODS:
+            return bool(roles.role_names(request.user))
+        return roles.is_researcher(request.user)
+
+
+class HasAnyRole(BasePermission):
+    """Base for "one of these roles" permissions; admins always pass. Subclass or use `any_role(...)`."""
+
+    allowed_roles: tuple[str, ...] = ()
+
+    def has_permission(self, request, view) -> bool:
+        return _authenticated(request) and roles.has_role(request.user, *self.allowed_roles)
+
+
+def any_role(*allowed: str) -> type[HasAnyRole]:
+    """A permission class admitting users in any of `allowed` (and admins), e.g. `any_role(ANNOTATOR, ADJUDICATOR)`."""
+    unknown = set(allowed) - set(roles.ALL_ROLES)
+    if unknown:
+        raise ValueError(f"unknown roles: {', '.join(sorted(unknown))}")
+    return type(
+        "HasAnyRole_" + "_".join(allowed),
+        (HasAnyRole,),
+        {"allowed_roles": tuple(allowed), "message": f"This endpoint is for: {', '.join(allowed + (roles.ADMIN,))}."},
+    )

@@ -1,0 +1,79 @@
+from rest_framework import serializers
+
+from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    question_count = serializers.IntegerField(read_only=True)
+    completion_count = serializers.IntegerField(read_only=True)
+    model_count = serializers.IntegerField(read_only=True, help_text="Distinct model names among the completions.")
+
+    class Meta:
+        model = Dataset
+        fields = ["id", "name", "description", "created_by", "created_at",
+                  "question_count", "completion_count", "model_count"]
+        read_only_fields = ["created_at"]
+
+
+class PrimaryReferenceSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReferenceAnswer
+        fields = ["id", "final_answer", "solution"]
+
+
+class ReferenceAnswerSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReferenceAnswer
+        fields = ["id", "question", "final_answer", "solution", "is_primary", "created_at"]
+
+
+class QuestionSerializer(serializers.ModelSerializer):
+    dataset_name = serializers.CharField(source="dataset.name", read_only=True)
+    answer_type_label = serializers.CharField(source="get_answer_type_display", read_only=True)
+    primary_reference = PrimaryReferenceSerializer(read_only=True, allow_null=True)
+    completion_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Question
+        fields = ["id", "dataset", "dataset_name", "external_id", "text", "domain", "source", "subject",
+                  "answer_type", "answer_type_label", "answer_class", "image", "metadata", "content_hash",
+                  "created_at", "primary_reference", "completion_count"]
+
+
+class CompletionSerializer(serializers.ModelSerializer):
+    dataset = serializers.IntegerField(source="question.dataset_id", read_only=True)
+
+    class Meta:
+        model = Completion
+        fields = ["id", "question", "dataset", "external_id", "model_name", "sampling", "sample_index",
+                  "is_greedy", "text", "content_hash", "metadata", "created_at"]
+
+
+class CompletionLeanSerializer(CompletionSerializer):
+    """The same rows without the (long) completion text, for listings."""
+
+    class Meta(CompletionSerializer.Meta):
+        fields = [name for name in CompletionSerializer.Meta.fields if name != "text"]
+
+
+class PriorLabelSerializer(serializers.ModelSerializer):
+    question = serializers.IntegerField(source="completion.question_id", read_only=True)
+    model_name = serializers.CharField(source="completion.model_name", read_only=True)
+
+    class Meta:
+        model = PriorLabel
+        fields = ["id", "completion", "question", "model_name", "is_correct", "source_format", "annotators",
+                  "source_file", "imported_at"]
+
+
+class ImportUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="A JSONL file, one record per line.")
+    dataset = serializers.CharField(max_length=200, help_text="Name of the dataset to import into; created if new.")
+    format = serializers.ChoiceField(
+        choices=PriorLabel.SourceFormat.choices, required=False, allow_blank=True,
+        help_text="File format; detected from the file when omitted.",
+    )
+    skip_invalid = serializers.BooleanField(
+        default=False, help_text="Import the valid records and skip the invalid ones instead of rejecting the file.",
+    )

@@ -1,0 +1,144 @@
+from django.db.models import Count, Prefetch
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+
+from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
+
+from . import filters, serializers
+from .permissions import IsResearcherOrAdmin
+
+_FALSE_VALUES = {"0", "false", "no", "off"}
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List datasets with their question, completion and model counts"),
+    retrieve=extend_schema(summary="One dataset with its counts"),
+)
+class DatasetViewSet(viewsets.ModelViewSet):
+    permission_classes = [IsResearcherOrAdmin]
+    serializer_class = serializers.DatasetSerializer
+    search_fields = ["name", "description"]
+    ordering_fields = ["name", "created_at", "question_count", "completion_count"]
+    ordering = ["name"]
+    filterset_fields = ["name"]
+
+    def get_queryset(self):
+        return Dataset.objects.select_related("created_by").annotate(
+            question_count=Count("questions", distinct=True),
+            completion_count=Count("questions__completions", distinct=True),
+            model_count=Count("questions__completions__model_name", distinct=True),
+        )
+
+    def perform_create(self, serializer):
+        serializer.save(created_by=self.request.user)
+        serializer.instance = self.get_queryset().get(pk=serializer.instance.pk)
+
+    def perform_update(self, serializer):
+        serializer.save()
+        serializer.instance = self.get_queryset().get(pk=serializer.instance.pk)
+
+    @extend_schema(
+        summary="Import a JSONL file into a dataset",
+        request={"multipart/form-data": serializers.ImportUploadSerializer},
+        responses={
+            201: OpenApiResponse(OpenApiTypes.OBJECT, description="The import report."),
+            400: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="The file was rejected; the report lists each error with its line, field and reason. "
+                            "Nothing was written.",
+            ),
+        },
+    )
+    @action(detail=False, methods=["post"], url_path="import", parser_classes=[MultiPartParser, FormParser],
+            serializer_class=serializers.ImportUploadSerializer, filter_backends=[], pagination_class=None)
+    def import_file(self, request):
+        from verifybench import services
+
+        upload = serializers.ImportUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        data = upload.validated_data
+        uploaded = data["file"]
+        try:
+            report = services.import_jsonl(
+                dataset_name=data["dataset"],
+                source=uploaded,
+                fmt=data.get("format") or None,
+                skip_invalid=data["skip_invalid"],
+                created_by=request.user,
+                source_name=uploaded.name,
+            )
+        except services.ImportRejected as rejected:
+            return Response(rejected.report.to_dict(), status=status.HTTP_400_BAD_REQUEST)
+        return Response(report.to_dict(), status=status.HTTP_201_CREATED)
+
+
+class QuestionViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsResearcherOrAdmin]
+    serializer_class = serializers.QuestionSerializer
+    filterset_class = filters.QuestionFilter
+    search_fields = ["external_id", "text", "source", "subject"]
+    ordering_fields = ["id", "external_id", "created_at", "answer_type", "answer_class", "domain", "source"]
+    ordering = ["dataset_id", "id"]
+
+    def get_queryset(self):
+        return (
+            Question.objects.select_related("dataset")
+            .prefetch_related(Prefetch("references", queryset=ReferenceAnswer.objects.filter(is_primary=True)))
+            .annotate(completion_count=Count("completions"))
+        )
+
+
+class ReferenceAnswerViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsResearcherOrAdmin]
+    serializer_class = serializers.ReferenceAnswerSerializer
+    filterset_class = filters.ReferenceAnswerFilter
+    search_fields = ["final_answer", "solution"]
+    ordering_fields = ["id", "question", "created_at"]
+    ordering = ["question_id", "-is_primary", "id"]
+    queryset = ReferenceAnswer.objects.all()
+
+
+_include_text_parameter = OpenApiParameter(
+    "include_text", OpenApiTypes.BOOL, description="Set to 0 to leave the completion text out of a listing.",
+)
+
+
+@extend_schema_view(
+    list=extend_schema(parameters=[_include_text_parameter]),
+    retrieve=extend_schema(parameters=[_include_text_parameter]),
+)
+class CompletionViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsResearcherOrAdmin]
+    filterset_class = filters.CompletionFilter
+    search_fields = ["external_id", "model_name", "text"]
+    ordering_fields = ["id", "question", "model_name", "sample_index", "created_at"]
+    ordering = ["question_id", "id"]
+
+    def include_text(self) -> bool:
+        return self.request.query_params.get("include_text", "1").strip().lower() not in _FALSE_VALUES
+
+    def get_serializer_class(self):
+        if getattr(self, "swagger_fake_view", False) or self.include_text():
+            return serializers.CompletionSerializer
+        return serializers.CompletionLeanSerializer
+
+    def get_queryset(self):
+        queryset = Completion.objects.select_related("question")
+        if not getattr(self, "swagger_fake_view", False) and not self.include_text():
+            queryset = queryset.defer("text")
+        return queryset
+
+
+class PriorLabelViewSet(viewsets.ReadOnlyModelViewSet):
+    """Correctness labels that came inside imported files; labels given in this app live elsewhere."""
+
+    permission_classes = [IsResearcherOrAdmin]
+    serializer_class = serializers.PriorLabelSerializer
+    filterset_class = filters.PriorLabelFilter
+    ordering_fields = ["id", "completion", "imported_at"]
+    ordering = ["completion_id", "id"]
+    queryset = PriorLabel.objects.select_related("completion")
