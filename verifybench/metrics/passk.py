@@ -1,0 +1,295 @@
+"""Model stability metrics of LiveMathBench: Pass@k, G-Pass@k_tau and mG-Pass@k.
+
+For a question answered n times, c of them correctly:
+
+- Pass@k        = 1 - C(n-c, k) / C(n, k)
+- G-Pass@k_tau  = sum_{j=ceil(tau*k)}^{c} C(c, j) C(n-c, k-j) / C(n, k),  tau in (0, 1]
+- mG-Pass@k     = (2/k) sum_{i=ceil(k/2)+1}^{k} G-Pass@k_{i/k}
+
+All three are computed with exact integer combinatorics (`math.comb` and `fractions.Fraction`) and turned
+into floats only at the end, so n in the thousands neither overflows nor loses precision. Tau is read
+through its decimal spelling (0.7 means 7/10 exactly), so ceil(0.7 * 10) is 7, not 8.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from verifybench.metrics.bootstrap import bootstrap_mean_ci
+
+TauLike = float | int | str | Fraction | Decimal
+
+# LiveMathBench recommends at least 3k samples per question for a stable estimate.
+RECOMMENDED_SAMPLES_PER_K = 3
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    for name, value in (("n", n), ("c", c), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if n < 1:
+        raise ValueError(f"n (samples) must be >= 1, got {n}")
+    if not 0 <= c <= n:
+        raise ValueError(f"c (correct samples) must be within [0, n={n}], got {c}")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if k > n:
+        raise ValueError(f"k={k} exceeds the number of samples n={n}")
+
+
+def tau_fraction(tau: TauLike) -> Fraction:
+    """The exact value of a threshold tau in (0, 1]; floats are read through their shortest decimal spelling."""
+    if isinstance(tau, bool):
+        raise ValueError(f"tau must be a number in (0, 1], got {tau!r}")
+    try:
+        if isinstance(tau, float):
+            value = Fraction(repr(tau))
+        elif isinstance(tau, str):
+            value = Fraction(tau.strip())
+        else:
+            value = Fraction(tau)
+    except (ValueError, TypeError, ZeroDivisionError) as error:
+        raise ValueError(f"tau must be a number in (0, 1], got {tau!r}") from error
+    if not 0 < value <= 1:
+        raise ValueError(f"tau must be in (0, 1], got {tau!r}")
+    return value
+
+
+def tau_label(tau: TauLike) -> str:
+    """The spelling of tau used in metric names: a string is kept as given, anything else goes through str()."""
+    return tau.strip() if isinstance(tau, str) else str(tau)
+
+
+def _g_pass_from_threshold(n: int, c: int, k: int, least_correct: int) -> Fraction:
+    """Probability that a k-subset drawn without replacement holds at least `least_correct` correct samples."""
+    total = math.comb(n, k)
+    hits = sum(math.comb(c, j) * math.comb(n - c, k - j) for j in range(max(least_correct, 0), min(c, k) + 1))
+    return Fraction(hits, total)
+
+
+def pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
+    """Pass@k as an exact fraction: the chance that at least one of k samples drawn from n is correct."""
+    _check_counts(n, c, k)
+    return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+
+
+def g_pass_at_k_exact(n: int, c: int, k: int, tau: TauLike) -> Fraction:
+    """G-Pass@k_tau as an exact fraction: the chance that at least ceil(tau*k) of k drawn samples are correct."""
+    _check_counts(n, c, k)
+    threshold = math.ceil(tau_fraction(tau) * k)
+    return _g_pass_from_threshold(n, c, k, threshold)
+
+
+def mg_pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
+    """mG-Pass@k as an exact fraction: (2/k) times the sum of G-Pass@k_{i/k} for i = ceil(k/2)+1 .. k.
+
+    For k = 1 the sum is empty and the value is 0, as the definition gives.
+    """
+    _check_counts(n, c, k)
+    start = math.ceil(Fraction(k, 2)) + 1
+    # ceil((i/k) * k) == i, so G-Pass@k_{i/k} needs at least i correct samples.
+    total = sum((_g_pass_from_threshold(n, c, k, i) for i in range(start, k + 1)), Fraction(0))
+    return Fraction(2, k) * total
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Pass@k = 1 - C(n-c, k) / C(n, k). Raises ValueError for k > n or counts out of range."""
+    return float(pass_at_k_exact(n, c, k))
+
+
+def g_pass_at_k(n: int, c: int, k: int, tau: TauLike) -> float:
+    """G-Pass@k_tau = sum_{j=ceil(tau*k)}^{c} C(c,j) C(n-c,k-j) / C(n,k), tau in (0, 1]."""
+    return float(g_pass_at_k_exact(n, c, k, tau))
+
+
+def mg_pass_at_k(n: int, c: int, k: int) -> float:
+    """mG-Pass@k = (2/k) sum_{i=ceil(k/2)+1}^{k} G-Pass@k_{i/k}."""
+    return float(mg_pass_at_k_exact(n, c, k))
+
+
+def pass_key(k: int) -> str:
+    return f"pass@{k}"
+
+
+def g_pass_key(k: int, tau: TauLike) -> str:
+    return f"g-pass@{k}_{tau_label(tau)}"
+
+
+def mg_pass_key(k: int) -> str:
+    return f"mg-pass@{k}"
+
+
+def normalize_sample_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Check one sample row `{question_id, model, correct, sample_index?, greedy?}` and return it cleaned.
+
+    `correct` and `greedy` must be booleans (0 and 1 are accepted too). Raises ValueError naming the field.
+    """
+    if not isinstance(row, Mapping):
+        raise ValueError(f"a row must be an object, got {type(row).__name__}")
+    missing = [field for field in ("question_id", "model", "correct") if field not in row]
+    if missing:
+        raise ValueError(f"missing field(s): {', '.join(missing)}")
+    question_id = row["question_id"]
+    if question_id is None or isinstance(question_id, (bool, list, dict)) or str(question_id).strip() == "":
+        raise ValueError(f"question_id must be a non-empty string or integer, got {question_id!r}")
+    model = row["model"]
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(f"model must be a non-empty string, got {model!r}")
+    sample_index = row.get("sample_index")
+    if sample_index is not None and (isinstance(sample_index, bool) or not isinstance(sample_index, int)):
+        raise ValueError(f"sample_index must be an integer, got {sample_index!r}")
+    return {
+        "question_id": question_id,
+        "model": model.strip(),
+        "correct": _as_bool("correct", row["correct"]),
+        "sample_index": sample_index,
+        "greedy": _as_bool("greedy", row.get("greedy", False) or False),
+    }
+
+
+def _as_bool(field: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"{field} must be true or false, got {value!r}")
+
+
+def _describe_questions(question_ids: list[Hashable], limit: int = 5) -> str:
+    shown = ", ".join(str(q) for q in question_ids[:limit])
+    more = len(question_ids) - limit
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def evaluate_models(
+    rows: Iterable[Mapping[str, Any]],
+    ks: Sequence[int],
+    taus: Sequence[TauLike],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Pass@k, G-Pass@k_tau and mG-Pass@k per model, averaged over questions, with bootstrap intervals.
+
+    `rows` are samples `{question_id, model, correct, sample_index?, greedy?}`. Samples flagged `greedy`
+    give the greedy accuracy only; every other sample counts towards n and c of its question.
+
+    Returns::
+
+        {"models": {model: {
+             "n_questions": int,                       # questions with at least one sampled answer
+             "samples_per_question": {"min": int, "max": int},
+             "accuracy": float,                        # mean correctness over all sampled answers
+             "greedy_accuracy": float | None,          # over greedy answers, None when there are none
+             "pass@4": float | None, "g-pass@4_0.5": float | None, "mg-pass@4": float | None, ...,
+             "questions": {"pass@4": int, ...},        # questions each figure averages over
+             "ci": {"pass@4": [low, high] | None, ...},  # 95% percentile bootstrap over questions
+         }},
+         "warnings": [str, ...]}
+
+    A k larger than a question's n is skipped for that question (and said in `warnings`); a figure
+    with no question left is None. A question with fewer than 3k samples is flagged in `warnings`.
+    Tau keys use the caller's spelling (`"0.25"` stays "0.25", `1.0` becomes "1.0").
+    Raises ValueError for bad k or tau values, malformed rows or a repeated sample index.
+    """
+    ks = list(dict.fromkeys(ks))
+    if not ks:
+        raise ValueError("at least one k is required")
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+    tau_items: list[tuple[str, Fraction]] = []
+    seen_labels: set[str] = set()
+    for tau in taus:
+        label = tau_label(tau)
+        if label not in seen_labels:
+            seen_labels.add(label)
+            tau_items.append((label, tau_fraction(tau)))
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
+
+    sampled: dict[str, dict[Hashable, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    greedy: dict[str, list[bool]] = defaultdict(list)
+    seen_indices: set[tuple[str, Hashable, bool, int]] = set()
+    for position, raw in enumerate(rows, start=1):
+        try:
+            row = normalize_sample_row(raw)
+        except ValueError as error:
+            raise ValueError(f"row {position}: {error}") from error
+        if row["sample_index"] is not None:
+            identity = (row["model"], row["question_id"], row["greedy"], row["sample_index"])
+            if identity in seen_indices:
+                raise ValueError(
+                    f"row {position}: sample_index {row['sample_index']} repeats for model "
+                    f"{row['model']!r} and question {row['question_id']!r}"
+                )
+            seen_indices.add(identity)
+        if row["greedy"]:
+            greedy[row["model"]].append(row["correct"])
+            sampled[row["model"]]  # a model with only greedy answers still gets an entry
+        else:
+            sampled[row["model"]][row["question_id"]].append(row["correct"])
+
+    warnings: list[str] = []
+    models: dict[str, Any] = {}
+    for model in sorted(sampled):
+        questions = sampled[model]
+        per_question: dict[str, list[float]] = {}
+        for k in ks:
+            per_question[pass_key(k)] = []
+            for label, _ in tau_items:
+                per_question[f"g-pass@{k}_{label}"] = []
+            per_question[mg_pass_key(k)] = []
+
+        for k in ks:
+            too_few: list[Hashable] = []
+            skipped: list[Hashable] = []
+            for question_id, outcomes in questions.items():
+                n, c = len(outcomes), sum(outcomes)
+                if k > n:
+                    skipped.append(question_id)
+                    continue
+                if n < RECOMMENDED_SAMPLES_PER_K * k:
+                    too_few.append(question_id)
+                per_question[pass_key(k)].append(pass_at_k(n, c, k))
+                for label, tau in tau_items:
+                    per_question[f"g-pass@{k}_{label}"].append(float(_g_pass_from_threshold(n, c, k, math.ceil(tau * k))))
+                per_question[mg_pass_key(k)].append(mg_pass_at_k(n, c, k))
+            if skipped:
+                warnings.append(
+                    f"{model}: k={k} exceeds the number of samples of {len(skipped)} question(s) "
+                    f"({_describe_questions(skipped)}); k={k} is skipped for them"
+                )
+            if too_few:
+                warnings.append(
+                    f"{model}: {len(too_few)} question(s) have fewer than {RECOMMENDED_SAMPLES_PER_K}k = "
+                    f"{RECOMMENDED_SAMPLES_PER_K * k} samples for k={k} ({_describe_questions(too_few)})"
+                )
+        if not questions:
+            warnings.append(f"{model}: no sampled (non-greedy) answers; only greedy accuracy is reported")
+
+        counts = [len(outcomes) for outcomes in questions.values()]
+        all_outcomes = [outcome for outcomes in questions.values() for outcome in outcomes]
+        entry: dict[str, Any] = {
+            "n_questions": len(questions),
+            "samples_per_question": {"min": min(counts), "max": max(counts)} if counts else None,
+            "accuracy": _mean(all_outcomes),
+            "greedy_accuracy": _mean(greedy[model]) if greedy.get(model) else None,
+        }
+        for key, values in per_question.items():
+            entry[key] = _mean(values)
+        entry["questions"] = {key: len(values) for key, values in per_question.items()}
+        entry["ci"] = {}
+        for key, values in per_question.items():
+            interval = bootstrap_mean_ci(values, resamples=bootstrap, seed=seed)
+            entry["ci"][key] = list(interval) if interval is not None else None
+        models[model] = entry
+    return {"models": models, "warnings": warnings}
