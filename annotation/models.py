@@ -1,1 +1,223 @@
-from django.db import models  # noqa: F401
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from . import kinds, workflow
+
+
+class AnnotationProject(models.Model):
+    class Kind(models.TextChoices):
+        CORRECTNESS = kinds.CORRECTNESS, "Correctness"
+        ANSWER_TYPE = kinds.ANSWER_TYPE, "Answer type"
+        PROOF_GRADE = kinds.PROOF_GRADE, "Proof grade"
+
+    class VerdictVisibility(models.TextChoices):
+        NOBODY = "nobody", "Nobody"
+        ADJUDICATORS = "adjudicators", "Adjudicators only"
+        EVERYONE = "everyone", "Annotators and adjudicators"
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    dataset = models.ForeignKey("verifybench.Dataset", on_delete=models.PROTECT, related_name="annotation_projects")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    labels_per_item = models.PositiveSmallIntegerField(default=2)
+    tiebreak_annotators = models.PositiveSmallIntegerField(default=1)
+    agreement_threshold = models.FloatField(
+        default=0.0, help_text="For numeric scores: two labels agree when they differ by at most this much."
+    )
+    show_model_names = models.BooleanField(default=False)
+    verdict_visibility = models.CharField(
+        max_length=20, choices=VerdictVisibility.choices, default=VerdictVisibility.ADJUDICATORS
+    )
+    lease_minutes = models.PositiveIntegerField(default=30)
+    gold_rate = models.FloatField(default=0.0, help_text="Share of tasks drawn from gold items (0 to 1).")
+    is_active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="ProjectMember", related_name="annotation_projects")
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(labels_per_item__gte=1), name="labels_per_item_at_least_one"),
+            models.CheckConstraint(
+                condition=models.Q(gold_rate__gte=0) & models.Q(gold_rate__lte=1), name="gold_rate_between_0_and_1"
+            ),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    def policy(self) -> workflow.Policy:
+        return workflow.Policy(self.labels_per_item, self.tiebreak_annotators, self.agreement_threshold)
+
+    @property
+    def judgement(self) -> kinds.Kind:
+        return kinds.get_kind(self.kind)
+
+
+class ProjectMember(models.Model):
+    class Role(models.TextChoices):
+        ANNOTATOR = "annotator", "Annotator"
+        ADJUDICATOR = "adjudicator", "Adjudicator"
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships")
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.ANNOTATOR)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user", "role"], name="unique_project_member_role")]
+
+
+OPEN_STATES = list(workflow.OPEN_STATES)
+
+
+class Item(models.Model):
+    class State(models.TextChoices):
+        PENDING = workflow.PENDING, "Pending"
+        IN_PROGRESS = workflow.IN_PROGRESS, "In progress"
+        NEEDS_TIEBREAK = workflow.NEEDS_TIEBREAK, "Needs tie-break"
+        NEEDS_ADJUDICATION = workflow.NEEDS_ADJUDICATION, "Needs adjudication"
+        RESOLVED = workflow.RESOLVED, "Resolved"
+
+    class Resolution(models.TextChoices):
+        NONE = "", "Unresolved"
+        AGREEMENT = workflow.BY_AGREEMENT, "By agreement"
+        MAJORITY = workflow.BY_MAJORITY, "By majority"
+        ADJUDICATION = workflow.BY_ADJUDICATION, "By adjudication"
+        OVERRIDE = workflow.BY_OVERRIDE, "By admin override"
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="items")
+    completion = models.ForeignKey(
+        "verifybench.Completion", null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_items"
+    )
+    question = models.ForeignKey(
+        "verifybench.Question", null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_items"
+    )
+    state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING)
+    resolution = models.CharField(max_length=20, choices=Resolution.choices, default="", blank=True)
+    required_labels = models.PositiveSmallIntegerField()
+    label_count = models.PositiveSmallIntegerField(default=0)
+    started = models.BooleanField(default=False, help_text="Has at least one label; such items are served first.")
+    final_value = models.JSONField(null=True, blank=True)
+    excluded = models.BooleanField(default=False, help_text="Resolved as unsuitable: left out of every export.")
+    priority = models.IntegerField(default=0)
+    random_key = models.FloatField()
+    is_gold = models.BooleanField(default=False)
+    gold_value = models.JSONField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "completion"], condition=models.Q(completion__isnull=False),
+                name="one_item_per_completion_per_project",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "question"], condition=models.Q(completion__isnull=True, question__isnull=False),
+                name="one_item_per_question_per_project",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(label_count__lte=models.F("required_labels")) | models.Q(is_gold=True),
+                name="item_labels_within_required",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["project", "-started", "-priority", "random_key"],
+                condition=models.Q(state__in=OPEN_STATES, is_gold=False),
+                name="item_queue_order",
+            ),
+            models.Index(fields=["project", "state"], name="item_project_state"),
+        ]
+
+    def __str__(self):
+        return f"item {self.pk} ({self.state})"
+
+
+class Task(models.Model):
+    """One annotator's claim on one item: a lease until submitted, skipped or expired."""
+
+    class Status(models.TextChoices):
+        LEASED = "leased", "Leased"
+        SUBMITTED = "submitted", "Submitted"
+        SKIPPED = "skipped", "Skipped"
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="tasks")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotation_tasks")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.LEASED)
+    is_tiebreak = models.BooleanField(default=False)
+    leased_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="one_task_per_item_per_annotator")]
+        indexes = [
+            models.Index(fields=["item", "status", "expires_at"], name="task_item_status"),
+            models.Index(fields=["annotator", "status"], name="task_annotator_status"),
+        ]
+
+
+class Label(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="labels")
+    task = models.OneToOneField(Task, on_delete=models.PROTECT, related_name="label")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotation_labels")
+    value = models.JSONField(null=True, blank=True)
+    details = models.JSONField(default=dict, blank=True, help_text="Kind-specific detail, e.g. a rubric grading.")
+    unsuitable = models.BooleanField(default=False)
+    unsuitable_reason = models.TextField(blank=True)
+    note = models.TextField(blank=True)
+    is_tiebreak = models.BooleanField(default=False)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["item_id", "created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="one_label_per_item_per_annotator")]
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("Labels are never deleted.")
+
+
+class ItemEvent(models.Model):
+    """Append-only history of everything that happened to an item."""
+
+    class Kind(models.TextChoices):
+        LABELED = "labeled", "Label given"
+        LABEL_CHANGED = "label_changed", "Label changed"
+        TIEBREAK_REQUESTED = "tiebreak_requested", "Tie-break requested"
+        ADJUDICATION_REQUESTED = "adjudication_requested", "Adjudication requested"
+        RESOLVED = "resolved", "Resolved"
+        ADJUDICATED = "adjudicated", "Adjudicated"
+        OVERRIDDEN = "overridden", "Overridden by admin"
+        GOLD_SET = "gold_set", "Marked as gold"
+        LATE_SUBMIT_REFUSED = "late_submit_refused", "Late submission refused"
+
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    from_state = models.CharField(max_length=20, blank=True)
+    to_state = models.CharField(max_length=20, blank=True)
+    value = models.JSONField(null=True, blank=True)
+    rationale = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_id", "created_at", "id"]
+        indexes = [models.Index(fields=["item", "created_at"], name="event_item_time")]
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValidationError("History events are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("History events are append-only.")

@@ -1,0 +1,103 @@
+"""The item state machine of the annotation protocol. Pure module, no Django imports.
+
+pending -> in_progress -> resolved (agreement)
+                       -> needs_tiebreak -> resolved (majority)
+                                         -> needs_adjudication -> resolved (adjudication)
+resolved -> resolved (override, admin only)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .kinds import UNSUITABLE, Kind, Vote
+
+PENDING = "pending"
+IN_PROGRESS = "in_progress"
+NEEDS_TIEBREAK = "needs_tiebreak"
+NEEDS_ADJUDICATION = "needs_adjudication"
+RESOLVED = "resolved"
+STATES = (PENDING, IN_PROGRESS, NEEDS_TIEBREAK, NEEDS_ADJUDICATION, RESOLVED)
+OPEN_STATES = (PENDING, IN_PROGRESS, NEEDS_TIEBREAK)  # states in which annotators can still be given the item
+
+BY_AGREEMENT = "agreement"
+BY_MAJORITY = "majority"
+BY_ADJUDICATION = "adjudication"
+BY_OVERRIDE = "override"
+RESOLUTIONS = (BY_AGREEMENT, BY_MAJORITY, BY_ADJUDICATION, BY_OVERRIDE)
+
+# Every legal (from, to) pair, with the event that causes it.
+TRANSITIONS: dict[tuple[str, str], str] = {
+    (PENDING, IN_PROGRESS): "claim",
+    (IN_PROGRESS, IN_PROGRESS): "label",
+    (PENDING, RESOLVED): "label",  # labels_per_item = 1
+    (IN_PROGRESS, RESOLVED): "label",
+    (IN_PROGRESS, NEEDS_TIEBREAK): "label",
+    (NEEDS_TIEBREAK, NEEDS_TIEBREAK): "label",
+    (NEEDS_TIEBREAK, RESOLVED): "label",
+    (NEEDS_TIEBREAK, NEEDS_ADJUDICATION): "label",
+    (NEEDS_ADJUDICATION, RESOLVED): "adjudicate",
+    (RESOLVED, RESOLVED): "override",
+}
+
+
+class IllegalTransition(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Policy:
+    labels_per_item: int = 2
+    tiebreak_annotators: int = 1
+    threshold: float = 0.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    state: str
+    required_labels: int
+    resolution: str = ""
+    final_value: Any = None
+    excluded: bool = False  # resolved as unsuitable
+
+
+def check_transition(current: str, target: str, event: str) -> None:
+    allowed = TRANSITIONS.get((current, target))
+    if allowed != event:
+        raise IllegalTransition(f"cannot {event} an item from {current} to {target}")
+
+
+def _resolved(value, resolution: str, required: int) -> Outcome:
+    if value == UNSUITABLE:
+        return Outcome(RESOLVED, required, resolution, None, excluded=True)
+    return Outcome(RESOLVED, required, resolution, value, excluded=False)
+
+
+def evaluate(kind: Kind, policy: Policy, votes: list[Vote]) -> Outcome:
+    """Where an item stands given its human labels (gold items never come here)."""
+    first_round = policy.labels_per_item
+    with_tiebreak = first_round + policy.tiebreak_annotators
+    tokens = [vote.token for vote in votes]
+    if not tokens:
+        return Outcome(PENDING, first_round)
+    if len(tokens) < first_round:
+        return Outcome(IN_PROGRESS, first_round)
+    if len(tokens) == first_round or policy.tiebreak_annotators == 0:
+        if kind.agree(tokens[:first_round], policy.threshold):
+            return _resolved(kind.combine_agreeing(tokens[:first_round]), BY_AGREEMENT, first_round)
+        if policy.tiebreak_annotators == 0:
+            return Outcome(NEEDS_ADJUDICATION, first_round)
+        return Outcome(NEEDS_TIEBREAK, with_tiebreak)
+    if len(tokens) < with_tiebreak:
+        return Outcome(NEEDS_TIEBREAK, with_tiebreak)
+    found, value = kind.majority(tokens, policy.threshold)
+    if found:
+        return _resolved(value, BY_MAJORITY, with_tiebreak)
+    return Outcome(NEEDS_ADJUDICATION, with_tiebreak)
+
+
+def decide(current_state: str, value, *, event: str, required_labels: int) -> Outcome:
+    """A human decision (adjudication or admin override) that sets the final value."""
+    check_transition(current_state, RESOLVED, event)
+    resolution = BY_ADJUDICATION if event == "adjudicate" else BY_OVERRIDE
+    return _resolved(value, resolution, required_labels)
