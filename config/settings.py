@@ -110,6 +110,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "frontend" / "static"]
 MEDIA_URL = "media/"
 MEDIA_ROOT = VAR_DIR / "media"

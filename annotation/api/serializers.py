@@ -1,0 +1,82 @@
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from verifybench.models import Dataset
+
+from ..models import AnnotationProject, Item, ProjectMember
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
+    completion_ids = serializers.ListField(child=serializers.IntegerField(), write_only=True, required=False)
+    question_ids = serializers.ListField(child=serializers.IntegerField(), write_only=True, required=False)
+    seed = serializers.IntegerField(write_only=True, required=False)
+
+    class Meta:
+        model = AnnotationProject
+        fields = [
+            "id", "name", "description", "dataset", "kind", "labels_per_item", "tiebreak_annotators",
+            "agreement_threshold", "show_model_names", "verdict_visibility", "lease_minutes", "gold_rate",
+            "is_active", "created_at", "completion_ids", "question_ids", "seed",
+        ]
+        read_only_fields = ["id", "created_at"]
+
+    def validate_kind(self, kind):
+        if self.instance is not None and kind != self.instance.kind:
+            raise serializers.ValidationError("the kind of a project cannot change")
+        return kind
+
+
+class AnnotatorProjectSerializer(serializers.ModelSerializer):
+    """What an annotator may know about a project they work on."""
+
+    class Meta:
+        model = AnnotationProject
+        fields = ["id", "name", "description", "kind", "lease_minutes", "is_active"]
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    username = serializers.SlugRelatedField(
+        source="user", slug_field="username", queryset=get_user_model().objects.all()
+    )
+
+    class Meta:
+        model = ProjectMember
+        fields = ["id", "username", "role", "added_at"]
+        read_only_fields = ["id", "added_at"]
+
+
+class SubmitSerializer(serializers.Serializer):
+    value = serializers.JSONField(required=False, allow_null=True)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=20000)
+    unsuitable = serializers.BooleanField(required=False, default=False)
+    unsuitable_reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    seconds_spent = serializers.FloatField(required=False, allow_null=True, min_value=0)
+
+    def validate(self, data):
+        if not data.get("unsuitable") and data.get("value") is None:
+            raise serializers.ValidationError({"value": "a value is required unless the item is unsuitable"})
+        return data
+
+
+class DecisionSerializer(serializers.Serializer):
+    value = serializers.JSONField(required=False, allow_null=True)
+    unsuitable = serializers.BooleanField(required=False, default=False)
+    rationale = serializers.CharField(max_length=20000)
+
+
+class GoldSerializer(serializers.Serializer):
+    item_id = serializers.IntegerField()
+    value = serializers.JSONField()
+
+
+class ConflictSerializer(serializers.ModelSerializer):
+    question_external_id = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Item
+        fields = ["id", "state", "required_labels", "label_count", "priority", "question_external_id"]
+
+    def get_question_external_id(self, item):
+        question = item.completion.question if item.completion_id else item.question
+        return question.external_id

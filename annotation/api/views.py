@@ -1,0 +1,192 @@
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from verifybench import roles
+from verifybench.api.permissions import IsResearcherOrAdmin
+
+from .. import selectors, services
+from ..models import Item, ProjectMember
+from . import serializers
+
+
+def _workflow_error(exc: services.WorkflowError) -> Response:
+    return Response({"detail": str(exc)}, status=exc.status_code)
+
+
+class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+                     mixins.UpdateModelMixin, viewsets.GenericViewSet):
+    """Annotation projects. Researchers create and configure; members see the projects they work on."""
+
+    def get_queryset(self):
+        return selectors.projects_for(self.request.user)
+
+    def get_serializer_class(self):
+        if roles.is_researcher(self.request.user):
+            return serializers.ProjectSerializer
+        return serializers.AnnotatorProjectSerializer
+
+    def get_permissions(self):
+        if self.action in ("create", "update", "partial_update", "members"):
+            return [IsResearcherOrAdmin()]
+        return super().get_permissions()
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        try:
+            serializer.instance = services.create_project(created_by=self.request.user, **data)
+        except services.WorkflowError as exc:
+            raise PermissionDenied(str(exc)) if exc.status_code == 403 else ValidationError(str(exc))
+
+    def perform_update(self, serializer):
+        for field in ("completion_ids", "question_ids", "seed"):
+            serializer.validated_data.pop(field, None)
+        serializer.save()
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 204: None},
+                   summary="Claim the next item to label (204 when nothing is left for you)")
+    @action(detail=True, methods=["post"], url_path="next-task")
+    def next_task(self, request, pk=None):
+        project = self.get_object()
+        try:
+            task = services.next_task(project, request.user)
+        except services.WorkflowError as exc:
+            return _workflow_error(exc)
+        if task is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(selectors.task_payload(task))
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Counts by state, agreement figures, per-annotator table")
+    @action(detail=True, methods=["get"])
+    def progress(self, request, pk=None):
+        project = self.get_object()
+        if selectors.can_review(project, request.user):
+            return Response(selectors.progress(project))
+        return Response({"project": {"id": project.pk, "name": project.name},
+                         **selectors.my_progress(project, request.user)})
+
+    @extend_schema(responses=serializers.ConflictSerializer(many=True), summary="Items that need adjudication")
+    @action(detail=True, methods=["get"])
+    def conflicts(self, request, pk=None):
+        project = self.get_object()
+        if not selectors.can_adjudicate(project, request.user):
+            raise PermissionDenied("only adjudicators see conflicts")
+        page = self.paginate_queryset(selectors.conflicts(project))
+        return self.get_paginated_response(serializers.ConflictSerializer(page, many=True).data)
+
+    @extend_schema(request=serializers.MemberSerializer, responses=serializers.MemberSerializer(many=True),
+                   summary="List or add project members (annotators, adjudicators)")
+    @action(detail=True, methods=["get", "post"])
+    def members(self, request, pk=None):
+        project = self.get_object()
+        if request.method == "POST":
+            serializer = serializers.MemberSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            services.add_member(project, serializer.validated_data["user"], serializer.validated_data["role"])
+        members = ProjectMember.objects.filter(project=project).select_related("user").order_by("role", "user__username")
+        return Response(serializers.MemberSerializer(members, many=True).data)
+
+    @extend_schema(request=serializers.GoldSerializer, responses=OpenApiTypes.OBJECT,
+                   summary="Mark an item as gold with its known answer")
+    @action(detail=True, methods=["post"], permission_classes=[IsResearcherOrAdmin])
+    def gold(self, request, pk=None):
+        project = self.get_object()
+        serializer = serializers.GoldSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        item = get_object_or_404(Item, pk=serializer.validated_data["item_id"], project=project)
+        try:
+            item = services.mark_gold(project, item, serializer.validated_data["value"], actor=request.user)
+        except (services.WorkflowError, services.kinds.InvalidValue) as exc:
+            return Response({"detail": str(exc)}, status=getattr(exc, "status_code", 400))
+        return Response({"item_id": item.pk, "is_gold": True, "gold_value": item.gold_value})
+
+
+class TaskViewSet(viewsets.GenericViewSet):
+    """An annotator's own tasks. Anyone else's task is a 404."""
+
+    def get_task(self, pk):
+        task = selectors.own_task(self.request.user, pk)
+        if task is None:
+            raise NotFound()
+        return task
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="One of your tasks")
+    def retrieve(self, request, pk=None):
+        return Response(selectors.task_payload(self.get_task(pk)))
+
+    @extend_schema(request=serializers.SubmitSerializer, responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
+                   summary="Submit your label (201; 200 when it repeats one already stored)")
+    @action(detail=True, methods=["post"])
+    def submit(self, request, pk=None):
+        task = self.get_task(pk)
+        serializer = serializers.SubmitSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            result = services.submit_label(task, request.user, **serializer.validated_data)
+        except services.WorkflowError as exc:
+            return _workflow_error(exc)
+        body = {"task_id": task.pk, "label": selectors.label_dict(result.label, with_annotator=False)}
+        return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Release the task at once")
+    @action(detail=True, methods=["post"])
+    def skip(self, request, pk=None):
+        try:
+            task = services.skip_task(self.get_task(pk), request.user)
+        except services.WorkflowError as exc:
+            return _workflow_error(exc)
+        return Response({"task_id": task.pk, "status": task.status})
+
+
+class ItemViewSet(viewsets.GenericViewSet):
+    """Items for adjudicators and researchers: labels side by side, history, decisions."""
+
+    queryset = Item.objects.select_related("project", "completion__question", "question")
+
+    def get_item(self, pk, *, need_adjudicator=False):
+        item = self.get_queryset().filter(pk=pk).first()
+        if item is None or not selectors.can_review(item.project, self.request.user):
+            raise NotFound()
+        if need_adjudicator and not selectors.can_adjudicate(item.project, self.request.user):
+            raise PermissionDenied("only adjudicators of this project can decide")
+        return item
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="An item with every label, note and verdict")
+    def retrieve(self, request, pk=None):
+        return Response(selectors.item_review(self.get_item(pk)))
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The append-only history of an item")
+    @action(detail=True, methods=["get"])
+    def history(self, request, pk=None):
+        return Response(selectors.history(self.get_item(pk)))
+
+    @extend_schema(request=serializers.DecisionSerializer, responses=OpenApiTypes.OBJECT,
+                   summary="Decide an item that needs adjudication, with a rationale")
+    @action(detail=True, methods=["post"])
+    def adjudicate(self, request, pk=None):
+        item = self.get_item(pk, need_adjudicator=True)
+        serializer = serializers.DecisionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            item = services.adjudicate(item, request.user, **serializer.validated_data)
+        except services.WorkflowError as exc:
+            return _workflow_error(exc)
+        return Response(selectors.item_review(item))
+
+    @extend_schema(request=serializers.DecisionSerializer, responses=OpenApiTypes.OBJECT,
+                   summary="Admins: override a final label, with a rationale")
+    @action(detail=True, methods=["post"])
+    def override(self, request, pk=None):
+        item = self.get_item(pk)
+        serializer = serializers.DecisionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            item = services.override(item, request.user, **serializer.validated_data)
+        except services.WorkflowError as exc:
+            return _workflow_error(exc)
+        return Response(selectors.item_review(item))

@@ -1,0 +1,303 @@
+"""Read-side queries of the annotation workflow. Everything an annotator may see goes through task_payload."""
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from datetime import timedelta
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from verifybench import roles
+
+from . import kinds, workflow
+from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
+
+
+def projects_for(user):
+    """Researchers and admins see every project; others only those they are members of."""
+    projects = AnnotationProject.objects.select_related("dataset")
+    if roles.is_researcher(user):
+        return projects
+    return projects.filter(memberships__user=user).distinct()
+
+
+def visible_project(user, project_id: int) -> AnnotationProject | None:
+    return projects_for(user).filter(pk=project_id).first()
+
+
+def member_roles(project: AnnotationProject, user) -> set[str]:
+    return set(ProjectMember.objects.filter(project=project, user=user).values_list("role", flat=True))
+
+
+def can_adjudicate(project: AnnotationProject, user) -> bool:
+    if roles.is_admin(user):
+        return True
+    return roles.is_adjudicator(user) and (
+        ProjectMember.Role.ADJUDICATOR in member_roles(project, user) or roles.is_researcher(user)
+    )
+
+
+def can_review(project: AnnotationProject, user) -> bool:
+    """Researchers and the project's adjudicators see all labels, history and verdicts."""
+    return roles.is_researcher(user) or can_adjudicate(project, user)
+
+
+def own_task(user, task_id: int) -> Task | None:
+    return (
+        Task.objects.select_related("item__project", "item__completion__question", "item__question")
+        .filter(pk=task_id, annotator=user)
+        .first()
+    )
+
+
+def _reference(question) -> dict:
+    reference = question.primary_reference if question is not None else None
+    if reference is None:
+        return {"final_answer": "", "solution": ""}
+    return {"final_answer": reference.final_answer, "solution": reference.solution}
+
+
+def item_subject(item: Item):
+    """The question and (for completion items) the completion an item is about."""
+    completion = item.completion
+    question = completion.question if completion is not None else item.question
+    return question, completion
+
+
+def task_payload(task: Task) -> dict:
+    """The task as its annotator may see it: no one else's label or note, no prior label, no model name
+    unless the project shows it, no verdicts unless the project shows them, nothing that marks gold items."""
+    item = task.item
+    project = item.project
+    question, completion = item_subject(item)
+    payload = {
+        "task_id": task.pk,
+        "item_id": item.pk,
+        "project": {"id": project.pk, "name": project.name, "kind": project.kind},
+        "status": task.status,
+        "lease_expires_at": task.expires_at.isoformat(),
+        "question": {
+            "text": question.text,
+            "answer_type": question.answer_type,
+            "subject": question.subject,
+        },
+        "reference": _reference(question),
+        "completion": None,
+        "my_label": None,
+        "verdicts": [],
+    }
+    if completion is not None:
+        payload["completion"] = {"text": completion.text}
+        if project.show_model_names:
+            payload["completion"]["model_name"] = completion.model_name
+    label = Label.objects.filter(task=task).first()
+    if label is not None:
+        payload["my_label"] = label_dict(label, with_annotator=False)
+    if project.verdict_visibility == AnnotationProject.VerdictVisibility.EVERYONE and completion is not None:
+        payload["verdicts"] = verdicts_for(completion)
+    return payload
+
+
+def label_dict(label: Label, *, with_annotator: bool = True) -> dict:
+    data = {
+        "value": label.value,
+        "unsuitable": label.unsuitable,
+        "unsuitable_reason": label.unsuitable_reason,
+        "note": label.note,
+        "details": label.details,
+        "is_tiebreak": label.is_tiebreak,
+        "seconds_spent": label.seconds_spent,
+        "created_at": label.created_at.isoformat(),
+        "updated_at": label.updated_at.isoformat(),
+    }
+    if with_annotator:
+        data["annotator"] = {"id": label.annotator_id, "username": label.annotator.username}
+    return data
+
+
+def verdicts_for(completion) -> list[dict]:
+    """Automatic verdicts on a completion, for the people allowed to see them."""
+    from grading.models import Verdict
+
+    verdicts = Verdict.objects.filter(completion=completion).select_related("config").order_by("config__name")
+    return [
+        {
+            "verifier": verdict.config.name,
+            "kind": verdict.config.kind,
+            "status": verdict.status,
+            "explanation": verdict.explanation,
+        }
+        for verdict in verdicts
+    ]
+
+
+def item_review(item: Item) -> dict:
+    """Everything about an item for adjudicators and researchers: all labels with who gave them, verdicts."""
+    question, completion = item_subject(item)
+    labels = Label.objects.filter(item=item).select_related("annotator").order_by("created_at", "id")
+    kind = item.project.judgement
+    return {
+        "item_id": item.pk,
+        "project": {"id": item.project_id, "name": item.project.name, "kind": item.project.kind},
+        "state": item.state,
+        "resolution": item.resolution,
+        "final_value": item.final_value,
+        "final_display": kind.display(item.final_value) if item.final_value is not None else None,
+        "excluded": item.excluded,
+        "is_gold": item.is_gold,
+        "gold_value": item.gold_value,
+        "required_labels": item.required_labels,
+        "question": {"id": question.pk, "external_id": question.external_id, "text": question.text,
+                     "answer_type": question.answer_type},
+        "reference": _reference(question),
+        "completion": None if completion is None else {
+            "id": completion.pk, "external_id": completion.external_id, "text": completion.text,
+            "model_name": completion.model_name,
+        },
+        "labels": [
+            {**label_dict(label), "display": "Unsuitable" if label.unsuitable else kind.display(label.value)}
+            for label in labels
+        ],
+        "verdicts": verdicts_for(completion) if completion is not None else [],
+    }
+
+
+def history(item: Item) -> list[dict]:
+    return [
+        {
+            "at": event.created_at.isoformat(),
+            "actor": event.actor.username if event.actor else None,
+            "event": event.kind,
+            "from_state": event.from_state,
+            "to_state": event.to_state,
+            "value": event.value,
+            "rationale": event.rationale,
+        }
+        for event in ItemEvent.objects.filter(item=item).select_related("actor").order_by("created_at", "id")
+    ]
+
+
+def conflicts(project: AnnotationProject):
+    return (
+        Item.objects.filter(project=project, state=workflow.NEEDS_ADJUDICATION, is_gold=False)
+        .select_related("completion__question", "question")
+        .order_by("priority", "id")
+    )
+
+
+def my_progress(project: AnnotationProject, user) -> dict:
+    today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    mine = Label.objects.filter(item__project=project, annotator=user)
+    open_items = Item.objects.filter(project=project, is_gold=False, state__in=workflow.OPEN_STATES)
+    return {
+        "done_today": mine.filter(created_at__gte=today).count(),
+        "done_total": mine.count(),
+        "left_in_project": open_items.count(),
+    }
+
+
+def state_counts(project: AnnotationProject) -> dict:
+    items = Item.objects.filter(project=project, is_gold=False)
+    by_state = dict(items.values_list("state").annotate(n=Count("pk")).order_by())
+    by_resolution = dict(
+        items.filter(state=workflow.RESOLVED).values_list("resolution").annotate(n=Count("pk")).order_by()
+    )
+    return {
+        "items": sum(by_state.values()),
+        "by_state": {state: by_state.get(state, 0) for state in workflow.STATES},
+        "by_resolution": {res: by_resolution.get(res, 0) for res in workflow.RESOLUTIONS},
+        "excluded": items.filter(excluded=True).count(),
+        "labels": Label.objects.filter(item__project=project, item__is_gold=False).count(),
+        "gold_items": Item.objects.filter(project=project, is_gold=True).count(),
+    }
+
+
+def _label_token(label_row, kind: kinds.Kind):
+    value, unsuitable = label_row
+    return kinds.UNSUITABLE if unsuitable else value
+
+
+def ratings_by_item(project: AnnotationProject, *, group_by: str | None = None) -> dict:
+    """{item_id: {annotator_id: token}} over non-gold items (optionally grouped by question answer type)."""
+    kind = project.judgement
+    rows = Label.objects.filter(item__project=project, item__is_gold=False).values_list(
+        "item_id", "annotator_id", "value", "unsuitable",
+        "item__completion__question__answer_type", "item__question__answer_type",
+    )
+    grouped: dict = defaultdict(lambda: defaultdict(dict))
+    for item_id, annotator_id, value, unsuitable, completion_type, question_type in rows:
+        key = (completion_type or question_type or "?") if group_by == "answer_type" else None
+        grouped[key][item_id][annotator_id] = _label_token((value, unsuitable), kind)
+    if group_by is None:
+        return dict(grouped.get(None, {}))
+    return {key: dict(value) for key, value in grouped.items()}
+
+
+def agreement_figures(project: AnnotationProject, ratings: dict | None = None) -> dict:
+    from . import agreement
+
+    kind = project.judgement
+    ratings = ratings_by_item(project) if ratings is None else ratings
+    return agreement.project_agreement(ratings, numeric=kind.numeric, threshold=project.agreement_threshold)
+
+
+def annotator_table(project: AnnotationProject) -> list[dict]:
+    """Per annotator: labels given, agreement with the final label, median seconds per item, gold accuracy."""
+    labels = Label.objects.filter(item__project=project).select_related("annotator", "item")
+    kind = project.judgement
+    stats: dict[int, dict] = {}
+    for label in labels:
+        row = stats.setdefault(label.annotator_id, {
+            "annotator": label.annotator.username, "labels": 0, "agree_with_final": 0, "resolved_labeled": 0,
+            "seconds": [], "gold_seen": 0, "gold_correct": 0,
+        })
+        token = kinds.UNSUITABLE if label.unsuitable else label.value
+        if label.item.is_gold:
+            row["gold_seen"] += 1
+            row["gold_correct"] += int(
+                not label.unsuitable and kind.agree([label.value, label.item.gold_value], project.agreement_threshold)
+            )
+            continue
+        row["labels"] += 1
+        if label.seconds_spent is not None:
+            row["seconds"].append(label.seconds_spent)
+        if label.item.state == workflow.RESOLVED:
+            final = kinds.UNSUITABLE if label.item.excluded else label.item.final_value
+            row["resolved_labeled"] += 1
+            row["agree_with_final"] += int(kind.agree([token, final], project.agreement_threshold))
+    table = []
+    for row in stats.values():
+        seconds = row.pop("seconds")
+        row["agreement_with_final"] = (
+            row["agree_with_final"] / row["resolved_labeled"] if row["resolved_labeled"] else None
+        )
+        row["median_seconds"] = statistics.median(seconds) if seconds else None
+        row["gold_accuracy"] = row["gold_correct"] / row["gold_seen"] if row["gold_seen"] else None
+        table.append(row)
+    return sorted(table, key=lambda r: r["annotator"])
+
+
+def progress(project: AnnotationProject) -> dict:
+    return {
+        "project": {"id": project.pk, "name": project.name, "kind": project.kind},
+        **state_counts(project),
+        "agreement": agreement_figures(project),
+        "annotators": annotator_table(project),
+    }
+
+
+def progress_over_time(project: AnnotationProject, days: int = 30) -> list[dict]:
+    since = timezone.now() - timedelta(days=days)
+    labels = Counter(
+        created.date().isoformat()
+        for created in Label.objects.filter(item__project=project, item__is_gold=False, created_at__gte=since)
+        .values_list("created_at", flat=True)
+    )
+    resolved = Counter(
+        at.date().isoformat()
+        for at in Item.objects.filter(project=project, is_gold=False, resolved_at__gte=since)
+        .values_list("resolved_at", flat=True)
+    )
+    days_seen = sorted(set(labels) | set(resolved))
+    return [{"day": day, "labels": labels.get(day, 0), "resolved": resolved.get(day, 0)} for day in days_seen]
