@@ -224,7 +224,7 @@ def ratings_by_item(project: AnnotationProject, *, group_by: str | None = None) 
     rows = Label.objects.filter(item__project=project, item__is_gold=False).values_list(
         "item_id", "annotator_id", "value", "unsuitable",
         "item__completion__question__answer_type", "item__question__answer_type",
-    )
+    ).order_by("item_id", "created_at", "id")
     grouped: dict = defaultdict(lambda: defaultdict(dict))
     for item_id, annotator_id, value, unsuitable, completion_type, question_type in rows:
         key = (completion_type or question_type or "?") if group_by == "answer_type" else None
@@ -235,11 +235,41 @@ def ratings_by_item(project: AnnotationProject, *, group_by: str | None = None) 
 
 
 def agreement_figures(project: AnnotationProject, ratings: dict | None = None) -> dict:
+    """Raw agreement and Cohen's kappa on each item's first two labels; Krippendorff's alpha over all labels
+    (nominal for labels, interval for scores)."""
     from . import agreement
 
     kind = project.judgement
     ratings = ratings_by_item(project) if ratings is None else ratings
-    return agreement.project_agreement(ratings, numeric=kind.numeric, threshold=project.agreement_threshold)
+    first_pairs = [list(by_annotator.values())[:2] for by_annotator in ratings.values() if len(by_annotator) >= 2]
+    if kind.numeric:
+        scores_only = {
+            item: {a: v for a, v in by_annotator.items() if v != kinds.UNSUITABLE} for item, by_annotator in ratings.items()
+        }
+        agreeing = [kind.agree(pair, project.agreement_threshold) for pair in first_pairs]
+        return {
+            "items_compared": len(first_pairs),
+            "raw_agreement": sum(agreeing) / len(agreeing) if agreeing else None,
+            "cohens_kappa": None,
+            "krippendorff_alpha": agreement.alpha_from_labels(scores_only, level="interval"),
+            "alpha_level": "interval",
+        }
+    return {
+        "items_compared": len(first_pairs),
+        "raw_agreement": agreement.raw_agreement([a for a, _ in first_pairs], [b for _, b in first_pairs])
+        if first_pairs else None,
+        "cohens_kappa": agreement.cohens_kappa([a for a, _ in first_pairs], [b for _, b in first_pairs])
+        if first_pairs else None,
+        "krippendorff_alpha": agreement.alpha_from_labels(ratings, level="nominal") if ratings else None,
+        "alpha_level": "nominal",
+    }
+
+
+def agreement_by_answer_type(project: AnnotationProject) -> dict:
+    return {
+        answer_type: agreement_figures(project, ratings)
+        for answer_type, ratings in sorted(ratings_by_item(project, group_by="answer_type").items())
+    }
 
 
 def annotator_table(project: AnnotationProject) -> list[dict]:

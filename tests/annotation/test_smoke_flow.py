@@ -43,3 +43,18 @@ def test_two_agree_then_disagree_then_tiebreak(dataset, make_user, api_client_fo
     item.refresh_from_db()
     assert (item.state, item.resolution, item.final_value) == (workflow.RESOLVED, workflow.BY_MAJORITY, False)
     assert client_a.get(f"/api/tasks/{task_b['task_id']}/").status_code == 404
+
+
+def test_progress_reports_agreement(dataset, make_user, api_client_for, researcher):
+    annotators = [make_user("annotator") for _ in range(2)]
+    project = services.create_project(dataset=dataset, kind="correctness", seed=3)
+    for user in annotators:
+        services.add_member(project, user)
+    for user in annotators:
+        while (task := services.next_task(project, user)) is not None:
+            services.submit_label(task, user, value=task.item.completion.text.endswith("1}"), seconds_spent=4.0)
+    body = api_client_for(researcher).get(f"/api/projects/{project.pk}/progress/").json()
+    assert body["by_state"]["resolved"] == 6
+    assert body["agreement"]["raw_agreement"] == 1.0
+    assert body["agreement"]["items_compared"] == 6
+    assert {row["labels"] for row in body["annotators"]} == {6}
