@@ -1,0 +1,89 @@
+"""Server-side rendering speed of a long completion (Markdown + TeX to sanitized HTML).
+
+    DEBUG=1 .venv/bin/python bench/render_bench.py [--chars 20000] [--runs 200]
+
+Prints p50/p95 in milliseconds for render_markdown and render_with_final_answer.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DEBUG", "1")
+
+import django  # noqa: E402
+
+django.setup()
+
+from frontend.rendering import render_markdown, render_with_final_answer  # noqa: E402
+
+STEP = """### Step {n}: bound the sum
+
+Let $a_{n} = \\frac{{1}}{{n(n+1)}}$ for $n \\ge 1$. By partial fractions \\(a_n = \\frac{{1}}{{n}} - \\frac{{1}}{{n+1}}\\), so the
+partial sums telescope:
+$$
+S_N = \\sum_{{k=1}}^{{N}} a_k = 1 - \\frac{{1}}{{N+1}} \\quad\\text{{for every }} N \\ge 1 .
+$$
+We also check a few **small cases** by hand:
+
+1. $N = 1$: $S_1 = \\tfrac12$, which agrees with $1 - \\tfrac12$.
+2. $N = 2$: $S_2 = \\tfrac23$; the *claimed* closed form gives the same value.
+3. The limit is \\[ \\lim_{{N\\to\\infty}} S_N = 1 . \\]
+
+```python
+from fractions import Fraction
+print(sum(Fraction(1, k * (k + 1)) for k in range(1, {n} + 2)))
+```
+
+> Note that $\\int_0^1 x^{{{n}}}\\,dx = \\frac{{1}}{{{n}+1}}$ gives a second check, and $|x - 1| < \\varepsilon$ holds.
+
+"""
+
+
+def make_completion(chars: int) -> str:
+    parts, n = [], 1
+    while sum(map(len, parts)) < chars - 200:
+        parts.append(STEP.format(n=n))
+        n += 1
+    parts.append("Therefore the sum converges and the answer is $\\boxed{1}$.\n")
+    return "".join(parts)
+
+
+def timings(function, runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        function()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def report(name: str, samples: list[float]) -> None:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    print(f"{name:<28} p50 {statistics.median(ordered):7.2f} ms   p95 {p95:7.2f} ms   ({len(ordered)} runs)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chars", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=200)
+    args = parser.parse_args()
+    text = make_completion(args.chars)
+    answer_start = text.rindex("\\boxed{1}") + len("\\boxed{")
+    span = (answer_start, answer_start + 1)
+    for _ in range(5):
+        render_with_final_answer(text, span)
+    print(f"completion: {len(text)} characters, {text.count('$') // 2} dollar-delimited formulas")
+    report("render_markdown", timings(lambda: render_markdown(text), args.runs))
+    report("render_with_final_answer", timings(lambda: render_with_final_answer(text, span), args.runs))
+
+
+if __name__ == "__main__":
+    main()

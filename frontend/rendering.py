@@ -1,0 +1,332 @@
+"""Untrusted Markdown + TeX (questions, references, model completions) to safe HTML.
+
+Math is never typeset on the server: every formula becomes an inert element holding its TeX as escaped
+text, `<span class="math" data-display="inline">` or `<div class="math" data-display="block">`, which the
+browser bundle typesets with KaTeX. Raw HTML in the input is escaped by the Markdown parser, and the
+result is sanitized with nh3 against a strict allowlist, so markup can only come from this module.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import nh3
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+from mdit_py_plugins.amsmath import amsmath_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+FINAL_ANSWER_ID = "final-answer"
+FINAL_ANSWER_CLASS = "final-answer"
+
+# Private-use characters mark the final-answer span while the text goes through the parser.
+_START = "\ue000"
+_END = "\ue001"
+_SENTINELS = re.compile("[\ue000\ue001]")
+
+ALLOWED_TAGS = frozenset({
+    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code", "pre",
+    "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td", "span", "div", "mark",
+})
+# Tags whose whole content goes, not only the tag (they never come from the renderer anyway).
+REMOVED_WITH_CONTENT = frozenset({
+    "script", "style", "iframe", "object", "embed", "noscript", "template", "textarea", "title", "svg", "math",
+    "frame", "frameset", "noembed", "noframes", "xmp", "select", "applet",
+})
+
+_cleaner = nh3.Cleaner(
+    tags=set(ALLOWED_TAGS),
+    clean_content_tags=set(REMOVED_WITH_CONTENT),
+    attributes={"a": {"href", "title"}, "ol": {"start"}},
+    tag_attribute_values={
+        "span": {"data-display": {"inline", "block"}},
+        "div": {"data-display": {"block"}, "id": {FINAL_ANSWER_ID}},
+        "mark": {"id": {FINAL_ANSWER_ID}},
+    },
+    allowed_classes={"span": {"math"}, "div": {"math", FINAL_ANSWER_CLASS}, "mark": {FINAL_ANSWER_CLASS}},
+    url_schemes={"http", "https", "mailto"},
+    link_rel="noopener noreferrer nofollow",
+    # Only absolute http(s)/mailto links: a relative link in a completion would point into this app.
+    url_relative="deny",
+    strip_comments=True,
+)
+
+
+def sanitize_html(html: str) -> str:
+    return _cleaner.clean(html)
+
+
+# --- Math syntax the Markdown plugins do not cover: \( \), \[ \] and bare \boxed{} -------------------
+
+def _preceded_by_odd_backslashes(src: str, pos: int) -> bool:
+    count = 0
+    while pos - 1 - count >= 0 and src[pos - 1 - count] == "\\":
+        count += 1
+    return count % 2 == 1
+
+
+def _bracket_math_inline(state: StateInline, silent: bool) -> bool:
+    """`\\(...\\)` inline, and `\\[...\\]` written inside a paragraph (display)."""
+    src, pos = state.src, state.pos
+    if src[pos] != "\\" or pos + 1 >= state.posMax:
+        return False
+    opener = src[pos + 1]
+    if opener not in "([" or _preceded_by_odd_backslashes(src, pos):
+        return False
+    closer = "\\)" if opener == "(" else "\\]"
+    end = src.find(closer, pos + 2, state.posMax)
+    while end != -1 and _preceded_by_odd_backslashes(src, end):
+        end = src.find(closer, end + 1, state.posMax)
+    if end == -1 or not src[pos + 2:end].strip():
+        return False
+    if not silent:
+        token = state.push("math_inline" if opener == "(" else "math_inline_double", "math", 0)
+        token.content = src[pos + 2:end]
+        token.markup = "\\" + opener
+    state.pos = end + 2
+    return True
+
+
+def _boxed_inline(state: StateInline, silent: bool) -> bool:
+    """A `\\boxed{...}` written outside any math delimiters becomes inline math."""
+    src, pos = state.src, state.pos
+    if not src.startswith("\\boxed{", pos) or _preceded_by_odd_backslashes(src, pos):
+        return False
+    depth = 0
+    index = pos + len("\\boxed")
+    while index < state.posMax:
+        char = src[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        index += 1
+    else:
+        return False
+    if not silent:
+        token = state.push("math_inline", "math", 0)
+        token.content = src[pos:index + 1]
+        token.markup = "\\boxed"
+    state.pos = index + 1
+    return True
+
+
+def _bracket_math_block(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """`\\[` at the start of a line up to the `\\]` ending a later (or the same) line; no blank lines inside."""
+    if state.sCount[start_line] - state.blkIndent >= 4:
+        return False
+    begin = state.bMarks[start_line] + state.tShift[start_line]
+    if not state.src.startswith("\\[", begin):
+        return False
+    lines: list[str] = []
+    line = start_line
+    first = True
+    while line < end_line:
+        line_start = begin + 2 if first else state.bMarks[line] + state.tShift[line]
+        text = state.src[line_start:state.eMarks[line]]
+        if not first and not text.strip():
+            return False
+        closing = text.rstrip()
+        if closing.endswith("\\]") and not _preceded_by_odd_backslashes(closing, len(closing) - 2):
+            lines.append(closing[:-2])
+            break
+        if "\\]" in text:
+            return False  # text after the closing bracket: leave it to the paragraph's inline rule
+        lines.append(text)
+        line += 1
+        first = False
+    else:
+        return False
+    content = "\n".join(lines)
+    if not content.strip():
+        return False
+    if not silent:
+        token = state.push("math_block", "math", 0)
+        token.block = True
+        token.content = content
+        token.markup = "\\["
+        token.map = [start_line, line + 1]
+    state.line = line + 1
+    return True
+
+
+def _math_element(content: str, display: str, tag: str) -> str:
+    before = after = ""
+    if _START in content or _END in content:
+        before = _START if _START in content else ""
+        after = _END if _END in content else ""
+        content = _SENTINELS.sub("", content)
+    return f'{before}<{tag} class="math" data-display="{display}">{escapeHtml(content.strip())}</{tag}>{after}'
+
+
+def _renderer(display: str, tag: str, suffix: str = "") -> Callable:
+    def render(self, tokens, idx, options, env) -> str:
+        return _math_element(tokens[idx].content, display, tag) + suffix
+
+    return render
+
+
+def build_markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    # Remote images would make the reader's browser fetch arbitrary URLs: images render as their link text.
+    md.disable("image")
+    dollarmath_plugin(md, allow_labels=False, allow_space=True, allow_digits=False,
+                      allow_blank_lines=False, double_inline=True)
+    amsmath_plugin(md)
+    md.block.ruler.before("fence", "math_block_brackets", _bracket_math_block)
+    md.inline.ruler.before("escape", "math_brackets", _bracket_math_inline)
+    md.inline.ruler.before("escape", "math_boxed", _boxed_inline)
+    md.add_render_rule("math_inline", _renderer("inline", "span"))
+    md.add_render_rule("math_inline_double", _renderer("block", "span"))
+    md.add_render_rule("math_block", _renderer("block", "div", "\n"))
+    md.add_render_rule("amsmath", _renderer("block", "div", "\n"))
+    return md
+
+
+_markdown = build_markdown()
+
+
+def _neutralise_sentinels(text: str) -> str:
+    return _SENTINELS.sub("\ufffd", text) if ("\ue000" in text or "\ue001" in text) else text
+
+
+def render_markdown(text: str) -> SafeString:
+    """Markdown with TeX math to sanitized HTML; math stays as escaped TeX for the browser to typeset."""
+    if not isinstance(text, str):
+        raise TypeError(f"render_markdown expects str, got {type(text).__name__}")
+    html = _markdown.render(_neutralise_sentinels(text))
+    return mark_safe(sanitize_html(html))  # noqa: S308 - sanitized just above
+
+
+# --- Final-answer highlight ----------------------------------------------------------------------------
+
+_LEADING_BLOCK_MARKERS = re.compile(r"[ \t]*(?:(?:>[ \t]?)|(?:[-*+][ \t]+)|(?:\d{1,9}[.)][ \t]+)|(?:#{1,6}[ \t]+))*")
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*>")
+_VOID_TAGS = frozenset({"br", "hr", "img", "input"})
+_BLOCK_TAGS = frozenset({"div", "p", "pre", "ul", "ol", "li", "table", "blockquote", "h1", "h2", "h3", "h4",
+                         "h5", "h6", "hr", "thead", "tbody", "tr", "th", "td"})
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+def _skip_block_markers(text: str, start: int, end: int) -> int:
+    """Keep the span's start out of a line's list, heading or quote marker, so the marker still parses."""
+    line_start = text.rfind("\n", 0, start) + 1
+    markers_end = _LEADING_BLOCK_MARKERS.match(text, line_start).end()
+    return min(max(start, markers_end), end) if start <= markers_end else start
+
+
+def _is_balanced(fragment: str) -> tuple[bool, bool]:
+    """Whether an HTML fragment closes every tag it opens (and opens none it closes); and whether it has block tags."""
+    stack: list[str] = []
+    has_block = False
+    for match in _TAG.finditer(fragment):
+        closing, name = match.group(1), match.group(2).lower()
+        has_block = has_block or name in _BLOCK_TAGS
+        if name in _VOID_TAGS:
+            continue
+        if closing:
+            if not stack or stack.pop() != name:
+                return False, has_block
+        else:
+            stack.append(name)
+    return not stack, has_block
+
+
+def _wrap_inline(marked_html: str) -> str | None:
+    if marked_html.count(_START) != 1 or marked_html.count(_END) != 1:
+        return None
+    start, end = marked_html.index(_START), marked_html.index(_END)
+    if start > end:
+        return None
+    inner = marked_html[start + 1:end]
+    balanced, has_block = _is_balanced(inner)
+    if not balanced or not inner.strip():
+        return None
+    tag = "div" if has_block else "mark"
+    return (f'{marked_html[:start]}<{tag} class="{FINAL_ANSWER_CLASS}" id="{FINAL_ANSWER_ID}">'
+            f"{inner}</{tag}>{marked_html[end + 1:]}")
+
+
+def _top_level_groups(tokens: list[Token]) -> list[tuple[int, int]]:
+    """(first, last) token indexes of each top-level block."""
+    groups = []
+    index = 0
+    while index < len(tokens):
+        first = index
+        if tokens[index].nesting == 1:
+            depth = 0
+            while True:
+                depth += tokens[index].nesting
+                if depth == 0:
+                    break
+                index += 1
+        groups.append((first, index))
+        index += 1
+    return groups
+
+
+def _wrap_blocks(text: str, start: int, end: int) -> str:
+    """Highlight the whole top-level blocks (paragraphs, lists, display math...) that the span touches."""
+    tokens = _markdown.parse(text)
+    first_line = len(_LINE_BREAK.findall(text, 0, start))
+    last_line = len(_LINE_BREAK.findall(text, 0, max(start, end - 1)))
+    touched = [(first, last) for first, last in _top_level_groups(tokens)
+               if tokens[first].map and tokens[first].map[0] <= last_line and first_line < tokens[first].map[1]]
+    if touched:
+        open_token = Token("html_block", "", 0)
+        open_token.content = f'<div class="{FINAL_ANSWER_CLASS}" id="{FINAL_ANSWER_ID}">\n'
+        close_token = Token("html_block", "", 0)
+        close_token.content = "</div>\n"
+        tokens.insert(touched[-1][1] + 1, close_token)
+        tokens.insert(touched[0][0], open_token)
+    return _markdown.renderer.render(tokens, _markdown.options, {})
+
+
+def render_with_final_answer(text: str, span: tuple[int, int] | None) -> SafeString:
+    """Like render_markdown, with the final answer (a `(start, end)` character span of `text`) highlighted.
+
+    The highlight is an element with id="final-answer": a <mark> around inline content, or a <div> around
+    the whole blocks the span touches when it crosses block boundaries. Formulas are never cut: a span that
+    starts or ends inside math highlights the whole formula. `span=None` renders without highlight.
+    """
+    if span is None:
+        return render_markdown(text)
+    if not isinstance(text, str):
+        raise TypeError(f"render_with_final_answer expects str, got {type(text).__name__}")
+    start, end = span
+    if not (0 <= start < end <= len(text)):
+        raise ValueError(f"final-answer span {span!r} is not inside a text of {len(text)} characters")
+    text = _neutralise_sentinels(text)
+    plain_html = _markdown.render(text)
+    start = _skip_block_markers(text, start, end)
+    marked_html = _markdown.render(f"{text[:start]}{_START}{text[start:end]}{_END}{text[end:]}")
+    html = None
+    # The markers must not have changed how the text parses (e.g. a marker in front of "$$" on its own line).
+    if _SENTINELS.sub("", marked_html) == plain_html:
+        html = _wrap_inline(marked_html)
+    if html is None:
+        html = _wrap_blocks(text, start, end)
+    return mark_safe(sanitize_html(html))  # noqa: S308 - sanitized just above
+
+
+def final_answer_span(text: str) -> tuple[int, int] | None:
+    """The final answer's span as found by the grading extractor, or None when it finds none (or is not installed)."""
+    try:
+        from grading.answercheck.extract import final_answer_span as extract_span
+    except ImportError:
+        return None
+    span = extract_span(text)
+    if span is None:
+        return None
+    start, end = span
+    return (start, end) if 0 <= start < end <= len(text) else None
