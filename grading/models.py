@@ -1,1 +1,196 @@
-from django.db import models  # noqa: F401
+import re
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+
+from .judges import parsers, templates
+
+ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class TemplateInUseError(ValidationError):
+    """A prompt template version that verdicts were produced with cannot change; save a new version."""
+
+
+class Contract(models.TextChoices):
+    FINAL_JUDGMENT = templates.FINAL_JUDGMENT, "Final Judgment: Yes/No (VerifyBench)"
+    COT_EXTRACT = templates.COT_EXTRACT, "Free judgement + extraction call (U-MATH)"
+    BOXED_YES_NO = templates.BOXED_YES_NO, "\\boxed{yes}/\\boxed{no} (LiveMathBench)"
+
+
+class PromptTemplate(models.Model):
+    CONTENT_FIELDS = ("contract", "system_template", "user_template", "extraction_template")
+
+    name = models.CharField(max_length=200)
+    version = models.PositiveIntegerField(default=1)
+    contract = models.CharField(max_length=20, choices=Contract.choices)
+    system_template = models.TextField(blank=True, help_text="Placeholders: {question}, {reference}, {completion}.")
+    user_template = models.TextField(help_text="Placeholders: {question}, {reference}, {completion}.")
+    extraction_template = models.TextField(
+        blank=True, help_text="cot_extract only: the second call; the placeholder {judgment} receives the first reply."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="prompt_template_name_version_unique"),
+        ]
+
+    def __str__(self):
+        return f"{self.name} v{self.version}"
+
+    def clean(self):
+        try:
+            templates.validate_template_text(
+                contract=self.contract,
+                system_template=self.system_template,
+                user_template=self.user_template,
+                extraction_template=self.extraction_template,
+            )
+        except templates.TemplateError as error:
+            raise ValidationError(str(error)) from error
+
+    def is_used(self) -> bool:
+        return self.pk is not None and self.verdicts.exists()
+
+    def content(self) -> tuple[str, ...]:
+        return tuple(getattr(self, field) for field in self.CONTENT_FIELDS)
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and self.is_used():
+            stored = PromptTemplate.objects.filter(pk=self.pk).values_list("name", "version", *self.CONTENT_FIELDS).first()
+            if stored is not None and stored != (self.name, self.version, *self.content()):
+                raise TemplateInUseError(
+                    f"{self} has verdicts; save the edit as a new version (save_prompt_template_version)."
+                )
+        super().save(*args, **kwargs)
+
+
+class VerifierConfig(models.Model):
+    class Kind(models.TextChoices):
+        RULE = "rule", "Rule-based"
+        JUDGE = "judge", "LLM judge"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    base_url = models.URLField(max_length=500, blank=True, help_text="OpenAI-compatible endpoint, e.g. http://host:8000/v1")
+    model = models.CharField(max_length=200, blank=True)
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The NAME of the environment variable that holds the API key; the key itself is never stored.",
+    )
+    template = models.ForeignKey(
+        PromptTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="verifier_configs"
+    )
+    temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0.0)])
+    max_tokens = models.PositiveIntegerField(null=True, blank=True, default=2048)
+    timeout_seconds = models.FloatField(default=60.0, validators=[MinValueValidator(0.001)])
+    max_retries = models.PositiveIntegerField(default=3, help_text="Retries after the first attempt of each call.")
+    backoff_base_seconds = models.FloatField(
+        default=1.0, validators=[MinValueValidator(0.0)], help_text="First retry waits about this long, doubling after."
+    )
+    concurrency_limit = models.PositiveIntegerField(default=4, validators=[MinValueValidator(1)])
+    price_input_per_million = models.DecimalField(max_digits=12, decimal_places=4, default=0)
+    price_output_per_million = models.DecimalField(max_digits=12, decimal_places=4, default=0)
+    use_reference = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(temperature__gte=0), name="verifier_temperature_not_negative"),
+            models.CheckConstraint(condition=models.Q(timeout_seconds__gt=0), name="verifier_timeout_positive"),
+            models.CheckConstraint(condition=models.Q(concurrency_limit__gte=1), name="verifier_concurrency_at_least_one"),
+            models.CheckConstraint(
+                condition=models.Q(kind="rule")
+                | (~models.Q(base_url="") & ~models.Q(model="") & ~models.Q(api_key_env="") & models.Q(template__isnull=False)),
+                name="judge_config_is_complete",
+            ),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    def clean(self):
+        errors = {}
+        if self.kind == self.Kind.JUDGE:
+            for field in ("base_url", "model", "api_key_env"):
+                if not getattr(self, field):
+                    errors[field] = "Required for an LLM judge."
+            if self.template_id is None:
+                errors["template"] = "Required for an LLM judge."
+        if self.api_key_env and not ENV_VAR_NAME.match(self.api_key_env):
+            errors["api_key_env"] = "Give the name of an environment variable (letters, digits, _), never the key."
+        if errors:
+            raise ValidationError(errors)
+
+
+class Verdict(models.Model):
+    """What an automatic verifier said about one completion. Never a human label."""
+
+    class Status(models.TextChoices):
+        CORRECT = parsers.CORRECT, "Correct"
+        INCORRECT = parsers.INCORRECT, "Incorrect"
+        INCONCLUSIVE = parsers.INCONCLUSIVE, "Inconclusive"
+
+    completion = models.ForeignKey("verifybench.Completion", on_delete=models.CASCADE, related_name="verdicts")
+    verifier = models.ForeignKey(VerifierConfig, on_delete=models.PROTECT, related_name="verdicts")
+    prompt_template = models.ForeignKey(
+        PromptTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="verdicts",
+        help_text="The template version the judge used; empty for rule-based verifiers.",
+    )
+    status = models.CharField(max_length=12, choices=Status.choices)
+    extracted_answer = models.TextField(blank=True)
+    explanation = models.TextField(blank=True)
+    reason = models.TextField(blank=True, help_text="Why the verdict is inconclusive, or how it was decided.")
+    raw_output = models.TextField(blank=True)
+    extraction_output = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=8, default=0, help_text="Spent on this run; 0 on a cache hit.")
+    attempts = models.PositiveIntegerField(default=0)
+    cache_hit = models.BooleanField(default=False)
+    failed = models.BooleanField(default=False, help_text="The endpoint could not be reached or kept failing.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["completion_id", "verifier_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["completion", "verifier"], name="one_verdict_per_completion_and_verifier"),
+        ]
+        indexes = [models.Index(fields=["verifier", "status"])]
+
+    def __str__(self):
+        return f"{self.verifier} on {self.completion_id}: {self.status}"
+
+
+class JudgeResponseCache(models.Model):
+    key = models.CharField(max_length=64, unique=True)
+    template_name = models.CharField(max_length=200)
+    template_version = models.PositiveIntegerField()
+    model = models.CharField(max_length=200)
+    raw_output = models.TextField()
+    extraction_output = models.TextField(blank=True)
+    status = models.CharField(max_length=12, choices=Verdict.Status.choices)
+    extracted_answer = models.TextField(blank=True)
+    reason = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "judge response cache entry"
+        verbose_name_plural = "judge response cache"
+
+    def __str__(self):
+        return f"{self.template_name} v{self.template_version} / {self.model} / {self.key[:12]}"

@@ -1,0 +1,63 @@
+from django.contrib import admin
+
+from . import services
+from .models import JudgeResponseCache, PromptTemplate, Verdict, VerifierConfig
+
+
+@admin.register(PromptTemplate)
+class PromptTemplateAdmin(admin.ModelAdmin):
+    list_display = ("name", "version", "contract", "created_by", "created_at")
+    list_filter = ("contract",)
+    search_fields = ("name",)
+    readonly_fields = ("version", "created_by", "created_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = super().get_readonly_fields(request, obj)
+        return (*fields, "name") if obj is not None else fields
+
+    def save_model(self, request, obj, form, change):
+        """Edits go through the versioning rule: a version with verdicts is never changed in place."""
+        saved = services.save_prompt_template_version(
+            name=obj.name,
+            contract=obj.contract,
+            system_template=obj.system_template,
+            user_template=obj.user_template,
+            extraction_template=obj.extraction_template,
+            created_by=request.user,
+        )
+        obj.pk, obj.version, obj.created_at, obj.created_by_id = saved.pk, saved.version, saved.created_at, saved.created_by_id
+        obj._state.adding = False
+
+
+@admin.register(VerifierConfig)
+class VerifierConfigAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "model", "base_url", "template", "concurrency_limit", "use_reference")
+    list_filter = ("kind", "use_reference")
+    search_fields = ("name", "model")
+
+
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    list_display = ("completion", "verifier", "status", "cache_hit", "failed", "cost", "updated_at")
+    list_filter = ("verifier", "status", "cache_hit", "failed")
+    list_select_related = ("verifier",)
+    raw_id_fields = ("completion",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(JudgeResponseCache)
+class JudgeResponseCacheAdmin(admin.ModelAdmin):
+    list_display = ("key", "template_name", "template_version", "model", "status", "created_at")
+    list_filter = ("template_name", "model", "status")
+    search_fields = ("key",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
