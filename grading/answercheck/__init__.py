@@ -1,4 +1,21 @@
-"""Rule-based final-answer verification. Pure Python, no Django imports."""
-from grading.answercheck.extract import extract_final_answer, final_answer_span
+"""Rule-based final-answer verification. Pure Python, no Django imports.
 
-__all__ = ["extract_final_answer", "final_answer_span"]
+    verify(completion, reference, answer_type=None, question=None, reference_is_solution=False, timeout=5.0) -> Verdict
+    verify_batch(items, timeout=5.0, workers=1) -> list[Verdict]
+"""
+from grading.answercheck.batch import BatchItem, verify_batch
+from grading.answercheck.core import verify
+from grading.answercheck.extract import extract_final_answer, final_answer_span
+from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Verdict
+
+__all__ = [
+    "CORRECT",
+    "INCONCLUSIVE",
+    "INCORRECT",
+    "BatchItem",
+    "Verdict",
+    "extract_final_answer",
+    "final_answer_span",
+    "verify",
+    "verify_batch",
+]

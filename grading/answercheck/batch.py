@@ -1,0 +1,130 @@
+"""Verify many completions at once, deciding each distinct (reference, answer, type) only once."""
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from grading.answercheck.core import completion_final_answer, decide, reference_final_answer, resolve_answer_type
+from grading.answercheck.extract import extract_final_answer
+from grading.answercheck.verdict import INCONCLUSIVE, Comparison, Verdict
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    completion: str
+    reference: str
+    answer_type: str | None = None
+    question: str | None = None
+    reference_is_solution: bool = False
+
+    @classmethod
+    def from_mapping(cls, row: Mapping) -> "BatchItem":
+        return cls(
+            completion=row.get("completion") or "",
+            reference=row.get("reference", row.get("answer")) or "",
+            answer_type=row.get("answer_type") or None,
+            question=row.get("question") or None,
+            reference_is_solution=bool(row.get("reference_is_solution", False)),
+        )
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    reference_answer: str | None
+    code: str | None
+    detected: bool
+    extracted: str | None
+
+
+@lru_cache(maxsize=65536)
+def _reference_side(reference: str, reference_is_solution: bool, answer_type: str | None, question: str | None):
+    reference_answer = reference_final_answer(reference, reference_is_solution=reference_is_solution)
+    if reference_answer is None:
+        return None, None, False
+    code, detected = resolve_answer_type(answer_type, reference_answer, question)
+    return reference_answer, code, detected
+
+
+def _prepare(item: BatchItem) -> _Prepared:
+    reference_answer, code, detected = _reference_side(
+        item.reference, item.reference_is_solution, item.answer_type, item.question if item.answer_type is None else None
+    )
+    if code is None:
+        return _Prepared(None, None, False, extract_final_answer(item.completion))
+    return _Prepared(reference_answer, code, detected, completion_final_answer(item.completion, code))
+
+
+def _decide_key(key: tuple, timeout: float) -> Comparison:
+    extracted, reference_answer, code, question = key
+    return decide(extracted, reference_answer, code, question, timeout)
+
+
+def _decide_many(keys: list[tuple], timeout: float) -> list[Comparison]:
+    return [_decide_key(key, timeout) for key in keys]
+
+
+def _prepare_many(items: list[BatchItem]) -> list[_Prepared]:
+    return [_prepare(item) for item in items]
+
+
+def _chunks(values: list, size: int) -> list[list]:
+    return [values[start: start + size] for start in range(0, len(values), size)]
+
+
+def verify_batch(
+    items: Iterable[BatchItem | Mapping],
+    *,
+    timeout: float = 5.0,
+    workers: int = 1,
+    chunk_size: int = 200,
+) -> list[Verdict]:
+    """Verdicts in input order. `workers` > 1 spreads extraction and comparisons over processes.
+
+    Rows may be BatchItem or mappings with completion, reference (or answer), answer_type,
+    question and reference_is_solution.
+    """
+    batch = [item if isinstance(item, BatchItem) else BatchItem.from_mapping(item) for item in items]
+    pool = multiprocessing.get_context("forkserver").Pool(workers) if workers > 1 and len(batch) > chunk_size else None
+    try:
+        if pool is not None:
+            prepared = [p for part in pool.imap(_prepare_many, _chunks(batch, chunk_size)) for p in part]
+        else:
+            prepared = _prepare_many(batch)
+        keys: dict[tuple, None] = {}
+        for item, ready in zip(batch, prepared):
+            if ready.code is not None and ready.extracted is not None:
+                keys.setdefault(_key(item, ready), None)
+        distinct = list(keys)
+        if pool is not None and len(distinct) > chunk_size:
+            size = max(1, min(chunk_size, len(distinct) // (workers * 8) or 1))
+            parts = pool.starmap(_decide_many, [(part, timeout) for part in _chunks(distinct, size)])
+            outcomes = [outcome for part in parts for outcome in part]
+        else:
+            outcomes = _decide_many(distinct, timeout)
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    decided = dict(zip(distinct, outcomes))
+    return [_verdict(item, ready, decided) for item, ready in zip(batch, prepared)]
+
+
+def _key(item: BatchItem, ready: _Prepared) -> tuple:
+    question = item.question if ready.code in ("C1", "C2") else None
+    return ready.extracted, ready.reference_answer, ready.code, question
+
+
+def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]) -> Verdict:
+    if ready.reference_answer is None:
+        return Verdict(INCONCLUSIVE, ready.extracted, None, None, "no final answer in the reference")
+    type_note = f"{ready.code} ({'detected' if ready.detected else 'given'})"
+    if ready.extracted is None:
+        return Verdict(INCONCLUSIVE, None, ready.reference_answer, ready.code, f"no final answer found in the completion; type {type_note}")
+    comparison = decided[_key(item, ready)]
+    explanation = (
+        f"extracted {ready.extracted!r} from the completion and {ready.reference_answer!r} from the reference; "
+        f"compared as {type_note}: {comparison.explanation}"
+    )
+    return Verdict(comparison.status, ready.extracted, ready.reference_answer, ready.code, explanation)

@@ -1,0 +1,99 @@
+"""Multiple-choice letters, option texts and finite-state answers (true/false, yes/no, ...)."""
+from __future__ import annotations
+
+import re
+
+from grading.answercheck.normalize import normalize_words, plain_text
+from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison
+
+_LETTERS = "ABCDEFGHIJ"
+_OPTION_LINE = re.compile(
+    r"(?:^|\n|\s)\(?([A-J])[\).:]\s+(.+?)(?=(?:\s\(?[A-J][\).:]\s)|\n|$)", re.DOTALL
+)
+_LEADING_LETTER = re.compile(r"^(?:options?|choices?|answer)?\s*[:\-]?\s*\(?\s*([A-J])\s*\)?(?:[.):]|\s|$)", re.IGNORECASE)
+_SEPARATORS = re.compile(r"\s*(?:,|;|&|/|\band\b|\bor\b|\s)\s*", re.IGNORECASE)
+_FILLER = re.compile(r"\b(?:options?|choices?|both|answers?|are|is|correct|the)\b", re.IGNORECASE)
+
+
+def question_options(question: str | None) -> dict[str, str]:
+    """Option letter -> normalized option text for a question that lists '(A) ...' / 'B. ...' options."""
+    if not question:
+        return {}
+    options: dict[str, str] = {}
+    for match in _OPTION_LINE.finditer(question):
+        letter, text = match.group(1), match.group(2).strip()
+        if letter not in options and text:
+            options[letter] = normalize_words(text)
+    letters = "".join(sorted(options))
+    # Only a run starting at A counts as an option list; stray "B." inside prose does not.
+    return options if letters and _LETTERS.startswith(letters[: len(letters)]) and len(options) >= 2 else {}
+
+
+def choice_letters(answer: str, options: dict[str, str] | None = None) -> set[str] | None:
+    """Letters an answer selects: 'B', '(B)', 'B. 42', 'A and C', 'AC', '\\text{(B)}', or an option's text."""
+    text = plain_text(answer).strip().strip("*").strip()
+    text = re.sub(r"[{}]", "", text)
+    bare = _FILLER.sub(" ", text).strip(" .:")
+    tokens = [token.strip("().[]* ") for token in _SEPARATORS.split(bare) if token.strip("().[]* ")]
+    if tokens and all(len(token) == 1 and token.upper() in _LETTERS and token.isupper() for token in tokens):
+        return set(tokens)
+    if re.fullmatch(r"[A-J]{2,6}", bare) and len(set(bare)) == len(bare):
+        return set(bare)
+    leading = _LEADING_LETTER.match(text)
+    if leading and (leading.group(1).isupper()):
+        return {leading.group(1).upper()}
+    if options:
+        normalized = normalize_words(text)
+        matches = {letter for letter, option in options.items() if option and option == normalized}
+        if matches:
+            return matches
+    return None
+
+
+def compare_choices(predicted: str, reference: str, *, multiple: bool, question: str | None) -> Comparison:
+    options = question_options(question)
+    reference_letters = choice_letters(reference, options)
+    if reference_letters is None:
+        return Comparison(INCONCLUSIVE, f"cannot read option letters in the reference {reference!r}")
+    predicted_letters = choice_letters(predicted, options)
+    if predicted_letters is None:
+        return Comparison(INCONCLUSIVE, f"cannot read option letters in the answer {predicted!r}")
+    shown = lambda letters: ", ".join(sorted(letters))  # noqa: E731
+    if predicted_letters == reference_letters:
+        return Comparison(CORRECT, f"selected {shown(predicted_letters)}, expected {shown(reference_letters)}")
+    kind = "options" if multiple else "option"
+    return Comparison(INCORRECT, f"selected {kind} {shown(predicted_letters)}, expected {shown(reference_letters)}")
+
+
+_POSITIVE = {"true", "yes", "correct", "valid", "right", "t", "y", "possible", "exists", "holds", "always"}
+_NEGATIVE = {"false", "no", "incorrect", "invalid", "wrong", "f", "n", "impossible", "not", "never", "none"}
+
+
+def finite_state(answer: str) -> str | None:
+    """'positive' / 'negative' for yes-no style answers, else the normalized words."""
+    words = normalize_words(answer).split()
+    if not words:
+        return None
+    first = words[0]
+    if first in ("not", "in", "non") and len(words) > 1 and words[1] in _POSITIVE:
+        return "negative"
+    if first in _POSITIVE:
+        negated = "not" in words[1:3] and first not in ("yes", "no")
+        return "negative" if negated else "positive"
+    if first in _NEGATIVE:
+        return "negative"
+    return " ".join(words)
+
+
+def compare_finite_states(predicted: str, reference: str) -> Comparison:
+    reference_state, predicted_state = finite_state(reference), finite_state(predicted)
+    if reference_state is None or predicted_state is None:
+        return Comparison(INCONCLUSIVE, "empty state")
+    if reference_state == predicted_state:
+        return Comparison(CORRECT, f"both say {reference_state}")
+    polar = {"positive", "negative"}
+    if reference_state in polar and predicted_state in polar:
+        return Comparison(INCORRECT, f"answer says {predicted_state}, reference says {reference_state}")
+    if len(predicted_state.split()) <= 3 and len(reference_state.split()) <= 3:
+        return Comparison(INCORRECT, f"state {predicted_state!r} differs from {reference_state!r}")
+    return Comparison(INCONCLUSIVE, f"cannot map {predicted_state!r} onto {reference_state!r}")

@@ -1,0 +1,637 @@
+"""Type-aware comparison of an extracted answer with a reference answer.
+
+Every function returns a Comparison(status, explanation). When a comparison cannot decide it says
+inconclusive rather than guessing "correct": for training rewards a false "correct" costs more
+than a missed one.
+"""
+from __future__ import annotations
+
+import random
+import re
+
+import sympy
+
+from grading.answercheck.normalize import (
+    clean_latex,
+    normalize_words,
+    plain_text,
+    strip_assignment,
+    strip_trailing_units,
+)
+from grading.answercheck.parsing import (
+    TooExpensive,
+    Unparseable,
+    decimal_places,
+    is_plain_number,
+    numeric_value,
+    parse_latex,
+    significant_digits,
+)
+from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison
+
+EXACT_RELATIVE_TOLERANCE = 1e-9
+
+
+def _ok(why: str) -> Comparison:
+    return Comparison(CORRECT, why)
+
+
+def _wrong(why: str) -> Comparison:
+    return Comparison(INCORRECT, why)
+
+
+def _unsure(why: str) -> Comparison:
+    return Comparison(INCONCLUSIVE, why)
+
+
+# ---------------------------------------------------------------- splitting helpers
+
+_OPENERS, _CLOSERS = "([{", ")]}"
+
+
+def split_top_level(text: str, separators: str = ",;") -> list[str]:
+    """Split on separators that are not nested inside brackets or braces."""
+    parts, depth, current = [], 0, []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if text.startswith("\\{", index) or text.startswith("\\langle", index):
+            depth += 1
+        elif text.startswith("\\}", index) or text.startswith("\\rangle", index):
+            depth -= 1
+        elif char in _OPENERS:
+            depth += 1
+        elif char in _CLOSERS:
+            depth -= 1
+        if char in separators and depth == 0:
+            parts.append("".join(current))
+            current = []
+        elif text.startswith("\\\\", index) and depth == 0 and "\\" in separators:
+            parts.append("".join(current))
+            current = []
+            index += 1
+        else:
+            current.append(char)
+        index += 1
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+_WORD_SEPARATORS = re.compile(r"\s*(?:\\text\{\s*(?:and|or)\s*\}|\\(?:quad|qquad)|\b(?:and|or)\b|\\lor|\\vee)\s*", re.IGNORECASE)
+
+
+def _delimited(text: str) -> tuple[str, str] | None:
+    """('set'|'tuple'|'list'|'vector', inner) for text wrapped in one pair of matching delimiters."""
+    text = text.strip()
+    pairs = (("\\{", "\\}", "set"), ("\\langle", "\\rangle", "vector"), ("(", ")", "tuple"), ("[", "]", "list"), ("{", "}", "group"))
+    for opener, closer, kind in pairs:
+        if text.startswith(opener) and text.endswith(closer):
+            inner = text[len(opener): len(text) - len(closer)]
+            # "(1,2) \cup (3,4)" starts and ends with parentheses that do not match each other.
+            if _balanced(inner):
+                return kind, inner
+    return None
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        if char in _OPENERS:
+            depth += 1
+        elif char in _CLOSERS:
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def split_values(text: str) -> list[str]:
+    """'x = 1 or x = -2', '\\{1, -2\\}', '1 and -2', '1, -2' -> ['1', '-2']; expands ±."""
+    text = clean_latex(text)
+    delimited = _delimited(text)
+    if delimited and delimited[0] in ("set", "group"):
+        text = delimited[1]
+    text = _WORD_SEPARATORS.sub(",", text)
+    values: list[str] = []
+    for part in split_top_level(text, ",;"):
+        part = strip_assignment(part)
+        if "\\pm" in part or "\\mp" in part:
+            values.append(part.replace("\\pm", "+").replace("\\mp", "-"))
+            values.append(part.replace("\\pm", "-").replace("\\mp", "+"))
+        else:
+            values.append(part)
+    return [value for value in values if value]
+
+
+# ---------------------------------------------------------------- numbers
+
+_APPROX = re.compile(r"\\approx|\\simeq|≈")
+
+
+def _number_candidates(text: str) -> list[str]:
+    """The forms a numeric answer offers: '2\\pi \\approx 6.28' -> ['2\\pi', '6.28']."""
+    text = strip_assignment(clean_latex(text))
+    parts = [part.strip() for part in _APPROX.split(text) if part.strip()]
+    return [strip_trailing_units(strip_assignment(part)) for part in parts] or [text]
+
+
+def _percent_variants(text: str, value):
+    if text.rstrip().endswith("%"):
+        return [value, value * 100]
+    return [value]
+
+
+def _close(a: complex, b: complex, tolerance: float) -> bool:
+    return abs(a - b) <= tolerance * max(1.0, abs(a), abs(b))
+
+
+def _rounding_matches(rounded_text: str, rounded: complex, exact: complex) -> bool:
+    """True when `rounded_text` is `exact` rounded to the digits it shows (0.333 vs 1/3)."""
+    places = decimal_places(rounded_text)
+    if places is None or rounded.imag or exact.imag:
+        return False
+    return abs(rounded.real - exact.real) <= 0.5 * 10 ** (-places) * (1 + 1e-9)
+
+
+def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = False) -> Comparison:
+    predicted_forms = _number_candidates(predicted)
+    reference_forms = _number_candidates(reference)
+    try:
+        reference_value = parse_latex(reference_forms[0], imaginary_unit=imaginary_unit)
+    except Unparseable as error:
+        return _unsure(f"reference is not a number I can read ({error})")
+    reference_number = numeric_value(reference_value) if is_plain_number(reference_value) else None
+    if reference_number is None:
+        return _unsure(f"reference {reference_forms[0]!r} is not a closed-form number")
+    last_failure = None
+    for form in predicted_forms:
+        try:
+            predicted_value = parse_latex(form, imaginary_unit=imaginary_unit)
+        except Unparseable as error:
+            last_failure = _unsure(f"answer {form!r} is not a number I can read ({error})")
+            continue
+        if not is_plain_number(predicted_value):
+            last_failure = _wrong(f"answer {form!r} is not a number")
+            continue
+        candidates = [numeric_value(v) for v in _percent_variants(form, predicted_value)]
+        candidates = [c for c in candidates if c is not None]
+        references = [numeric_value(v) for v in _percent_variants(reference_forms[0], reference_value)]
+        references = [r for r in references if r is not None]
+        for number in candidates:
+            for reference_candidate in references:
+                if _close(number, reference_candidate, EXACT_RELATIVE_TOLERANCE):
+                    return _ok(f"{form!r} and {reference_forms[0]!r} are the same number ({_show(reference_candidate)})")
+        number = candidates[0] if candidates else None
+        if number is None:
+            last_failure = _unsure(f"answer {form!r} has no finite value")
+            continue
+        reference_places = decimal_places(reference_forms[0])
+        predicted_places = decimal_places(form)
+        if predicted_places is not None and _rounding_matches(form, number, reference_number):
+            if reference_places is None or predicted_places <= reference_places:
+                return _ok(f"{form!r} is {reference_forms[0]!r} rounded to {predicted_places} decimal places")
+        if reference_places is not None and _rounding_matches(reference_forms[0], reference_number, number):
+            digits = significant_digits(reference_forms[0]) or 0
+            if predicted_places is None or digits >= 3:
+                return _ok(f"the reference {reference_forms[0]!r} is {form!r} rounded to {reference_places} decimal places")
+        return _wrong(f"{form!r} = {_show(number)} differs from {reference_forms[0]!r} = {_show(reference_number)}")
+    return last_failure or _unsure("no numeric answer")
+
+
+def _show(number: complex) -> str:
+    if number.imag:
+        return f"{number.real:.6g}{number.imag:+.6g}i"
+    return f"{number.real:.10g}"
+
+
+# ---------------------------------------------------------------- expressions
+
+_INTEGRATION_CONSTANT = re.compile(r"\s*\+\s*(?:\\text\{\s*)?\b[CcK]\b(?:\s*\})?\s*$")
+
+
+def _random_points(symbols, count: int, seed: int):
+    generator = random.Random(seed)
+    for _ in range(count):
+        yield {symbol: sympy.Float(generator.uniform(0.3, 2.7), 30) for symbol in symbols}
+
+
+def _evaluate(expression, point) -> complex | None:
+    try:
+        return numeric_value(expression.subs(point))
+    except Exception:
+        return None
+
+
+def expressions_agree(predicted, reference, *, up_to_constant: bool = False, points: int = 8) -> bool | None:
+    """Randomized numeric evaluation: True (agree everywhere sampled), False (clear difference), None."""
+    symbols = sorted(predicted.free_symbols | reference.free_symbols, key=str)
+    agreed = 0
+    offset = None
+    for point in _random_points(symbols, points, seed=len(symbols) * 7919 + 17):
+        a, b = _evaluate(predicted, point), _evaluate(reference, point)
+        if a is None or b is None:
+            continue
+        difference = a - b
+        if up_to_constant:
+            if offset is None:
+                offset = difference
+            difference -= offset
+        if abs(difference) <= 1e-8 * max(1.0, abs(a), abs(b)):
+            agreed += 1
+        elif abs(difference) > 1e-6 * max(1.0, abs(a), abs(b)):
+            return False
+    if agreed >= 3:
+        return True
+    return None
+
+
+def _symbolically_equal(predicted, reference) -> bool:
+    try:
+        return sympy.simplify(predicted - reference) == 0
+    except Exception:
+        return False
+
+
+def compare_expressions(predicted: str, reference: str) -> Comparison:
+    predicted_text, reference_text = strip_assignment(clean_latex(predicted)), strip_assignment(clean_latex(reference))
+    up_to_constant = bool(_INTEGRATION_CONSTANT.search(reference_text))
+    if up_to_constant:
+        reference_text = _INTEGRATION_CONSTANT.sub("", reference_text)
+        predicted_text = _INTEGRATION_CONSTANT.sub("", predicted_text)
+    try:
+        reference_value = parse_latex(reference_text)
+    except Unparseable as error:
+        return _unsure(f"cannot read the reference expression ({error})")
+    try:
+        predicted_value = parse_latex(predicted_text)
+    except Unparseable as error:
+        return _unsure(f"cannot read the answer expression ({error})")
+    if not isinstance(reference_value, sympy.Expr) or not isinstance(predicted_value, sympy.Expr):
+        if isinstance(reference_value, sympy.Basic) and reference_value == predicted_value:
+            return _ok("identical after parsing")
+        return _unsure("one side is not an algebraic expression")
+    if is_plain_number(reference_value) and is_plain_number(predicted_value):
+        return compare_numbers(predicted_text, reference_text)
+    extra = {str(s) for s in predicted_value.free_symbols} - {str(s) for s in reference_value.free_symbols}
+    missing = {str(s) for s in reference_value.free_symbols} - {str(s) for s in predicted_value.free_symbols}
+    if not up_to_constant and _symbolically_equal(predicted_value, reference_value):
+        return _ok(f"{predicted_text!r} simplifies to {reference_text!r}")
+    agreement = expressions_agree(predicted_value, reference_value, up_to_constant=up_to_constant)
+    if agreement is True and not extra and not missing:
+        how = "up to an additive constant" if up_to_constant else "at 8 random points"
+        return _ok(f"{predicted_text!r} and {reference_text!r} agree numerically {how}")
+    if agreement is False:
+        return _wrong(f"{predicted_text!r} and {reference_text!r} take different values at a random point")
+    if extra or missing:
+        return _wrong(f"variables differ: answer has {sorted(extra) or 'none extra'}, misses {sorted(missing) or 'none'}")
+    return _unsure("could not evaluate either expression numerically")
+
+
+# ---------------------------------------------------------------- equations
+
+def _equation_parts(text: str) -> list[str]:
+    text = clean_latex(text)
+    text = re.sub(r"\\begin\{(?:cases|aligned|align\*?|array|gathered|split)\}(?:\{[^}]*\})?|\\end\{(?:cases|aligned|align\*?|array|gathered|split)\}", "", text)
+    text = text.replace("&", "")
+    text = _WORD_SEPARATORS.sub(",", text)
+    return split_top_level(text, ",;\\")
+
+
+def _as_zero_form(text: str):
+    """'y = 2x+1' -> y - 2x - 1; None for a part without '='."""
+    sides = re.split(r"(?<![<>!\\])=(?!=)", text)
+    if len(sides) != 2:
+        return None
+    left, right = parse_latex(sides[0]), parse_latex(sides[1])
+    if not isinstance(left, sympy.Expr) or not isinstance(right, sympy.Expr):
+        raise Unparseable("equation sides are not expressions")
+    return sympy.expand(left - right) if len(text) < 200 else left - right
+
+
+def _same_equation(predicted, reference) -> bool | None:
+    if {str(s) for s in predicted.free_symbols} != {str(s) for s in reference.free_symbols}:
+        return False
+    symbols = sorted(reference.free_symbols | predicted.free_symbols, key=str)
+    ratio = None
+    agreed = 0
+    for point in _random_points(symbols, 8, seed=1234):
+        a, b = _evaluate(predicted, point), _evaluate(reference, point)
+        if a is None or b is None:
+            continue
+        if abs(b) < 1e-12:
+            if abs(a) > 1e-9:
+                return False
+            continue
+        current = a / b
+        if ratio is None:
+            ratio = current
+            if abs(ratio) < 1e-12:
+                return False
+        elif abs(current - ratio) > 1e-7 * max(1.0, abs(ratio)):
+            return False
+        agreed += 1
+    return True if agreed >= 3 else None
+
+
+def compare_equations(predicted: str, reference: str) -> Comparison:
+    reference_parts = _equation_parts(reference)
+    predicted_parts = _equation_parts(predicted)
+    try:
+        reference_forms = [_as_zero_form(part) for part in reference_parts]
+    except Unparseable as error:
+        return _unsure(f"cannot read the reference equation ({error})")
+    if any(form is None for form in reference_forms):
+        return compare_expressions(predicted, reference)
+    if all("=" not in part for part in predicted_parts) and len(reference_parts) == 1:
+        lhs = reference_parts[0].split("=")[0].strip()
+        if re.fullmatch(r"[a-zA-Z](?:\([a-zA-Z]\))?", lhs):
+            result = compare_expressions(predicted, reference_parts[0].split("=", 1)[1])
+            return Comparison(result.status, f"answer gives only the right-hand side of {lhs} = ...: {result.explanation}")
+        return _wrong("the answer is not an equation")
+    try:
+        predicted_forms = [_as_zero_form(part) for part in predicted_parts]
+    except Unparseable as error:
+        return _unsure(f"cannot read the answer equation ({error})")
+    if any(form is None for form in predicted_forms):
+        return _wrong("part of the answer is not an equation")
+    if len(predicted_forms) != len(reference_forms):
+        return _wrong(f"{len(predicted_forms)} equation(s) given, {len(reference_forms)} expected")
+    unmatched = list(range(len(predicted_forms)))
+    undecided = False
+    for reference_form in reference_forms:
+        for index in unmatched:
+            same = _same_equation(predicted_forms[index], reference_form)
+            if same:
+                unmatched.remove(index)
+                break
+            if same is None:
+                undecided = True
+        else:
+            if undecided:
+                return _unsure("could not evaluate the equations numerically")
+            return _wrong(f"no answer equation is equivalent to {sympy.sstr(reference_form)} = 0")
+    return _ok("every equation is equivalent to a reference equation up to rearrangement and scaling")
+
+
+# ---------------------------------------------------------------- intervals
+
+_IN_PREFIX = re.compile(r"^\s*[a-zA-Z]\s*(?:\\in|∈)\s*")
+
+
+def _as_set(text: str):
+    text = _IN_PREFIX.sub("", clean_latex(text))
+    text = text.replace("\\mathbb{R}", "(-\\infty, \\infty)").replace("\\mathbb R", "(-\\infty, \\infty)")
+    text = re.sub(r"\\emptyset|\\varnothing|\\\{\s*\\\}", "\\\\{\\\\}", text)
+    value = parse_latex(text)
+    if isinstance(value, sympy.Set):
+        return value
+    if isinstance(value, (sympy.core.relational.Relational, sympy.And, sympy.Or)):
+        symbols = value.free_symbols
+        if len(symbols) == 1:
+            return value.as_set()
+    raise Unparseable(f"{text!r} is not an interval")
+
+
+def _intervals(value) -> list:
+    if isinstance(value, sympy.Union):
+        return sorted(value.args, key=lambda part: float(part.inf) if part.inf.is_finite else (-1e308 if part.inf == -sympy.oo else 1e308))
+    return [value]
+
+
+def _endpoint_equal(a, b) -> bool:
+    if a == b:
+        return True
+    if not (a.is_finite and b.is_finite):
+        return False
+    first, second = numeric_value(a), numeric_value(b)
+    return first is not None and second is not None and _close(first, second, EXACT_RELATIVE_TOLERANCE)
+
+
+def _same_set(predicted, reference) -> bool:
+    if predicted == reference:
+        return True
+    first, second = _intervals(predicted), _intervals(reference)
+    if len(first) != len(second):
+        return False
+    for a, b in zip(first, second):
+        if isinstance(a, sympy.Interval) and isinstance(b, sympy.Interval):
+            if a.left_open != b.left_open or a.right_open != b.right_open:
+                return False
+            if not (_endpoint_equal(a.start, b.start) and _endpoint_equal(a.end, b.end)):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def compare_intervals(predicted: str, reference: str) -> Comparison:
+    try:
+        reference_set = _as_set(reference)
+    except (Unparseable, NotImplementedError, TypeError) as error:
+        return _unsure(f"cannot read the reference interval ({error})")
+    try:
+        predicted_set = _as_set(predicted)
+    except (Unparseable, NotImplementedError, TypeError) as error:
+        return _unsure(f"cannot read the answer as an interval ({error})")
+    if _same_set(predicted_set, reference_set):
+        return _ok(f"both describe {reference_set}")
+    return _wrong(f"answer {predicted_set} differs from reference {reference_set} (endpoints or open/closed ends)")
+
+
+# ---------------------------------------------------------------- sets, tuples, several values
+
+def compare_elements(predicted: str, reference: str) -> Comparison:
+    """One element of a set, tuple, list or matrix: number, then expression, then words."""
+    predicted_text, reference_text = clean_latex(predicted), clean_latex(reference)
+    if predicted_text.replace(" ", "") == reference_text.replace(" ", ""):
+        return _ok("identical")
+    nested_reference, nested_predicted = _delimited(reference_text), _delimited(predicted_text)
+    if nested_reference and nested_reference[0] in ("tuple", "vector", "set") and "," in nested_reference[1]:
+        if not nested_predicted:
+            return _wrong("a nested group was expected")
+        return compare_collections(predicted_text, reference_text, ordered=nested_reference[0] != "set")
+    try:
+        reference_value = parse_latex(reference_text)
+        predicted_value = parse_latex(predicted_text)
+    except Unparseable:
+        same = normalize_words(predicted_text) == normalize_words(reference_text)
+        return _ok("same words") if same else _wrong("different text")
+    if is_plain_number(reference_value):
+        return compare_numbers(predicted_text, reference_text, imaginary_unit=True)
+    if isinstance(reference_value, sympy.Expr):
+        return compare_expressions(predicted_text, reference_text)
+    if reference_value == predicted_value:
+        return _ok("identical after parsing")
+    return _unsure("elements of a kind I cannot compare")
+
+
+def _match_unordered(predicted: list[str], reference: list[str]) -> Comparison:
+    if len(predicted) != len(reference):
+        return _wrong(f"{len(predicted)} value(s) given, {len(reference)} expected: {predicted} vs {reference}")
+    remaining = list(range(len(predicted)))
+    undecided = False
+    for reference_item in reference:
+        for index in remaining:
+            result = compare_elements(predicted[index], reference_item)
+            if result.status == CORRECT:
+                remaining.remove(index)
+                break
+            if result.status == INCONCLUSIVE:
+                undecided = True
+        else:
+            if undecided:
+                return _unsure(f"could not decide whether {reference_item!r} is among the answers")
+            return _wrong(f"{reference_item!r} is missing from the answer")
+    return _ok(f"the same {len(reference)} value(s) in any order")
+
+
+def _match_ordered(predicted: list[str], reference: list[str]) -> Comparison:
+    if len(predicted) != len(reference):
+        return _wrong(f"{len(predicted)} component(s) given, {len(reference)} expected")
+    for position, (a, b) in enumerate(zip(predicted, reference), start=1):
+        result = compare_elements(a, b)
+        if result.status != CORRECT:
+            return Comparison(result.status, f"component {position}: {a!r} vs {b!r}: {result.explanation}")
+    return _ok(f"all {len(reference)} components match in order")
+
+
+def compare_collections(predicted: str, reference: str, *, ordered: bool | None = None) -> Comparison:
+    predicted_text, reference_text = clean_latex(predicted), clean_latex(reference)
+    reference_shape, predicted_shape = _delimited(reference_text), _delimited(predicted_text)
+    if ordered is None:
+        set_like = (reference_shape is None or reference_shape[0] in ("set", "group")) or (
+            predicted_shape is not None and predicted_shape[0] == "set"
+        )
+        ordered = not set_like
+    reference_items = split_top_level(reference_shape[1] if reference_shape else _WORD_SEPARATORS.sub(",", reference_text))
+    predicted_items = split_top_level(predicted_shape[1] if predicted_shape else _WORD_SEPARATORS.sub(",", predicted_text))
+    if ordered:
+        return _match_ordered(predicted_items, reference_items)
+    return _match_unordered(predicted_items, reference_items)
+
+
+def compare_multiple_values(predicted: str, reference: str) -> Comparison:
+    return _match_unordered(split_values(predicted), split_values(reference))
+
+
+# ---------------------------------------------------------------- matrices
+
+def _matrix_entries(text: str) -> tuple[tuple[int, int], list[str]] | None:
+    text = clean_latex(text)
+    match = re.search(r"\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}", text, re.DOTALL)
+    if match:
+        rows = [row for row in re.split(r"\\\\", match.group(2)) if row.strip()]
+        cells = [[cell.strip() for cell in row.split("&")] for row in rows]
+        width = len(cells[0])
+        if any(len(row) != width for row in cells):
+            return None
+        flat = [cell for row in cells for cell in row]
+        return (len(cells), width), flat
+    shape = _delimited(text)
+    if shape and shape[0] in ("tuple", "list", "vector"):
+        inner_rows = split_top_level(shape[1])
+        nested = [_delimited(row) for row in inner_rows]
+        if all(n and n[0] in ("tuple", "list") for n in nested) and len(nested) > 1:
+            cells = [split_top_level(n[1]) for n in nested]
+            if len({len(row) for row in cells}) == 1:
+                return (len(cells), len(cells[0])), [cell for row in cells for cell in row]
+        return (len(inner_rows), 1), inner_rows
+    return None
+
+
+def compare_matrices(predicted: str, reference: str) -> Comparison:
+    reference_entries = _matrix_entries(reference)
+    predicted_entries = _matrix_entries(predicted)
+    if reference_entries is None:
+        return _unsure("cannot read the reference as a matrix or vector")
+    if predicted_entries is None:
+        return _unsure("cannot read the answer as a matrix or vector")
+    (reference_shape, reference_cells), (predicted_shape, predicted_cells) = reference_entries, predicted_entries
+    vector = 1 in reference_shape and 1 in predicted_shape
+    if reference_shape != predicted_shape and not (vector and len(reference_cells) == len(predicted_cells)):
+        return _wrong(f"shape {predicted_shape[0]}x{predicted_shape[1]} instead of {reference_shape[0]}x{reference_shape[1]}")
+    result = _match_ordered(predicted_cells, reference_cells)
+    if result.status == CORRECT:
+        return _ok(f"all {len(reference_cells)} entries match")
+    return result
+
+
+# ---------------------------------------------------------------- non-decimal bases
+
+_BASE_NUMBER = re.compile(r"^\(?\s*(?:\\text\{)?\s*([0-9A-Za-z]+)\s*\}?\s*\)?\s*_\s*\{?\s*\(?\s*(\d+)\s*\)?\s*\}?$")
+
+
+def _based(text: str) -> tuple[str, int | None]:
+    text = clean_latex(strip_assignment(clean_latex(text))).replace(" ", "")
+    text = re.sub(r"\\text\{([^{}]*)\}", r"\1", text)
+    match = _BASE_NUMBER.match(text)
+    if match:
+        return match.group(1).upper(), int(match.group(2))
+    return text.upper(), None
+
+
+def compare_bases(predicted: str, reference: str) -> Comparison:
+    reference_digits, reference_base = _based(reference)
+    predicted_digits, predicted_base = _based(predicted)
+    if reference_base is None:
+        if predicted_base is None:
+            return _ok("same digits") if predicted_digits == reference_digits else _wrong("different digits")
+        return compare_numbers(str(_value_in_base(predicted_digits, predicted_base)), reference)
+    if predicted_base is not None and predicted_base != reference_base:
+        return _wrong(f"answer is written in base {predicted_base}, reference in base {reference_base}")
+    if predicted_digits.lstrip("0") == reference_digits.lstrip("0"):
+        return _ok(f"same digits {reference_digits} in base {reference_base}")
+    if _value_in_base(predicted_digits, reference_base) is None:
+        return _wrong(f"{predicted_digits!r} is not a valid base-{reference_base} numeral")
+    return _wrong(f"{predicted_digits}_{reference_base} differs from {reference_digits}_{reference_base}")
+
+
+def _value_in_base(digits: str, base: int | None) -> int | None:
+    try:
+        return int(digits, base or 10)
+    except (ValueError, TypeError):
+        return None
+
+
+# ---------------------------------------------------------------- angles
+
+_DEGREE_MARK = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree|°|\s*\\text\{\s*(?:degrees?|deg)\s*\}|\s*\b(?:degrees?|deg)\b")
+_RADIAN_MARK = re.compile(r"\s*\\text\{\s*(?:radians?|rad)\s*\}|\s*\b(?:radians?|rad)\b")
+
+
+def _angle(text: str) -> tuple[str, str | None]:
+    text = strip_assignment(clean_latex(text))
+    if _DEGREE_MARK.search(text):
+        return _DEGREE_MARK.sub("", text).strip(), "degrees"
+    if _RADIAN_MARK.search(text):
+        return _RADIAN_MARK.sub("", text).strip(), "radians"
+    if "\\pi" in text:
+        return text, "radians"
+    return text, None
+
+
+def compare_angles(predicted: str, reference: str) -> Comparison:
+    reference_text, reference_unit = _angle(reference)
+    predicted_text, predicted_unit = _angle(predicted)
+    reference_unit = reference_unit or "degrees"
+    predicted_unit = predicted_unit or reference_unit
+    if predicted_unit == reference_unit:
+        result = compare_numbers(predicted_text, reference_text)
+        return Comparison(result.status, f"both in {reference_unit}: {result.explanation}")
+    try:
+        predicted_value = parse_latex(predicted_text)
+        reference_value = parse_latex(reference_text)
+    except Unparseable as error:
+        return _unsure(f"cannot read the angle ({error})")
+    factor = 180 / sympy.pi if predicted_unit == "radians" else sympy.pi / 180
+    converted = sympy.nsimplify(predicted_value * factor) if is_plain_number(predicted_value) else None
+    if converted is None:
+        return _unsure("the answer angle is not a number")
+    a, b = numeric_value(converted), numeric_value(reference_value)
+    if a is not None and b is not None and _close(a, b, EXACT_RELATIVE_TOLERANCE):
+        return _ok(f"{predicted_text} {predicted_unit} equals {reference_text} {reference_unit}")
+    if a is not None and b is not None and decimal_places(predicted_text) is not None:
+        tolerance = 0.5 * 10 ** (-decimal_places(predicted_text)) * float(factor)
+        if abs(a.real - b.real) <= tolerance * (1 + 1e-9):
+            return _ok(f"{predicted_text} {predicted_unit} is {reference_text} {reference_unit} rounded")
+    return _wrong(f"{predicted_text} {predicted_unit} differs from {reference_text} {reference_unit}")

@@ -1,0 +1,165 @@
+"""verify(): extract both final answers, pick the answer type, compare under a deadline."""
+from __future__ import annotations
+
+import re
+
+from verifybench.taxonomy import UnknownAnswerType, parse_answer_type
+
+from grading.answercheck import choices, compare, strings
+from grading.answercheck.deadline import ChildProcessFailed, DeadlineExceeded, run_with_deadline
+from grading.answercheck.detect import detect_answer_type
+from grading.answercheck.extract import all_boxed_answers, boxed_spans, extract_final_answer, final_answer_span
+from grading.answercheck.normalize import clean_latex, plain_text
+from grading.answercheck.parsing import TooExpensive, check_cost
+from grading.answercheck.verdict import INCONCLUSIVE, Comparison, Verdict
+
+MULTI_PART_TYPES = {"A8", "B4", "C2"}
+
+
+def reference_final_answer(reference: str, *, reference_is_solution: bool) -> str | None:
+    if reference_is_solution:
+        return extract_final_answer(reference)
+    boxed = all_boxed_answers(reference)
+    if boxed:
+        return boxed[-1]
+    return reference.strip() or None
+
+
+def _trailing_boxed_group(text: str) -> list[str]:
+    """Consecutive boxed answers at the end ('\\boxed{1} and \\boxed{-2}') for multi-part types."""
+    spans = boxed_spans(text)
+    group = spans[-1:]
+    for previous, current in zip(reversed(spans[:-1]), reversed(spans[1:])):
+        gap = text[previous[1] + 1: current[0]]
+        if len(gap) > 60 or "\n\n" in gap:
+            break
+        group.insert(0, previous)
+    return [text[start:end].strip() for start, end in group]
+
+
+def completion_final_answer(completion: str, answer_type: str | None) -> str | None:
+    if answer_type in MULTI_PART_TYPES:
+        group = _trailing_boxed_group(completion)
+        if len(group) > 1:
+            return ", ".join(group)
+    answer = extract_final_answer(completion)
+    if answer is None and answer_type in ("C3", "D1", "D2"):
+        lines = [line.strip() for line in completion.strip().splitlines() if line.strip()]
+        answer = lines[-1] if lines else None
+    return answer
+
+
+def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
+    """Dispatch on the fine type code. Runs inside the deadline."""
+    if answer_type in ("A1", "A2", "A3", "A4"):
+        if re.fullmatch(r"\s*-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)+\s*", clean_latex(reference)):
+            return compare.compare_collections(predicted.replace(":", ","), reference.replace(":", ","), ordered=True)
+        result = compare.compare_numbers(predicted, reference)
+        if result.status == INCONCLUSIVE and answer_type == "A2":
+            return compare.compare_expressions(predicted, reference)
+        return result
+    if answer_type == "A5":
+        return compare.compare_numbers(predicted, reference, imaginary_unit=True)
+    if answer_type == "A6":
+        return compare.compare_angles(predicted, reference)
+    if answer_type == "A7":
+        return compare.compare_bases(predicted, reference)
+    if answer_type == "A8":
+        return compare.compare_multiple_values(predicted, reference)
+    if answer_type == "B1":
+        return compare.compare_expressions(predicted, reference)
+    if answer_type == "B2":
+        return compare.compare_equations(predicted, reference)
+    if answer_type == "B3":
+        return compare.compare_intervals(predicted, reference)
+    if answer_type == "B4":
+        return compare.compare_collections(predicted, reference)
+    if answer_type == "B5":
+        return compare.compare_matrices(predicted, reference)
+    if answer_type in ("C1", "C2"):
+        return choices.compare_choices(predicted, reference, multiple=answer_type == "C2", question=question)
+    if answer_type == "C3":
+        return choices.compare_finite_states(predicted, reference)
+    if answer_type == "D1":
+        return _string_or_math(predicted, reference, semantic=False)
+    if answer_type == "D2":
+        return _string_or_math(predicted, reference, semantic=True)
+    raise ValueError(f"unknown answer type code {answer_type!r}")
+
+
+def _string_or_math(predicted: str, reference: str, *, semantic: bool) -> Comparison:
+    result = strings.compare_strings(predicted, reference, semantic=semantic)
+    if result.status != INCONCLUSIVE:
+        return result
+    if re.search(r"[\\^_=0-9]", plain_text(reference)):
+        detected = detect_answer_type(reference)
+        if detected[0] in "AB":
+            return compare_answers(predicted, reference, detected, None)
+    return result
+
+
+def resolve_answer_type(answer_type: str | None, reference: str, question: str | None) -> tuple[str, bool]:
+    """(fine code, whether it was detected rather than given)."""
+    if answer_type:
+        try:
+            parsed = parse_answer_type(answer_type)
+        except UnknownAnswerType:
+            parsed = None
+        if parsed is not None:
+            return parsed.code, False
+    return detect_answer_type(reference, question), True
+
+
+def _guarded_compare(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
+    try:
+        check_cost(predicted)
+        check_cost(reference)
+    except TooExpensive as error:
+        return Comparison(INCONCLUSIVE, f"not evaluated: {error}")
+    return compare_answers(predicted, reference, answer_type, question)
+
+
+def decide(predicted: str, reference: str, answer_type: str, question: str | None, timeout: float) -> Comparison:
+    """compare_answers with the hard deadline and with errors turned into inconclusive verdicts."""
+    try:
+        return run_with_deadline(_guarded_compare, predicted, reference, answer_type, question, timeout=timeout)
+    except DeadlineExceeded as error:
+        return Comparison(INCONCLUSIVE, f"comparison timed out ({error})")
+    except ChildProcessFailed as error:
+        return Comparison(INCONCLUSIVE, f"comparison failed ({error})")
+    except (RecursionError, MemoryError, ValueError, TypeError, AttributeError, ArithmeticError, NotImplementedError) as error:
+        return Comparison(INCONCLUSIVE, f"comparison failed ({type(error).__name__}: {error})")
+
+
+def verify(
+    completion: str,
+    reference: str,
+    *,
+    answer_type: str | None = None,
+    question: str | None = None,
+    reference_is_solution: bool = False,
+    timeout: float = 5.0,
+) -> Verdict:
+    """Check the final answer of `completion` against `reference`.
+
+    `answer_type` accepts the paper codes ("A1") and the public spellings ("C4 - Finite state
+    selection"); when missing it is detected from the reference. `question` lets choice answers
+    given as option text be mapped to letters.
+    """
+    reference_answer = reference_final_answer(reference or "", reference_is_solution=reference_is_solution)
+    if reference_answer is None:
+        return Verdict(INCONCLUSIVE, extract_final_answer(completion or ""), None, None, "no final answer in the reference")
+    code, detected = resolve_answer_type(answer_type, reference_answer, question)
+    extracted = completion_final_answer(completion or "", code)
+    type_note = f"{code} ({'detected' if detected else 'given'})"
+    if extracted is None:
+        return Verdict(INCONCLUSIVE, None, reference_answer, code, f"no final answer found in the completion; type {type_note}")
+    comparison = decide(extracted, reference_answer, code, question, timeout)
+    explanation = (
+        f"extracted {extracted!r} from the completion and {reference_answer!r} from the reference; "
+        f"compared as {type_note}: {comparison.explanation}"
+    )
+    return Verdict(comparison.status, extracted, reference_answer, code, explanation)
+
+
+__all__ = ["verify", "decide", "completion_final_answer", "reference_final_answer", "resolve_answer_type", "final_answer_span"]

@@ -1,0 +1,105 @@
+"""LaTeX -> sympy through latex2sympy2_extended, with guards against inputs that explode."""
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+import sympy
+from latex2sympy2_extended import NormalizationConfig, latex2sympy
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig
+
+from grading.answercheck.normalize import clean_latex
+
+_NORMALIZATION = NormalizationConfig(
+    basic_latex=True, units=True, malformed_operators=True, nits=True, boxed="none", equations=False
+)
+_CONVERSION = ConversionConfig(
+    interpret_as_mixed_fractions=False,
+    interpret_simple_eq_as_assignment=False,
+    interpret_contains_as_eq=True,
+    lowercase_symbols=False,
+)
+
+MAX_ANSWER_LENGTH = 1500
+MAX_EXPONENT = 2000
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_EXPONENT = re.compile(r"(?:\^|\*\*)\s*\{?\s*\(?\s*-?\s*(\d+(?:\.\d+)?)")
+_TOWER = re.compile(r"\^\s*\{[^{}]*\^")
+_FACTORIAL = re.compile(r"(\d+)\s*!")
+
+IMAGINARY_UNIT = sympy.Symbol("i")
+
+
+class Unparseable(ValueError):
+    pass
+
+
+class TooExpensive(ValueError):
+    """The answer would take unbounded time or memory to evaluate symbolically."""
+
+
+def check_cost(text: str) -> None:
+    """Refuse answers whose evaluation could blow up before any sympy work starts."""
+    if len(text) > MAX_ANSWER_LENGTH:
+        raise TooExpensive(f"answer longer than {MAX_ANSWER_LENGTH} characters")
+    for match in _EXPONENT.finditer(text):
+        if float(match.group(1)) > MAX_EXPONENT:
+            raise TooExpensive(f"exponent {match.group(1)} is larger than {MAX_EXPONENT}")
+    if _TOWER.search(text):
+        raise TooExpensive("power tower")
+    for match in _FACTORIAL.finditer(text):
+        if int(match.group(1)) > 500:
+            raise TooExpensive(f"factorial of {match.group(1)}")
+
+
+def parse_latex(text: str, *, imaginary_unit: bool = False):
+    """sympy object for a LaTeX answer. `imaginary_unit` maps a free `i` to sympy.I."""
+    text = clean_latex(text)
+    check_cost(text)
+    if not text:
+        raise Unparseable("empty answer")
+    try:
+        value = latex2sympy(text, normalization_config=_NORMALIZATION, conversion_config=_CONVERSION)
+    except Exception as error:
+        raise Unparseable(f"cannot parse {text!r}: {error}") from error
+    if value is None:
+        raise Unparseable(f"cannot parse {text!r}")
+    if imaginary_unit and isinstance(value, sympy.Basic) and IMAGINARY_UNIT in value.free_symbols:
+        value = value.subs(IMAGINARY_UNIT, sympy.I)
+    return value
+
+
+def decimal_places(text: str) -> int | None:
+    """Digits after the point when `text` is a plain decimal literal ("0.333" -> 3), else None."""
+    literal = clean_latex(text).replace(" ", "").replace("{,}", "")
+    if re.fullmatch(r"[-+]?\d*\.\d+", literal):
+        return len(literal.split(".")[1])
+    return None
+
+
+def significant_digits(text: str) -> int | None:
+    literal = clean_latex(text).replace(" ", "").lstrip("+-")
+    try:
+        digits = Decimal(literal).as_tuple().digits
+    except InvalidOperation:
+        return None
+    stripped = "".join(map(str, digits)).lstrip("0")
+    return len(stripped) or 1
+
+
+def is_plain_number(value) -> bool:
+    return isinstance(value, sympy.Expr) and not value.free_symbols and not isinstance(value, sympy.MatrixBase)
+
+
+def numeric_value(value, precision: int = 30) -> complex | None:
+    """A Python complex for a closed-form number, or None when it is not a finite number."""
+    try:
+        evaluated = sympy.N(value, precision)
+        real, imaginary = evaluated.as_real_imag()
+        real, imaginary = complex(real), complex(imaginary)
+    except (TypeError, ValueError, AttributeError, OverflowError):
+        return None
+    number = complex(real.real, imaginary.real)
+    if number != number or abs(number) == float("inf"):
+        return None
+    return number
