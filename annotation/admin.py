@@ -1,0 +1,86 @@
+from django.contrib import admin
+
+from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
+
+
+class MemberInline(admin.TabularInline):
+    model = ProjectMember
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(AnnotationProject)
+class AnnotationProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "dataset", "kind", "labels_per_item", "tiebreak_annotators", "is_active", "created_at"]
+    list_filter = ["kind", "is_active", "dataset"]
+    search_fields = ["name", "description", "dataset__name"]
+    inlines = [MemberInline]
+    readonly_fields = ["created_by", "created_at"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Workflow rows change only through the workflow, which keeps the history."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class LabelInline(admin.TabularInline):
+    model = Label
+    extra = 0
+    can_delete = False
+    fields = ["annotator", "value", "unsuitable", "note", "is_tiebreak", "created_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class EventInline(admin.TabularInline):
+    model = ItemEvent
+    extra = 0
+    can_delete = False
+    fields = ["created_at", "actor", "kind", "from_state", "to_state", "value", "rationale"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Item)
+class ItemAdmin(ReadOnlyAdmin):
+    list_display = ["id", "project", "state", "resolution", "label_count", "required_labels", "excluded", "is_gold"]
+    list_filter = ["project", "state", "resolution", "excluded", "is_gold"]
+    search_fields = ["completion__external_id", "question__external_id", "completion__question__external_id"]
+    list_select_related = ["project"]
+    inlines = [LabelInline, EventInline]
+
+
+@admin.register(Task)
+class TaskAdmin(ReadOnlyAdmin):
+    list_display = ["id", "item", "annotator", "status", "is_tiebreak", "leased_at", "expires_at"]
+    list_filter = ["status", "is_tiebreak", "item__project"]
+    search_fields = ["annotator__username"]
+    list_select_related = ["annotator", "item"]
+
+
+@admin.register(Label)
+class LabelAdmin(ReadOnlyAdmin):
+    list_display = ["id", "item", "annotator", "value", "unsuitable", "is_tiebreak", "created_at"]
+    list_filter = ["unsuitable", "is_tiebreak", "item__project"]
+    search_fields = ["annotator__username", "note"]
+    list_select_related = ["annotator", "item"]
+
+
+@admin.register(ItemEvent)
+class ItemEventAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "item", "actor", "kind", "from_state", "to_state"]
+    list_filter = ["kind", "item__project"]
+    search_fields = ["actor__username", "rationale"]
+    list_select_related = ["actor", "item"]
