@@ -1,0 +1,30 @@
+"""Read-only queries over the benchmark data."""
+from __future__ import annotations
+
+from django.db.models import Count
+
+from .models import Completion, Dataset, PriorLabel, Question
+
+
+def dataset_stats(dataset: Dataset) -> dict:
+    """Counts of a dataset: questions, completions, questions per answer type, completions per model, prior labels.
+
+    Questions without an answer type are counted under "unclassified".
+    """
+    by_answer_type = {
+        (answer_type or "unclassified"): count
+        for answer_type, count in Question.objects.filter(dataset=dataset)
+        .order_by("answer_type").values_list("answer_type").annotate(count=Count("id"))
+    }
+    by_model = {
+        model: count
+        for model, count in Completion.objects.filter(question__dataset=dataset)
+        .order_by("model_name").values_list("model_name").annotate(count=Count("id"))
+    }
+    return {
+        "questions": sum(by_answer_type.values()),
+        "completions": sum(by_model.values()),
+        "by_answer_type": by_answer_type,
+        "by_model": by_model,
+        "prior_labels": PriorLabel.objects.filter(completion__question__dataset=dataset).count(),
+    }
