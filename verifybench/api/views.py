@@ -6,6 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
+from verifybench import services
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 from . import filters, serializers
@@ -56,8 +57,6 @@ class DatasetViewSet(viewsets.ModelViewSet):
     @action(detail=False, methods=["post"], url_path="import", parser_classes=[MultiPartParser, FormParser],
             serializer_class=serializers.ImportUploadSerializer, filter_backends=[], pagination_class=None)
     def import_file(self, request):
-        from verifybench import services
-
         upload = serializers.ImportUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         data = upload.validated_data
