@@ -1,8 +1,6 @@
 """Human agreement: raw agreement, Cohen's kappa, Krippendorff's alpha and per-annotator figures."""
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from annotation.agreement import (
@@ -94,7 +92,9 @@ def test_helpers_over_label_dicts():
     # ann-1: c, c, i; ann-2: c, i, i -> p_o = 2/3, p_e = (2*1 + 1*2) / 9 = 4/9, kappa = (2/3 - 4/9) / (5/9) = 2/5
     assert first_second.kappa == pytest.approx(0.4)
     assert pairs[("ann-1", "ann-3")].shared_items == 1
-    assert pairs[("ann-1", "ann-3")].kappa is None  # one shared item, one category each
+    assert pairs[("ann-1", "ann-3")].kappa == 0.0  # disagree on their one shared item: p_o = p_e = 0
+    assert pairs[("ann-2", "ann-3")].agreement == 1.0
+    assert pairs[("ann-2", "ann-3")].kappa is None  # agree on one item with one category: p_e = 1
 
 
 def test_annotator_stats():
@@ -114,9 +114,9 @@ def test_annotator_stats():
     assert stats["b"].compared_with_final == 1  # item 4 has no final label yet
     assert stats["b"].agreement_with_final == 0.0
     assert stats["b"].median_seconds == 10
+    assert stats["a"].as_dict()["agreement_with_final"] == pytest.approx(2 / 3)
     assert annotator_stats([{"item_id": 9, "annotator_id": "c", "value": 1}], {})["c"].agreement_with_final is None
     with pytest.raises(ValueError, match="seconds"):
         annotator_stats([{"item_id": 1, "annotator_id": "a", "value": 1, "seconds": -1}], {})
     with pytest.raises(ValueError, match="missing"):
         annotator_stats([{"item_id": 1, "value": 1}], {})
-    assert math.isclose(stats["a"].as_dict()["median_seconds"], 60)
