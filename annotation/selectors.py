@@ -120,13 +120,14 @@ def verdicts_for(completion) -> list[dict]:
     """Automatic verdicts on a completion, for the people allowed to see them."""
     from grading.models import Verdict
 
-    verdicts = Verdict.objects.filter(completion=completion).select_related("config").order_by("config__name")
+    verdicts = Verdict.objects.filter(completion=completion).select_related("verifier").order_by("verifier__name")
     return [
         {
-            "verifier": verdict.config.name,
-            "kind": verdict.config.kind,
+            "verifier": verdict.verifier.name,
+            "kind": verdict.verifier.kind,
             "status": verdict.status,
-            "explanation": verdict.explanation,
+            "extracted_answer": verdict.extracted_answer,
+            "explanation": verdict.explanation or verdict.reason,
         }
         for verdict in verdicts
     ]
