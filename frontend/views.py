@@ -1,0 +1,70 @@
+"""Server-rendered pages. Untrusted text (questions, references, completions) only reaches a template
+through frontend.rendering, which returns sanitized HTML."""
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+
+from verifybench import roles
+from verifybench.models import Dataset
+
+from . import selectors
+from .rendering import final_answer_span, render_markdown, render_with_final_answer
+
+
+def _require_researcher(request) -> None:
+    if not roles.is_researcher(request.user):
+        raise PermissionDenied("Only researchers can browse benchmark data.")
+
+
+@login_required
+def home(request):
+    user = request.user
+    context = {"annotator_projects": selectors.annotator_projects(user)}
+    if roles.is_adjudicator(user):
+        projects = selectors.adjudicator_projects(user)
+        context["adjudicator_projects"] = projects
+        context["awaiting_adjudication"] = selectors.items_awaiting_adjudication(projects)
+    if roles.is_researcher(user):
+        context["datasets"] = selectors.datasets_with_counts()
+        context["totals"] = selectors.dataset_totals()
+        context["projects"] = selectors.all_projects()
+    return render(request, "frontend/home.html", context)
+
+
+@login_required
+def dataset_detail(request, dataset_id: int):
+    _require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    page = Paginator(selectors.dataset_questions(dataset), 25).get_page(request.GET.get("page"))
+    return render(request, "frontend/dataset_detail.html", {"dataset": dataset, "page": page})
+
+
+@login_required
+def completion_detail(request, completion_id: int):
+    _require_researcher(request)
+    completion = selectors.completion_for_display(completion_id)
+    if completion is None:
+        raise Http404("No such completion.")
+    question = completion.question
+    span = final_answer_span(completion.text)
+    references = [
+        {
+            "reference": reference,
+            "final_answer_html": render_markdown(reference.final_answer) if reference.final_answer else "",
+            "solution_html": render_markdown(reference.solution) if reference.solution else "",
+        }
+        for reference in question.references.all()
+    ]
+    return render(request, "frontend/completion_detail.html", {
+        "completion": completion,
+        "question": question,
+        "question_html": render_markdown(question.text),
+        "references": references,
+        "completion_html": render_with_final_answer(completion.text, span),
+        "has_final_answer": span is not None,
+        "prior_labels": list(completion.prior_labels.all()),
+    })
