@@ -17,7 +17,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 DEFAULT_MAX_POINTS = 7
 OVERALL_JUSTIFICATION = "overall"
@@ -273,9 +273,9 @@ def best_chain_score(spec: RubricSpec, awarded_by_chain: Mapping[str, Mapping[st
     return chain_key, points
 
 
-@dataclass(frozen=True)
-class ProofScoreAggregate:
-    """The final score of a proof from its graders' scores; `final` is None while another grader is needed."""
+class ProofScoreAggregate(NamedTuple):
+    """(final, method): the final score of a proof from its graders' scores; `final` is None while another
+    grader is needed."""
 
     final: float | None
     method: Literal["mean_of_two", "median", "needs_more"]
