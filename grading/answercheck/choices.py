@@ -70,18 +70,24 @@ _NEGATIVE = {"false", "no", "incorrect", "invalid", "wrong", "f", "n", "impossib
 
 
 def finite_state(answer: str) -> str | None:
-    """'positive' / 'negative' for yes-no style answers, else the normalized words."""
+    """'positive' / 'negative' for yes-no style answers ("not valid" is negative), else the normalized words."""
     words = normalize_words(answer).split()
     if not words:
         return None
-    first = words[0]
-    if first in ("not", "in", "non") and len(words) > 1 and words[1] in _POSITIVE:
+    if len(words) == 1 and words[0] in ("t", "y"):
+        return "positive"
+    if len(words) == 1 and words[0] in ("f", "n"):
         return "negative"
-    if first in _POSITIVE:
-        negated = "not" in words[1:3] and first not in ("yes", "no")
-        return "negative" if negated else "positive"
-    if first in _NEGATIVE:
-        return "negative"
+    polarities = set()
+    for index, word in enumerate(words):
+        prefix_negated = word.startswith(("in", "non", "un")) and word[2:].lstrip("n") in _POSITIVE
+        if word in _POSITIVE and len(word) > 1:
+            negated = index > 0 and words[index - 1] in ("not", "non", "isn't", "never")
+            polarities.add("negative" if negated else "positive")
+        elif (word in _NEGATIVE and len(word) > 1 and word != "not") or prefix_negated:
+            polarities.add("negative")
+    if len(polarities) == 1:
+        return polarities.pop()
     return " ".join(words)
 
 
@@ -94,6 +100,10 @@ def compare_finite_states(predicted: str, reference: str) -> Comparison:
     polar = {"positive", "negative"}
     if reference_state in polar and predicted_state in polar:
         return Comparison(INCORRECT, f"answer says {predicted_state}, reference says {reference_state}")
+    contains = re.search(rf"(?<!\\w){re.escape(reference_state)}(?!\\w)", predicted_state) is not None
+    negated = bool({"not", "neither", "nor", "no"} & set(predicted_state.split()))
+    if contains and not negated and len(predicted_state.split()) <= 6:
+        return Comparison(CORRECT, f"the answer states {reference_state!r}")
     if len(predicted_state.split()) <= 3 and len(reference_state.split()) <= 3:
         return Comparison(INCORRECT, f"state {predicted_state!r} differs from {reference_state!r}")
     return Comparison(INCONCLUSIVE, f"cannot map {predicted_state!r} onto {reference_state!r}")

@@ -146,11 +146,20 @@ def _close(a: complex, b: complex, tolerance: float) -> bool:
 
 
 def _rounding_matches(rounded_text: str, rounded: complex, exact: complex) -> bool:
-    """True when `rounded_text` is `exact` rounded to the digits it shows (0.333 vs 1/3)."""
+    """True when `rounded_text` is `exact` rounded to the digits it shows (0.333 vs 1/3).
+
+    A value exactly halfway (0.875 to two places) must be rounded half away from zero: 0.88, not 0.87.
+    """
     places = decimal_places(rounded_text)
     if places is None or rounded.imag or exact.imag:
         return False
-    return abs(rounded.real - exact.real) <= 0.5 * 10 ** (-places) * (1 + 1e-9)
+    unit = 10 ** (-places)
+    distance = abs(rounded.real - exact.real)
+    if distance < 0.5 * unit * (1 - 1e-9):
+        return True
+    if distance <= 0.5 * unit * (1 + 1e-9):
+        return abs(rounded.real) > abs(exact.real)
+    return False
 
 
 def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = False) -> Comparison:
@@ -424,7 +433,12 @@ def _same_set(predicted, reference) -> bool:
     return True
 
 
+_CLOSED_AT_INFINITY = re.compile(r"\\infty\s*\]|\[\s*-?\s*\\infty")
+
+
 def compare_intervals(predicted: str, reference: str) -> Comparison:
+    if _CLOSED_AT_INFINITY.search(clean_latex(predicted)) and not _CLOSED_AT_INFINITY.search(clean_latex(reference)):
+        return _wrong("the answer closes an interval at infinity")
     try:
         reference_set = _as_set(reference)
     except (Unparseable, NotImplementedError, TypeError) as error:

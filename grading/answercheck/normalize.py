@@ -4,7 +4,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_SPACING_COMMANDS = re.compile(r"\\(?:[,;:! ]|quad|qquad|displaystyle|textstyle|limits|nolimits|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])")
+_SPACING_COMMANDS = re.compile(
+    r"(?<!\\)\\(?:[,;:! ]|(?:quad|qquad|displaystyle|textstyle|limits|nolimits|left|right|big|Big|bigg|Bigg)(?![a-zA-Z]))"
+)
 _TEXT_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mathsf|mathtt|operatorname|mbox|emph|boldsymbol)\s*\{")
 _MATH_DELIMITERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _ARTICLES = {"a", "an", "the"}
@@ -74,7 +76,9 @@ def normalize_words(text: str) -> str:
     return " ".join(words)
 
 
-_LHS_ASSIGNMENT = re.compile(r"^\s*(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\([a-zA-Z]\))\s*=\s*(?!=)")
+_LHS_ASSIGNMENT = re.compile(
+    r"^\s*(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+)(?:\^\{?-1\}?|'+)?(?:\((?:[a-zA-Z]\s*,?\s*)+\))?\s*=\s*(?!=)"
+)
 
 
 def strip_assignment(text: str) -> str:

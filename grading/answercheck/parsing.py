@@ -13,6 +13,9 @@ from grading.answercheck.normalize import clean_latex
 _NORMALIZATION = NormalizationConfig(
     basic_latex=True, units=True, malformed_operators=True, nits=True, boxed="none", equations=False
 )
+_PLAIN_NORMALIZATION = NormalizationConfig(
+    basic_latex=True, units=False, malformed_operators=False, nits=False, boxed="none", equations=False
+)
 _CONVERSION = ConversionConfig(
     interpret_as_mixed_fractions=False,
     interpret_simple_eq_as_assignment=False,
@@ -58,10 +61,17 @@ def parse_latex(text: str, *, imaginary_unit: bool = False):
     check_cost(text)
     if not text:
         raise Unparseable("empty answer")
-    try:
-        value = latex2sympy(text, normalization_config=_NORMALIZATION, conversion_config=_CONVERSION)
-    except Exception as error:
-        raise Unparseable(f"cannot parse {text!r}: {error}") from error
+    value = None
+    failure: Exception | None = None
+    # The unit-stripping normalization occasionally eats letters ("+ ab"); retry without it.
+    for normalization in (_NORMALIZATION, _PLAIN_NORMALIZATION):
+        try:
+            value = latex2sympy(text, normalization_config=normalization, conversion_config=_CONVERSION)
+            break
+        except Exception as error:
+            failure = error
+    if value is None and failure is not None:
+        raise Unparseable(f"cannot parse {text!r}: {str(failure).splitlines()[0]}") from failure
     if value is None:
         raise Unparseable(f"cannot parse {text!r}")
     if imaginary_unit and isinstance(value, sympy.Basic) and IMAGINARY_UNIT in value.free_symbols:
