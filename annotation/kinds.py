@@ -4,6 +4,7 @@ Pure module, no Django imports. The workflow engine is generic over these.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -71,11 +72,10 @@ class CorrectnessKind(Kind):
 
     def clean(self, raw):
         key = raw.strip().lower() if isinstance(raw, str) else raw
-        if isinstance(key, bool) or key in self.ALIASES:
-            try:
-                return self.ALIASES[key]
-            except (KeyError, TypeError):
-                pass
+        try:
+            return self.ALIASES[key]
+        except (KeyError, TypeError):  # TypeError: lists and objects are unhashable
+            pass
         raise InvalidValue("value must be true (correct) or false (incorrect)")
 
     def display(self, value):
@@ -110,7 +110,7 @@ class ProofGradeKind(Kind):
     def clean(self, raw):
         if isinstance(raw, dict):
             raw = raw.get("score")
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
             raise InvalidValue("value must be a numeric score")
         return float(raw)
 
