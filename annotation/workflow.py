@@ -33,6 +33,7 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (PENDING, RESOLVED): "label",  # labels_per_item = 1
     (IN_PROGRESS, RESOLVED): "label",
     (IN_PROGRESS, NEEDS_TIEBREAK): "label",
+    (IN_PROGRESS, NEEDS_ADJUDICATION): "label",  # tiebreak_annotators = 0
     (NEEDS_TIEBREAK, NEEDS_TIEBREAK): "label",
     (NEEDS_TIEBREAK, RESOLVED): "label",
     (NEEDS_TIEBREAK, NEEDS_ADJUDICATION): "label",
