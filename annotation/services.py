@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -145,6 +145,8 @@ def _current_lease(project: AnnotationProject, user, now) -> Task | None:
     return (
         Task.objects.select_related("item")
         .filter(item__project=project, annotator=user, status=Task.Status.LEASED, expires_at__gt=now)
+        # a lease on an item that stopped taking labels (e.g. resolved by a label change) is not work to hand out
+        .filter(Q(item__state__in=workflow.OPEN_STATES) | Q(item__is_gold=True))
         .order_by("leased_at")
         .first()
     )
@@ -178,17 +180,20 @@ def next_task(project: AnnotationProject, user) -> Task | None:
         Item.objects.filter(project=project, state__in=workflow.OPEN_STATES, is_gold=False)
         .annotate(leases=Coalesce(Subquery(_active_leases(now), output_field=IntegerField()), Value(0)))
         .filter(~Exists(done_by_user))
+        .filter(leases__lt=F("required_labels") - F("label_count"))
         .order_by("-started", "-priority", "random_key")
     )
     for _attempt in range(20):
         with transaction.atomic():
-            item = (
-                candidates.filter(leases__lt=F("required_labels") - F("label_count"))
-                .select_for_update(skip_locked=True, of=("self",))
-                .first()
-            )
+            item = candidates.select_for_update(skip_locked=True, of=("self",)).first()
             if item is None:
-                return None
+                if not candidates.exists():
+                    return None
+                # Every item left is locked by a concurrent claim or submit: wait for one instead of
+                # telling the annotator that nothing is left.
+                item = candidates.select_for_update(of=("self",)).first()
+                if item is None:
+                    continue
             if _capacity_left(item, now) <= 0:
                 continue  # a claim committed between our snapshot and the lock; look again
             return _lease(project, item, user, now)
@@ -279,10 +284,12 @@ def submit_label(
         existing = Label.objects.filter(task=task).first()
         if existing is not None:
             same = existing.value == cleaned and existing.unsuitable == unsuitable and existing.note == note
-            if same or item.state == workflow.RESOLVED:
-                if not same:
-                    raise WorkflowError("this item is already resolved; your label can no longer change")
+            if same:
                 return SubmitResult(existing, False, item)
+            if item.state == workflow.RESOLVED:
+                raise WorkflowError("this item is already resolved; your label can no longer change")
+            if not item.is_gold and item.state not in workflow.OPEN_STATES:
+                raise WorkflowError("this item is waiting for adjudication; your label can no longer change")
             return SubmitResult(_change_label(item, existing, user, cleaned, note, unsuitable, unsuitable_reason,
                                               details), False, item)
         if item.is_gold:
@@ -312,7 +319,9 @@ def _create_label(item, task, user, cleaned, note, unsuitable, reason, seconds_s
         with transaction.atomic():
             label = Label.objects.create(
                 item=item, task=task, annotator=user, value=cleaned, note=note, unsuitable=unsuitable,
-                unsuitable_reason=reason, is_tiebreak=task.is_tiebreak, seconds_spent=seconds_spent,
+                unsuitable_reason=reason, seconds_spent=seconds_spent,
+                # a late first-round submission can land in the tie-break slot
+                is_tiebreak=task.is_tiebreak or item.state == workflow.NEEDS_TIEBREAK,
                 details=details or {},
             )
     except IntegrityError:
@@ -350,6 +359,7 @@ def votes_for(item: Item) -> list[kinds.Vote]:
 def _advance(item: Item, project: AnnotationProject, *, actor) -> None:
     before = item.state
     outcome = workflow.evaluate(project.judgement, project.policy(), votes_for(item))
+    workflow.check_transition(before, outcome.state, "label")
     item.state, item.required_labels = outcome.state, outcome.required_labels
     if outcome.state == workflow.RESOLVED:
         item.resolution, item.final_value, item.excluded = outcome.resolution, outcome.final_value, outcome.excluded
