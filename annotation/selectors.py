@@ -79,7 +79,8 @@ def task_payload(task: Task) -> dict:
         "lease_expires_at": task.expires_at.isoformat(),
         "question": {
             "text": question.text,
-            "answer_type": question.answer_type,
+            # in an answer-type project the imported answer type is the very label being asked for
+            "answer_type": "" if project.kind == kinds.ANSWER_TYPE else question.answer_type,
             "subject": question.subject,
         },
         "reference": _reference(question),
