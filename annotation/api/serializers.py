@@ -20,6 +20,12 @@ class ProjectSerializer(serializers.ModelSerializer):
             "is_active", "created_at", "completion_ids", "question_ids", "seed",
         ]
         read_only_fields = ["id", "created_at"]
+        # the database's check constraints, refused here with a 400 instead of an IntegrityError
+        extra_kwargs = {
+            "labels_per_item": {"min_value": 1},
+            "gold_rate": {"min_value": 0.0, "max_value": 1.0},
+            "agreement_threshold": {"min_value": 0.0},
+        }
 
     def validate_kind(self, kind):
         if self.instance is not None and kind != self.instance.kind:
