@@ -165,6 +165,16 @@ class Task(models.Model):
         ]
 
 
+class NoBulkDeleteQuerySet(models.QuerySet):
+    def delete(self):
+        raise ValidationError(f"{self.model._meta.verbose_name_plural} are never deleted.")
+
+
+class AppendOnlyQuerySet(NoBulkDeleteQuerySet):
+    def update(self, **kwargs):
+        raise ValidationError(f"{self.model._meta.verbose_name_plural} are append-only.")
+
+
 class Label(models.Model):
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="labels")
     task = models.OneToOneField(Task, on_delete=models.PROTECT, related_name="label")
@@ -178,6 +188,8 @@ class Label(models.Model):
     seconds_spent = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = NoBulkDeleteQuerySet.as_manager()
 
     class Meta:
         ordering = ["item_id", "created_at", "id"]
@@ -209,6 +221,8 @@ class ItemEvent(models.Model):
     value = models.JSONField(null=True, blank=True)
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AppendOnlyQuerySet.as_manager()
 
     class Meta:
         ordering = ["item_id", "created_at", "id"]
