@@ -81,7 +81,10 @@ def krippendorff_alpha(
         for values in pairable:
             for value in values:
                 codes.setdefault(value, len(codes))
-        to_number = lambda value: float(codes.setdefault(value, len(codes)))  # noqa: E731
+
+        def to_number(value: Any) -> float:
+            return float(codes.setdefault(value, len(codes)))
+
     else:
 
         def to_number(value: Any) -> float:

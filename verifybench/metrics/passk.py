@@ -64,11 +64,26 @@ def tau_label(tau: TauLike) -> str:
     return tau.strip() if isinstance(tau, str) else str(tau)
 
 
+def _subsets_with_at_least(n: int, c: int, k: int) -> list[int]:
+    """`counts[t]` = number of k-subsets of the n samples holding at least t correct ones, for t = 0 .. k+1.
+
+    One pass over the hypergeometric terms serves every threshold, so all G-Pass@k_tau and mG-Pass@k of a
+    question cost O(k) big-integer products. math.comb gives 0 when k-j exceeds the n-c incorrect samples.
+    """
+    counts = [0] * (k + 2)
+    for j in range(min(c, k), -1, -1):
+        counts[j] = counts[j + 1] + math.comb(c, j) * math.comb(n - c, k - j)
+    return counts
+
+
+def _mg_start(k: int) -> int:
+    return math.ceil(Fraction(k, 2)) + 1
+
+
 def _g_pass_from_threshold(n: int, c: int, k: int, least_correct: int) -> Fraction:
     """Probability that a k-subset drawn without replacement holds at least `least_correct` correct samples."""
-    total = math.comb(n, k)
-    hits = sum(math.comb(c, j) * math.comb(n - c, k - j) for j in range(max(least_correct, 0), min(c, k) + 1))
-    return Fraction(hits, total)
+    counts = _subsets_with_at_least(n, c, k)
+    return Fraction(counts[min(max(least_correct, 0), k + 1)], math.comb(n, k))
 
 
 def pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
@@ -90,10 +105,9 @@ def mg_pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
     For k = 1 the sum is empty and the value is 0, as the definition gives.
     """
     _check_counts(n, c, k)
-    start = math.ceil(Fraction(k, 2)) + 1
+    counts = _subsets_with_at_least(n, c, k)
     # ceil((i/k) * k) == i, so G-Pass@k_{i/k} needs at least i correct samples.
-    total = sum((_g_pass_from_threshold(n, c, k, i) for i in range(start, k + 1)), Fraction(0))
-    return Fraction(2, k) * total
+    return Fraction(2 * sum(counts[_mg_start(k) : k + 1]), k * math.comb(n, k))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -241,12 +255,13 @@ def evaluate_models(
     warnings: list[str] = []
     models: dict[str, Any] = {}
     for model in sorted(sampled):
-        questions = sampled[model]
+        # A fixed question order makes the bootstrap independent of the order of the input rows.
+        questions = dict(sorted(sampled[model].items(), key=lambda item: (type(item[0]).__name__, str(item[0]))))
         per_question: dict[str, list[float]] = {}
         for k in ks:
             per_question[pass_key(k)] = []
             for label, _ in tau_items:
-                per_question[f"g-pass@{k}_{label}"] = []
+                per_question[g_pass_key(k, label)] = []
             per_question[mg_pass_key(k)] = []
 
         for k in ks:
@@ -259,10 +274,12 @@ def evaluate_models(
                     continue
                 if n < RECOMMENDED_SAMPLES_PER_K * k:
                     too_few.append(question_id)
-                per_question[pass_key(k)].append(pass_at_k(n, c, k))
+                counts = _subsets_with_at_least(n, c, k)
+                subsets = math.comb(n, k)
+                per_question[pass_key(k)].append(float(Fraction(counts[1], subsets)))
                 for label, tau in tau_items:
-                    per_question[f"g-pass@{k}_{label}"].append(float(_g_pass_from_threshold(n, c, k, math.ceil(tau * k))))
-                per_question[mg_pass_key(k)].append(mg_pass_at_k(n, c, k))
+                    per_question[g_pass_key(k, label)].append(float(Fraction(counts[math.ceil(tau * k)], subsets)))
+                per_question[mg_pass_key(k)].append(float(Fraction(2 * sum(counts[_mg_start(k) : k + 1]), k * subsets)))
             if skipped:
                 warnings.append(
                     f"{model}: k={k} exceeds the number of samples of {len(skipped)} question(s) "
