@@ -17,7 +17,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 DEFAULT_MAX_POINTS = 7
 OVERALL_JUSTIFICATION = "overall"
@@ -107,6 +107,68 @@ class ScoreResult:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def rubric_to_dict(spec: RubricSpec) -> dict[str, Any]:
+    """A JSON-ready form of a rubric, read back by `rubric_from_dict`."""
+    return asdict(spec)
+
+
+def rubric_from_dict(data: Mapping[str, Any]) -> RubricSpec:
+    """Build a rubric from the form `rubric_to_dict` writes. Raises ValueError for a missing or mistyped field;
+    run `validate_rubric` on the result for the scoring rules."""
+    try:
+        return RubricSpec(
+            max_points=data.get("max_points", DEFAULT_MAX_POINTS),
+            chains=tuple(
+                Chain(
+                    key=chain["key"],
+                    title=chain.get("title", ""),
+                    checkpoints=tuple(
+                        Checkpoint(
+                            key=checkpoint["key"],
+                            title=checkpoint.get("title", ""),
+                            points=checkpoint["points"],
+                            description=checkpoint.get("description", ""),
+                            allow_partial=bool(checkpoint.get("allow_partial", False)),
+                        )
+                        for checkpoint in chain["checkpoints"]
+                    ),
+                )
+                for chain in data.get("chains", ())
+            ),
+            deductions=tuple(
+                Deduction(key=d["key"], title=d.get("title", ""), kind=d["kind"], amount=d["amount"])
+                for d in data.get("deductions", ())
+            ),
+            zero_credit=tuple(
+                ZeroCreditItem(title=item["title"], description=item.get("description", ""))
+                for item in data.get("zero_credit", ())
+            ),
+        )
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"malformed rubric: {error!r}") from error
+
+
+def rubric_from_grading_scheme(
+    grading_scheme: Sequence[Mapping[str, Any]], max_points: int = DEFAULT_MAX_POINTS
+) -> RubricSpec:
+    """A one-chain rubric from a MathArena `grading_scheme` (a list of `{title, points, desc}`).
+
+    Checkpoints get the keys "c1", "c2", ... in order and allow partial credit, as MathArena graders may
+    award part of a checkpoint's points.
+    """
+    checkpoints = tuple(
+        Checkpoint(
+            key=f"c{position}",
+            title=str(entry.get("title", "")),
+            points=entry.get("points"),
+            description=str(entry.get("desc", "")),
+            allow_partial=True,
+        )
+        for position, entry in enumerate(grading_scheme, start=1)
+    )
+    return RubricSpec(max_points=max_points, chains=(Chain("main", "Main solution", checkpoints),))
 
 
 def _is_int(value: object) -> bool:

@@ -16,6 +16,9 @@ from grading.proof_scoring import (
     ZeroCreditItem,
     aggregate_proof_scores,
     best_chain_score,
+    rubric_from_dict,
+    rubric_from_grading_scheme,
+    rubric_to_dict,
     score,
     validate_grade,
     validate_rubric,
@@ -232,3 +235,23 @@ def test_aggregation_rejects_bad_input():
         aggregate_proof_scores([1, float("nan")])
     with pytest.raises(ValueError):
         aggregate_proof_scores([1, 2], threshold=-1)
+
+
+def test_rubric_round_trips_through_a_dict():
+    assert rubric_from_dict(rubric_to_dict(RUBRIC)) == RUBRIC
+    with pytest.raises(ValueError, match="malformed rubric"):
+        rubric_from_dict({"chains": [{"key": "a", "checkpoints": [{"title": "no key or points"}]}]})
+
+
+def test_rubric_from_a_matharena_grading_scheme():
+    rubric = rubric_from_grading_scheme(
+        [
+            {"title": "Reduction", "points": 2, "desc": "Reduces to the case n odd."},
+            {"title": "Construction", "points": 5, "desc": "Builds the example."},
+        ]
+    )
+    assert validate_rubric(rubric) == []
+    assert [c.key for c in rubric.chains[0].checkpoints] == ["c1", "c2"]
+    assert score(rubric, grade("main", {"c1": 2, "c2": 3})).total == 5
+    broken = rubric_from_grading_scheme([{"title": "Only part", "points": 3, "desc": ""}])
+    assert any("must reach exactly 7" in error for error in validate_rubric(broken))
