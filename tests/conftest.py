@@ -18,6 +18,7 @@ from django.contrib.auth.models import Group, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.fakes.openai_server import fake_openai  # noqa: F401  (fixture)
 from verifybench import roles
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

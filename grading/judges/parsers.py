@@ -18,7 +18,7 @@ THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE
 MARKDOWN_NOISE = re.compile(r"[*_`~]+")
 LEADING_NOISE = re.compile(r"^[\s#>\-+•]+")
 TRAILING_PUNCTUATION = " \t.,;:!?。\"'()[]"
-LATEX_TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+LATEX_TEXT_COMMAND = re.compile(r"\\(?:textbf|textit|text|mathrm|mathbf|mbox|operatorname)\s*(?=\{)")
 FINAL_JUDGMENT_LINE = re.compile(r"final\s+judg(?:e)?ment\s*[:：=-]?\s*(.*)$")
 HARD_TO_JUDGE = ("hard to judge", "hard-to-judge", "difficult to judge", "cannot judge", "can't judge", "unsure")
 
@@ -37,8 +37,8 @@ def strip_thinking(text: str) -> str:
 
 
 def normalize(fragment: str) -> str:
-    text = LATEX_TEXT_WRAPPER.sub(r"\1", fragment)
-    text = MARKDOWN_NOISE.sub("", text)
+    text = LATEX_TEXT_COMMAND.sub("", fragment)
+    text = MARKDOWN_NOISE.sub("", text).replace("{", "").replace("}", "")
     text = LEADING_NOISE.sub("", text)
     text = " ".join(text.split()).lower()
     return text.strip(TRAILING_PUNCTUATION)
