@@ -1,0 +1,48 @@
+"""Helpers for page and browser tests: benchmark rows to show, and screenshots for the docs."""
+from __future__ import annotations
+
+import hashlib
+import itertools
+from pathlib import Path
+
+from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOT_DIR = REPO_ROOT / "docs" / "screenshots"
+DEFAULT_PASSWORD = "pass-word-123"  # the password tests/conftest.py's make_user gives every user
+
+_serial = itertools.count(1)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def make_completion(
+    completion_text: str,
+    *,
+    question_text: str = "Compute $\\sum_{k=1}^{\\infty} \\frac{1}{k(k+1)}$.",
+    final_answer: str = "$1$",
+    solution: str = "Telescoping: $\\frac{1}{k(k+1)} = \\frac{1}{k} - \\frac{1}{k+1}$, so the sum is \\boxed{1}.",
+    dataset_name: str | None = None,
+    model_name: str = "model-a",
+) -> Completion:
+    serial = next(_serial)
+    dataset, _ = Dataset.objects.get_or_create(name=dataset_name or f"dataset-{serial}")
+    question = Question.objects.create(
+        dataset=dataset, external_id=f"q{serial}", text=question_text, domain="math_reasoning",
+        source="math_reasoning/MATH", answer_type="A1", answer_class="A", content_hash=_hash(question_text),
+    )
+    ReferenceAnswer.objects.create(question=question, final_answer=final_answer, solution=solution)
+    return Completion.objects.create(
+        question=question, external_id=f"c{serial}", model_name=model_name, text=completion_text,
+        content_hash=_hash(completion_text), sampling={"temperature": 0.7},
+    )
+
+
+def save_screenshot(page, name: str, *, full_page: bool = True) -> Path:
+    """Save what the page shows as docs/screenshots/<name>.png and return the path."""
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOT_DIR / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
