@@ -1,6 +1,6 @@
 from rest_framework.routers import SimpleRouter
 
-from . import views
+from . import export_views, views
 
 router = SimpleRouter()
 router.register("datasets", views.DatasetViewSet, basename="dataset")
@@ -8,5 +8,6 @@ router.register("questions", views.QuestionViewSet, basename="question")
 router.register("references", views.ReferenceAnswerViewSet, basename="reference")
 router.register("completions", views.CompletionViewSet, basename="completion")
 router.register("prior-labels", views.PriorLabelViewSet, basename="prior-label")
+router.register("exports", export_views.ExportJobViewSet, basename="export")
 
 urlpatterns = router.urls

@@ -1,0 +1,108 @@
+"""Export jobs over HTTP: create, list, inspect, cancel, download. Researchers and admins only."""
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from annotation.models import AnnotationProject
+from verifybench import services
+from verifybench.exports import FILE_TYPES, export_format_names
+from verifybench.models import ExportJob
+
+from .permissions import IsResearcherOrAdmin
+
+
+class ExportJobSerializer(serializers.ModelSerializer):
+    progress = serializers.SerializerMethodField()
+    shortfalls = serializers.SerializerMethodField()
+    download_url = serializers.SerializerMethodField()
+    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = ExportJob
+        fields = [
+            "id", "project", "format", "file_types", "options", "status", "progress", "cancel_requested", "error",
+            "attempt", "created_by", "created_at", "started_at", "finished_at", "bundle_sha256", "bundle_size",
+            "shortfalls", "manifest", "download_url",
+        ]
+        read_only_fields = fields
+
+    def get_progress(self, job) -> dict:
+        return {"done": job.progress_done, "total": job.progress_total}
+
+    def get_shortfalls(self, job) -> dict:
+        return (job.manifest or {}).get("shortfalls", {})
+
+    def get_download_url(self, job) -> str | None:
+        if job.status != ExportJob.Status.SUCCEEDED:
+            return None
+        request = self.context.get("request")
+        path = f"/api/exports/{job.pk}/download/"
+        return request.build_absolute_uri(path) if request else path
+
+
+class ExportRequestSerializer(serializers.Serializer):
+    project = serializers.PrimaryKeyRelatedField(queryset=AnnotationProject.objects.all())
+    format = serializers.CharField()
+    file_types = serializers.ListField(child=serializers.ChoiceField(choices=FILE_TYPES), required=False,
+                                       allow_empty=False)
+    options = serializers.DictField(required=False)
+
+    def validate_format(self, value):
+        if value not in export_format_names():
+            raise serializers.ValidationError(f"unknown format; expected one of {', '.join(export_format_names())}")
+        return value
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Export jobs, newest first"),
+    retrieve=extend_schema(summary="One export job: status, progress, manifest"),
+)
+class ExportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    permission_classes = [IsResearcherOrAdmin]
+    serializer_class = ExportJobSerializer
+    filterset_fields = ["project", "format", "status"]
+    ordering_fields = ["created_at", "id"]
+    ordering = ["-created_at", "-id"]
+
+    def get_queryset(self):
+        return ExportJob.objects.select_related("created_by")
+
+    @extend_schema(summary="Start an export", request=ExportRequestSerializer, responses={201: ExportJobSerializer})
+    def create(self, request):
+        given = ExportRequestSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        try:
+            job = services.create_export(
+                project=data["project"], format=data["format"], file_types=data.get("file_types"),
+                options=data.get("options"), created_by=request.user,
+            )
+        except services.ExportRequestError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(self.get_serializer(job).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Cancel an export", request=None,
+                   responses={200: ExportJobSerializer, 409: OpenApiResponse(description="Already ended.")})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        try:
+            job = services.cancel_export(self.get_object())
+        except services.ExportRequestError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(self.get_serializer(job).data)
+
+    @extend_schema(summary="Download the bundle (zip)",
+                   responses={(200, "application/zip"): OpenApiTypes.BINARY,
+                              409: OpenApiResponse(description="The export has not succeeded.")})
+    @action(detail=True, methods=["get"])
+    def download(self, request, pk=None):
+        job = self.get_object()
+        path = services.export_bundle(job)
+        if path is None:
+            return Response({"detail": f"export {job.pk} has no bundle yet (status {job.status})"},
+                            status=status.HTTP_409_CONFLICT)
+        return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name,
+                            content_type="application/zip")

@@ -1,0 +1,316 @@
+"""The built-in export formats: VerifyBench (balanced), VerifyBench-Hard (natural) and mu-MATH.
+
+Each reads the final human labels of a correctness project. Only items that are resolved, not excluded as
+unsuitable and not gold are ever read. The selection passes read ids and labels only; texts are read chunk by chunk
+while the files are written, so memory stays bounded by the chunk size.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+
+from django.db.models import OuterRef, Subquery
+
+from annotation import workflow
+from annotation.models import Item, Label
+from verifybench import taxonomy
+from verifybench.models import ReferenceAnswer
+
+from .columns import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS
+from .registry import ExportFormat, ExportPlan, ExportRow, Option, RowFacts, register_export_format
+from .selection import choose_balanced, choose_models, choose_subset, pick_one
+
+COARSE_TYPES = tuple(taxonomy.COARSE_CLASSES)
+
+_ROW_FIELDS = (
+    "id", "final_value", "resolution",
+    "completion__external_id", "completion__text", "completion__model_name",
+    "completion__question_id", "completion__question__external_id", "completion__question__text",
+    "completion__question__source", "completion__question__domain",
+    "completion__question__answer_type", "completion__question__answer_class",
+    "reference_final_answer", "reference_solution",
+)
+
+
+def exportable_items(project, options: dict):
+    """Items whose final label may be exported: resolved, not unsuitable, not gold, with a boolean final label."""
+    items = Item.objects.filter(
+        project=project, state=workflow.RESOLVED, excluded=False, is_gold=False, completion__isnull=False,
+        final_value__in=[True, False],
+    )
+    if options.get("question_ids"):
+        items = items.filter(completion__question__external_id__in=options["question_ids"])
+    return items
+
+
+def _with_reference(items):
+    primary = ReferenceAnswer.objects.filter(question_id=OuterRef("completion__question_id"), is_primary=True)
+    return items.annotate(
+        reference_final_answer=Subquery(primary.values("final_answer")[:1]),
+        reference_solution=Subquery(primary.values("solution")[:1]),
+    )
+
+
+def _row_values(items) -> Iterable[tuple]:
+    return _with_reference(items).values_list(*_ROW_FIELDS)
+
+
+def _annotators(item_ids: list[int]) -> dict[int, list[int]]:
+    by_item: dict[int, list[int]] = defaultdict(list)
+    labels = Label.objects.filter(item_id__in=item_ids).order_by("item_id", "created_at", "id")
+    for item_id, annotator_id in labels.values_list("item_id", "annotator_id"):
+        by_item[item_id].append(annotator_id)
+    return by_item
+
+
+def _public_types(code: str, letter: str) -> tuple[str, str]:
+    answer_type = taxonomy.BY_CODE[code].public_label if code in taxonomy.BY_CODE else ""
+    letter = letter or (code[0] if code else "")
+    return answer_type, taxonomy.coarse_label(letter) if letter in taxonomy.COARSE_CLASSES else ""
+
+
+def _facts(values: dict) -> RowFacts:
+    answer_type, answer_subtype = _public_types(values["completion__question__answer_type"],
+                                                values["completion__question__answer_class"])
+    return RowFacts(
+        answer_type=answer_type, answer_subtype=answer_subtype, domain=values["completion__question__domain"],
+        source=values["completion__question__source"], label=bool(values["final_value"]),
+        model=values["completion__model_name"], resolution=values["resolution"],
+    )
+
+
+def _answer(values: dict) -> str:
+    return values["reference_final_answer"] or values["reference_solution"] or ""
+
+
+def verifybench_row(values: dict, annotators: list[int]) -> ExportRow:
+    facts = _facts(values)
+    return ExportRow(
+        data={
+            "question_id": values["completion__question__external_id"],
+            "question": values["completion__question__text"],
+            "answer": _answer(values),
+            "completion_id": values["completion__external_id"],
+            "completion": values["completion__text"],
+            "completion_model": values["completion__model_name"],
+            "gold_correct": facts.label,
+            "answer_type": facts.answer_type,
+            "answer_subtype": facts.answer_subtype,
+            "source": values["completion__question__source"],
+            "annotator": annotators,
+        },
+        facts=facts,
+    )
+
+
+def mumath_row(values: dict, annotators: list[int]) -> ExportRow:
+    return ExportRow(
+        data={
+            "uuid": values["completion__question__external_id"],
+            "problem_statement": values["completion__question__text"],
+            "golden_answer": _answer(values),
+            "model": values["completion__model_name"],
+            "model_output": values["completion__text"],
+            "label": bool(values["final_value"]),
+        },
+        facts=_facts(values),
+    )
+
+
+def _rows_for(item_ids: list[int], make_row) -> list[ExportRow]:
+    """The rows of these items, in the order given."""
+    found = {}
+    for values in _row_values(Item.objects.filter(pk__in=item_ids)):
+        record = dict(zip(_ROW_FIELDS, values))
+        found[record["id"]] = record
+    annotators = _annotators(item_ids)
+    return [make_row(found[item_id], annotators.get(item_id, [])) for item_id in item_ids if item_id in found]
+
+
+def _chunked(values: Iterable, size: int) -> Iterator[list]:
+    chunk: list = []
+    for value in values:
+        chunk.append(value)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _parameters(options: dict, **resolved) -> dict:
+    shown = {k: v for k, v in options.items() if k not in ("chunk_size", "chunk_delay")}
+    return {**shown, **resolved}
+
+
+# -- VerifyBench-Hard: every exportable item with its natural label balance ---------------------------------------
+
+def plan_natural(project, options: dict) -> ExportPlan:
+    items = exportable_items(project, options).order_by("id")
+    total = items.count()
+    size = options["chunk_size"]
+
+    def chunks() -> Iterator[list[ExportRow]]:
+        for chunk in _chunked(_row_values(items).iterator(chunk_size=size), size):
+            records = [dict(zip(_ROW_FIELDS, values)) for values in chunk]
+            annotators = _annotators([record["id"] for record in records])
+            yield [verifybench_row(record, annotators.get(record["id"], [])) for record in records]
+
+    return ExportPlan(total=total, chunks=chunks(), parameters=_parameters(options, builder="natural"))
+
+
+def describe_natural(options: dict) -> str:
+    text = ("Natural builder: every completion of the project with a final human label is included, with the "
+            "label balance as it came out of annotation (no balancing, no sampling).")
+    if options.get("question_ids"):
+        text += f" Restricted to {len(options['question_ids'])} chosen questions."
+    return text
+
+
+# -- VerifyBench: K questions per coarse answer type, one correct and one incorrect completion each ------------------
+
+def plan_balanced(project, options: dict) -> ExportPlan:
+    per_type, seed, size = options["per_type"], options["seed"], options["chunk_size"]
+    labels_by_question: dict[int, set[bool]] = defaultdict(set)
+    letter_of: dict[int, str] = {}
+    rows = (
+        exportable_items(project, options)
+        .order_by("completion__question_id")
+        .values_list("completion__question_id", "completion__question__answer_class",
+                     "completion__question__answer_type", "final_value")
+    )
+    for question_id, letter, code, final in rows.iterator(chunk_size=size):
+        labels_by_question[question_id].add(bool(final))
+        letter_of[question_id] = letter or (code[0] if code else "")
+    candidates: dict[str, list[int]] = defaultdict(list)
+    untyped = 0
+    for question_id in sorted(labels_by_question):
+        if labels_by_question[question_id] != {True, False}:
+            continue
+        if letter_of[question_id] in COARSE_TYPES:
+            candidates[letter_of[question_id]].append(question_id)
+        else:
+            untyped += 1
+    chosen, shortfalls = choose_balanced(candidates, COARSE_TYPES, per_type, seed)
+    del labels_by_question, letter_of
+    notes = []
+    if untyped:
+        notes.append(f"{untyped} question(s) with both a correct and an incorrect completion were left out because "
+                     "they have no answer type.")
+    ordered_questions = [question_id for letter in COARSE_TYPES for question_id in chosen[letter]]
+    named_shortfalls = {taxonomy.coarse_label(letter): info for letter, info in shortfalls.items()}
+
+    def chunks() -> Iterator[list[ExportRow]]:
+        for questions in _chunked(ordered_questions, max(1, size // 2)):
+            by_question: dict[int, dict[bool, list[int]]] = defaultdict(lambda: {True: [], False: []})
+            items = exportable_items(project, options).filter(completion__question_id__in=questions)
+            for item_id, question_id, final in items.order_by("id").values_list(
+                "id", "completion__question_id", "final_value"
+            ):
+                by_question[question_id][bool(final)].append(item_id)
+            picked = []
+            for question_id in questions:
+                picked.append(pick_one(by_question[question_id][True], seed, "question", question_id, "correct"))
+                picked.append(pick_one(by_question[question_id][False], seed, "question", question_id, "incorrect"))
+            yield _rows_for(picked, verifybench_row)
+
+    return ExportPlan(
+        total=2 * len(ordered_questions),
+        chunks=chunks(),
+        parameters=_parameters(options, builder="balanced",
+                               selected_per_type={taxonomy.coarse_label(k): len(v) for k, v in chosen.items()}),
+        shortfalls=named_shortfalls,
+        notes=notes,
+    )
+
+
+def describe_balanced(options: dict) -> str:
+    return (
+        f"Balanced builder: for each coarse answer type (A numeric values, B expressions, C multiple choice, "
+        f"D string) up to {options['per_type']} questions were drawn at random (seed {options['seed']}) among "
+        "the questions that have at least one completion finally labelled correct and one finally labelled "
+        "incorrect; for each drawn question one correct and one incorrect completion were drawn, giving two rows "
+        "per question and an even label balance. A type with fewer eligible questions gives all it has and is "
+        "listed under Shortfalls."
+    )
+
+
+# -- mu-MATH: chosen problems x up to N author models, one judged solution per row ---------------------------------
+
+def plan_mumath(project, options: dict) -> ExportPlan:
+    seed, size, wanted_models = options["seed"], options["chunk_size"], options["models"]
+    problems_by_model: dict[str, set[int]] = defaultdict(set)
+    pairs = exportable_items(project, options).values_list("completion__question_id", "completion__model_name")
+    for question_id, model in pairs.distinct().order_by().iterator(chunk_size=size):
+        problems_by_model[model].add(question_id)
+    models = choose_models({m: len(p) for m, p in problems_by_model.items()}, wanted_models,
+                           options.get("author_models"))
+    candidates = sorted(set().union(*(problems_by_model.get(m, set()) for m in models)) if models else set())
+    problems = choose_subset(candidates, options.get("problems"), seed, "problems")
+    chosen_set = set(problems)
+    coverage = {m: len(problems_by_model.get(m, set()) & chosen_set) for m in models}
+    shortfalls: dict[str, dict[str, int]] = {}
+    if len(models) < wanted_models and not options.get("author_models"):
+        shortfalls["author models"] = {"requested": wanted_models, "available": len(models), "selected": len(models)}
+    if options.get("problems") and len(candidates) < options["problems"]:
+        shortfalls["problems"] = {"requested": options["problems"], "available": len(candidates),
+                                  "selected": len(problems)}
+    for model, covered in coverage.items():
+        if covered < len(problems):
+            shortfalls[f"model {model}"] = {"requested": len(problems), "available": covered, "selected": covered}
+    del problems_by_model
+
+    def chunks() -> Iterator[list[ExportRow]]:
+        for questions in _chunked(problems, max(1, size // max(1, len(models)))):
+            by_pair: dict[tuple[int, str], list[int]] = defaultdict(list)
+            items = exportable_items(project, options).filter(
+                completion__question_id__in=questions, completion__model_name__in=models
+            )
+            for item_id, question_id, model in items.order_by("id").values_list(
+                "id", "completion__question_id", "completion__model_name"
+            ):
+                by_pair[(question_id, model)].append(item_id)
+            picked = [
+                pick_one(by_pair[(question_id, model)], seed, "solution", question_id, model)
+                for question_id in questions for model in models if by_pair.get((question_id, model))
+            ]
+            yield _rows_for(picked, mumath_row)
+
+    return ExportPlan(
+        total=sum(coverage.values()),
+        chunks=chunks(),
+        parameters=_parameters(options, builder="mumath", author_models=models, problems_selected=len(problems)),
+        shortfalls=shortfalls,
+    )
+
+
+def describe_mumath(options: dict) -> str:
+    models = ", ".join(options["author_models"]) if options.get("author_models") else (
+        f"the {options['models']} author models with the most labelled problems")
+    problems = (f"{options['problems']} problems drawn at random (seed {options['seed']})"
+                if options.get("problems") else "every problem with a labelled solution by one of them")
+    return (
+        f"mu-MATH builder: author models {models}; {problems}. For each problem and author model one solution "
+        "with a final human label is given (drawn with the seed when the model has several), so a problem has up "
+        "to one row per author model. The label is the final human judgement of the solution's correctness."
+    )
+
+
+VERIFYBENCH = register_export_format(ExportFormat(
+    name="verifybench", title="VerifyBench (balanced)", columns=VERIFYBENCH_COLUMNS, plan=plan_balanced,
+    options=(Option("per_type", int, 250, 1, 1_000_000, help="Questions per coarse answer type (K)."),),
+    describe=describe_balanced,
+))
+VERIFYBENCH_HARD = register_export_format(ExportFormat(
+    name="verifybench-hard", title="VerifyBench-Hard (natural label balance)", columns=VERIFYBENCH_COLUMNS,
+    plan=plan_natural, file_stem="verifybench_hard", describe=describe_natural,
+))
+MUMATH = register_export_format(ExportFormat(
+    name="mumath", title="mu-MATH", columns=MUMATH_COLUMNS, plan=plan_mumath,
+    options=(
+        Option("models", int, 4, 1, 1000, help="Author models per problem (N)."),
+        Option("author_models", list, None, help="Use exactly these author models instead of the N most common."),
+        Option("problems", int, None, 1, 10_000_000, help="Number of problems to draw; all when absent."),
+    ),
+    describe=describe_mumath,
+))

@@ -1,0 +1,126 @@
+"""The bundle's manifest.json and dataset card README.md. Pure module, no Django imports."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from .registry import RowFacts
+
+RESOLUTIONS = ("agreement", "majority", "adjudication", "override")
+
+
+class ManifestCounts:
+    """Counts of the exported rows by answer type, coarse type, domain, source, label, author model and resolution."""
+
+    def __init__(self):
+        self.rows = 0
+        self.answer_type: Counter = Counter()
+        self.answer_subtype: Counter = Counter()
+        self.domain: Counter = Counter()
+        self.source: Counter = Counter()
+        self.label: Counter = Counter()
+        self.model: Counter = Counter()
+        self.resolution: Counter = Counter()
+
+    def add(self, facts: RowFacts) -> None:
+        self.rows += 1
+        self.answer_type[facts.answer_type or "(none)"] += 1
+        self.answer_subtype[facts.answer_subtype or "(none)"] += 1
+        self.domain[facts.domain or "(none)"] += 1
+        self.source[facts.source or "(none)"] += 1
+        self.label["correct" if facts.label else "incorrect"] += 1
+        self.model[facts.model or "(none)"] += 1
+        if facts.resolution:
+            self.resolution[facts.resolution] += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        def ordered(counter: Counter) -> dict[str, int]:
+            return dict(sorted(counter.items()))
+
+        return {
+            "rows": self.rows,
+            "by_answer_type": ordered(self.answer_type),
+            "by_answer_subtype": ordered(self.answer_subtype),
+            "by_domain": ordered(self.domain),
+            "by_source": ordered(self.source),
+            "by_label": {"correct": self.label.get("correct", 0), "incorrect": self.label.get("incorrect", 0)},
+            "by_model": ordered(self.model),
+            "final_label_by": {name: self.resolution.get(name, 0) for name in RESOLUTIONS},
+        }
+
+
+def manifest_json(manifest: dict[str, Any]) -> str:
+    return json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+
+
+def _figure(value) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def render_card(manifest: dict[str, Any], builder_description: str) -> str:
+    """The dataset card: what the bundle holds and the protocol that produced its labels."""
+    counts = manifest["counts"]
+    agreement = manifest.get("agreement") or {}
+    policy = manifest["project"].get("policy", {})
+    first_round = policy.get("labels_per_item", 2)
+    tiebreak = policy.get("tiebreak_annotators", 1)
+    lines = [
+        f"# {manifest['title']}",
+        "",
+        f"Exported from annotation project \"{manifest['project']['name']}\" (dataset "
+        f"\"{manifest['project']['dataset']}\") by mathlabel {manifest['app_version']} "
+        f"on {manifest['created_at']}.",
+        "",
+        "## Files",
+        "",
+    ]
+    for name, info in manifest["files"].items():
+        lines.append(f"- `{name}`: {info['rows']} rows, {info['bytes']} bytes, sha256 `{info['sha256']}`")
+    lines += [
+        "",
+        "Columns: " + ", ".join(f"`{name}`" for name in manifest["columns"]) + ".",
+        "CSV files spell booleans `true`/`false` and write lists as JSON text.",
+        "",
+        "## How the labels were produced",
+        "",
+        f"Every completion was labelled correct or incorrect by {first_round} annotators working independently and "
+        "blind: they saw the question, the reference answer and the completion, never each other's labels, the "
+        "automatic verdicts or (unless the project showed them) the model names. When the "
+        f"{first_round} labels agreed the label was final. Otherwise {tiebreak} more annotator(s) labelled it and a "
+        "strict majority decided; when there was still no majority an adjudicator decided and wrote a rationale. "
+        "An administrator may override a final label, also with a rationale. Items an annotator or adjudicator "
+        "resolved as unsuitable are left out, as are unresolved items and the gold items used to check annotators.",
+        "",
+        "Final labels in this bundle were decided by: "
+        + ", ".join(f"{name} {count}" for name, count in counts["final_label_by"].items()) + ".",
+        "",
+        f"Agreement on the project's first-round label pairs ({agreement.get('items_compared', 0)} items): "
+        f"raw agreement {_figure(agreement.get('raw_agreement'))}, Cohen's kappa "
+        f"{_figure(agreement.get('cohens_kappa'))}; Krippendorff's alpha over all labels "
+        f"{_figure(agreement.get('krippendorff_alpha'))}.",
+        "",
+        "## How the rows were chosen",
+        "",
+        builder_description,
+        "",
+        "Parameters: " + ", ".join(f"`{k}` = {json.dumps(v)}" for k, v in manifest["parameters"].items()) + ".",
+        "",
+        f"{counts['rows']} rows: {counts['by_label']['correct']} correct, {counts['by_label']['incorrect']} "
+        "incorrect.",
+        "",
+    ]
+    shortfalls = manifest.get("shortfalls") or {}
+    lines += ["## Shortfalls", ""]
+    if shortfalls:
+        for group, info in shortfalls.items():
+            lines.append(
+                f"- {group}: {info['requested']} requested, {info['available']} available, "
+                f"{info['selected']} selected. Nothing was padded."
+            )
+    else:
+        lines.append("None: every group got the number of rows requested.")
+    for note in manifest.get("notes") or []:
+        lines += ["", note]
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,246 @@
+"""Running one ExportJob: claim it, build the bundle in temporary files, publish it atomically.
+
+Files of job 12 under EXPORT_ROOT:
+  .export-12-<token>.work/        data files being written by the run <token>
+  .export-12-<token>.zip.part     the zip being assembled
+  export-12-<format>.zip          the published bundle; exists only once the job is marked succeeded
+
+Publishing renames the .zip.part onto the final name with os.replace inside the transaction that marks the job
+succeeded: if that transaction fails, the final file is removed again. A run that is killed leaves only
+temporary files (or, at worst, a final file whose job is not marked succeeded); the next run of the same job deletes
+every file of the job before it starts, so it starts clean. Downloads are served only for succeeded jobs.
+
+Each run owns the job through a fresh `run_token`. A run that finds the token changed (the job was restarted while
+it was presumed dead) stops without touching the job; a run that finds `cancel_requested` set between two chunks
+ends the job `cancelled` without publishing anything.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+import tomllib
+import uuid
+import zipfile
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation import selectors as annotation_selectors
+from verifybench.models import ExportJob
+
+from .manifest import ManifestCounts, manifest_json, render_card
+from .registry import get_export_format
+from .writers import open_writer, sha256_of
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STALE_SECONDS = 120
+
+
+class ExportCancelled(Exception):
+    pass
+
+
+class RunSuperseded(Exception):
+    """Another run took over the job; this one must leave it alone."""
+
+
+def export_root() -> Path:
+    root = Path(settings.EXPORT_ROOT)
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def stale_after() -> timedelta:
+    return timedelta(seconds=getattr(settings, "EXPORT_STALE_SECONDS", DEFAULT_STALE_SECONDS))
+
+
+def final_name(job: ExportJob) -> str:
+    return f"export-{job.pk}-{job.format}.zip"
+
+
+def bundle_file(job: ExportJob) -> Path | None:
+    """The published zip of a succeeded job, or None."""
+    if job.status != ExportJob.Status.SUCCEEDED or not job.bundle_path:
+        return None
+    path = export_root() / job.bundle_path
+    return path if path.is_file() else None
+
+
+def remove_job_files(job: ExportJob, *, keep_final: bool = False) -> list[Path]:
+    """Delete the temporary files of every run of this job (and its final zip unless kept). Returns what went."""
+    root = export_root()
+    removed = []
+    for path in root.glob(f".export-{job.pk}-*"):
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    final = root / final_name(job)
+    if not keep_final and final.exists():
+        final.unlink(missing_ok=True)
+        removed.append(final)
+    return removed
+
+
+def app_version() -> str:
+    with open(Path(settings.BASE_DIR) / "pyproject.toml", "rb") as handle:
+        return tomllib.load(handle)["project"]["version"]
+
+
+def _claim(job_id: int, attempt: int | None) -> tuple[ExportJob, str] | None:
+    now = timezone.now()
+    with transaction.atomic():
+        job = ExportJob.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.is_finished:
+            return None
+        if attempt is not None and attempt != job.attempt:
+            return None  # a message of an earlier attempt, delivered late
+        if job.status == ExportJob.Status.RUNNING and job.heartbeat_at and now - job.heartbeat_at < stale_after():
+            return None  # a duplicate delivery while the owning run is alive
+        if job.cancel_requested:
+            job.status, job.finished_at = ExportJob.Status.CANCELLED, now
+            job.save(update_fields=["status", "finished_at"])
+            return None
+        token = uuid.uuid4().hex
+        job.status, job.run_token, job.started_at, job.heartbeat_at = ExportJob.Status.RUNNING, token, now, now
+        job.progress_done, job.progress_total, job.error, job.finished_at = 0, 0, "", None
+        job.save(update_fields=["status", "run_token", "started_at", "heartbeat_at", "progress_done",
+                                "progress_total", "error", "finished_at"])
+    return job, token
+
+
+def _report_progress(job: ExportJob, token: str, **fields) -> None:
+    """Record progress and the heartbeat; stop if the job was taken over or cancelled."""
+    owned = ExportJob.objects.filter(pk=job.pk, run_token=token)
+    if not owned.update(heartbeat_at=timezone.now(), **fields):
+        raise RunSuperseded
+    if owned.values_list("cancel_requested", flat=True).first():
+        raise ExportCancelled
+
+
+def _finish(job: ExportJob, token: str, status: str, error: str = "") -> None:
+    ExportJob.objects.filter(pk=job.pk, run_token=token).update(
+        status=status, error=error[:10_000], finished_at=timezone.now()
+    )
+
+
+def run_job(job_id: int, attempt: int | None = None) -> ExportJob | None:
+    """Run the job if it is waiting (or was left running by a run that died); return it as it ended."""
+    claimed = _claim(job_id, attempt)
+    if claimed is None:
+        return ExportJob.objects.filter(pk=job_id).first()
+    job, token = claimed
+    removed = remove_job_files(job)
+    if removed:
+        logger.info("export %s: removed %d stale file(s) of an earlier run", job.pk, len(removed))
+    root = export_root()
+    workdir = root / f".export-{job.pk}-{token}.work"
+    part = root / f".export-{job.pk}-{token}.zip.part"
+    try:
+        manifest = _build(job, token, workdir, part)
+        _publish(job, token, part, manifest)
+    except ExportCancelled:
+        _finish(job, token, ExportJob.Status.CANCELLED)
+    except RunSuperseded:
+        logger.info("export %s: run %s was superseded", job.pk, token)
+    except Exception as exc:
+        logger.exception("export %s failed", job.pk)
+        _finish(job, token, ExportJob.Status.FAILED, f"{type(exc).__name__}: {exc}")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+        part.unlink(missing_ok=True)
+    return ExportJob.objects.get(pk=job.pk)
+
+
+def _build(job: ExportJob, token: str, workdir: Path, part: Path) -> dict:
+    export_format = get_export_format(job.format)
+    options = export_format.clean_options(job.options)
+    project = job.project
+    plan = export_format.plan(project, options)
+    _report_progress(job, token, progress_total=plan.total)
+
+    workdir.mkdir(parents=True)
+    writers = {
+        file_type: open_writer(file_type, workdir / f"{export_format.stem}.{file_type}", export_format.columns)
+        for file_type in job.file_types
+    }
+    counts = ManifestCounts()
+    try:
+        for chunk in plan.chunks:
+            rows = [row.data for row in chunk]
+            for writer in writers.values():
+                writer.write(rows)
+            for row in chunk:
+                counts.add(row.facts)
+            _report_progress(job, token, progress_done=counts.rows)
+            if options["chunk_delay"]:
+                time.sleep(options["chunk_delay"])
+        written = [writer.close() for writer in writers.values()]
+    except BaseException:
+        for writer in writers.values():
+            writer.abort()
+        raise
+
+    manifest = {
+        "format": export_format.name,
+        "title": export_format.title,
+        "app_version": app_version(),
+        "created_at": timezone.now().isoformat(),
+        "job": job.pk,
+        "project": {
+            "id": project.pk, "name": project.name, "dataset": project.dataset.name, "kind": project.kind,
+            "policy": {"labels_per_item": project.labels_per_item,
+                       "tiebreak_annotators": project.tiebreak_annotators},
+        },
+        "seed": options["seed"],
+        "parameters": plan.parameters,
+        "columns": [column.name for column in export_format.columns],
+        "counts": counts.as_dict(),
+        "agreement": annotation_selectors.agreement_figures(project),
+        "project_state": annotation_selectors.state_counts(project),
+        "shortfalls": plan.shortfalls,
+        "notes": plan.notes,
+        "files": {f.name: {"rows": f.rows, "bytes": f.bytes, "sha256": f.sha256} for f in written},
+    }
+    card = render_card(manifest, export_format.describe(options))
+    _report_progress(job, token)
+    with zipfile.ZipFile(part, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for f in written:
+            compression = zipfile.ZIP_STORED if f.name.endswith(".parquet") else zipfile.ZIP_DEFLATED
+            bundle.write(f.path, arcname=f.name, compress_type=compression)
+        bundle.writestr("manifest.json", manifest_json(manifest))
+        bundle.writestr("README.md", card)
+    return manifest
+
+
+def _publish(job: ExportJob, token: str, part: Path, manifest: dict) -> None:
+    final = export_root() / final_name(job)
+    digest, size = sha256_of(part), part.stat().st_size
+    replaced = False
+    try:
+        with transaction.atomic():
+            locked = ExportJob.objects.select_for_update().get(pk=job.pk)
+            if locked.run_token != token:
+                raise RunSuperseded
+            if locked.cancel_requested:
+                raise ExportCancelled
+            os.replace(part, final)
+            replaced = True
+            locked.status = ExportJob.Status.SUCCEEDED
+            locked.bundle_path, locked.bundle_sha256, locked.bundle_size = final.name, digest, size
+            locked.manifest = manifest
+            locked.progress_done = manifest["counts"]["rows"]
+            locked.finished_at = locked.heartbeat_at = timezone.now()
+            locked.save(update_fields=["status", "bundle_path", "bundle_sha256", "bundle_size", "manifest",
+                                       "progress_done", "finished_at", "heartbeat_at"])
+    except BaseException:
+        if replaced:
+            final.unlink(missing_ok=True)
+        raise
