@@ -3,10 +3,23 @@ from __future__ import annotations
 
 import pytest
 
+from verifybench import roles
+
 from .helpers import make_completion
 from .test_rendering import XSS_PAYLOADS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+# Fixed names keep the screenshots in docs/screenshots stable from run to run.
+@pytest.fixture
+def researcher(make_user):
+    return make_user(roles.RESEARCHER, username="rita")
+
+
+@pytest.fixture
+def annotator(make_user):
+    return make_user(roles.ANNOTATOR, username="alan")
 
 # Runs before any page script (and is not subject to the page's CSP): records what the page tries to do.
 WATCH_PAGE = """
@@ -79,7 +92,7 @@ def test_math_typesets_and_a_broken_formula_shows_its_source(page, live_server, 
         "```\n$not math$\n```\n\n"
         "**Final answer:** $\\boxed{\\tfrac{1}{3}}$"
     )
-    completion = make_completion(text)
+    completion = make_completion(text, dataset_name="VerifyBench sample")
     seen = watch(page, live_server.url)
     login(page, researcher)
     page.goto(app_url("completion-detail", completion.pk))
