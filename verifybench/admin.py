@@ -105,6 +105,9 @@ class ReadOnlyInline(admin.TabularInline):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
 
 class ReferenceAnswerInline(ReadOnlyInline):
     model = ReferenceAnswer
