@@ -180,13 +180,18 @@ class FakeOpenAIServer:
             if self._group_size:
                 self._wait_for_group()
         try:
-            self._respond(handler, behaviour, body, headers)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+            answer = self._answer(behaviour, body, headers)
         finally:
+            # Counted out before the reply is written: the client may send its next request as soon
+            # as it reads this one, and max_in_flight must never count a request it has finished with.
             with self._lock:
                 self._in_flight -= 1
                 self._changed.notify_all()
+        if answer is not None:
+            try:
+                self._send(handler, *answer)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
 
     def _wait_for_group(self) -> None:
         """Called with the lock held."""
@@ -203,15 +208,15 @@ class FakeOpenAIServer:
         if self._group_generation == generation:
             self._held -= 1
 
-    def _respond(self, handler, behaviour, body: dict, headers: dict[str, str]) -> None:
+    def _answer(self, behaviour, body: dict, headers: dict[str, str]) -> tuple[int, dict, dict] | None:
+        """The status, JSON payload and extra headers of the reply; None when the server is stopping."""
         if isinstance(behaviour, Status):
             extra = {"Retry-After": behaviour.retry_after} if behaviour.retry_after is not None else {}
             error = {"message": behaviour.message, "type": "server_error" if behaviour.code >= 500 else "error"}
-            self._send(handler, behaviour.code, {"error": error}, extra)
-            return
+            return behaviour.code, {"error": error}, extra
         if isinstance(behaviour, Slow):
             if self._stopping.wait(behaviour.seconds):
-                return
+                return None
             behaviour = behaviour.then
         if isinstance(behaviour, EchoAuthorization):
             content, finish_reason = behaviour.prefix + headers.get("authorization", ""), "stop"
@@ -222,7 +227,7 @@ class FakeOpenAIServer:
         completion_tokens = len(content.split())
         with self._lock:
             number = len(self.requests)
-        self._send(handler, 200, {
+        return 200, {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -233,7 +238,7 @@ class FakeOpenAIServer:
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             },
-        })
+        }, {}
 
     @staticmethod
     def _send(handler, code: int, payload: dict, extra_headers: dict[str, str] | None = None) -> None:

@@ -130,3 +130,21 @@ def test_judge_settings_come_from_a_judge_config_only():
     rule = VerifierConfig.objects.create(name="rule", kind=VerifierConfig.Kind.RULE)
     with pytest.raises(JudgeConfigurationError, match="not an LLM judge"):
         JudgeSettings.from_config(rule)
+
+
+def test_admin_edit_of_a_used_template_saves_a_new_version(client, django_user_model, completion):
+    staff = django_user_model.objects.create_superuser("root", "root@example.com", "pass-word-123")
+    client.force_login(staff)
+    form = {"contract": "final_judgment", "system_template": "", "user_template": USER, "extraction_template": ""}
+    response = client.post("/admin/grading/prompttemplate/add/", {"name": "admin-made", **form})
+    assert response.status_code == 302
+    template = PromptTemplate.objects.get(name="admin-made")
+    assert (template.version, template.created_by) == (1, staff)
+    record_verdict(completion, make_judge_config(template), JudgeResult(status="correct", template_id=template.pk))
+
+    response = client.post(
+        f"/admin/grading/prompttemplate/{template.pk}/change/", {**form, "system_template": "Be strict."}
+    )
+    assert response.status_code == 302
+    versions = list(PromptTemplate.objects.filter(name="admin-made").order_by("version").values_list("version", "system_template"))
+    assert versions == [(1, ""), (2, "Be strict.")]
