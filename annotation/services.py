@@ -283,7 +283,8 @@ def submit_label(
             raise NotAllowed("this task is not yours")
         existing = Label.objects.filter(task=task).first()
         if existing is not None:
-            same = existing.value == cleaned and existing.unsuitable == unsuitable and existing.note == note
+            same = (existing.value == cleaned and existing.unsuitable == unsuitable and existing.note == note
+                    and (details is None or existing.details == details))
             if same:
                 return SubmitResult(existing, False, item)
             if item.state == workflow.RESOLVED:
@@ -299,19 +300,20 @@ def submit_label(
         if item.state not in workflow.OPEN_STATES:
             raise WorkflowError(f"this item no longer takes labels (it is {item.get_state_display().lower()})")
         lease_live = task.status == Task.Status.LEASED and task.expires_at > now
-        if not lease_live and _capacity_left(item, now, exclude_task=task) <= 0:
-            ItemEvent.objects.create(item=item, actor=user, kind=ItemEvent.Kind.LATE_SUBMIT_REFUSED,
-                                     from_state=item.state, to_state=item.state)
-            raise WorkflowError(
-                "your lease on this item expired and the item has since been given to someone else; "
-                "your label was not stored — take the next task"
-            )
-        label = _create_label(item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent,
-                              details, now)
-        item.label_count += 1
-        item.started = True
-        _advance(item, project, actor=user)
-        return SubmitResult(label, True, item)
+        if lease_live or _capacity_left(item, now, exclude_task=task) > 0:
+            label = _create_label(item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent,
+                                  details, now)
+            item.label_count += 1
+            item.started = True
+            _advance(item, project, actor=user)
+            return SubmitResult(label, True, item)
+        # recorded in a transaction of its own: the refusal below must not roll the record back
+        ItemEvent.objects.create(item=item, actor=user, kind=ItemEvent.Kind.LATE_SUBMIT_REFUSED,
+                                 from_state=item.state, to_state=item.state)
+    raise WorkflowError(
+        "your lease on this item expired and the item has since been given to someone else; "
+        "your label was not stored — take the next task"
+    )
 
 
 def _create_label(item, task, user, cleaned, note, unsuitable, reason, seconds_spent, details, now) -> Label:
