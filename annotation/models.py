@@ -97,6 +97,9 @@ class Item(models.Model):
     question = models.ForeignKey(
         "verifybench.Question", null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_items"
     )
+    proof_submission = models.ForeignKey(
+        "grading.ProofSubmission", null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_items"
+    )
     state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING)
     resolution = models.CharField(max_length=20, choices=Resolution.choices, default="", blank=True)
     required_labels = models.PositiveSmallIntegerField()
@@ -121,6 +124,10 @@ class Item(models.Model):
             models.UniqueConstraint(
                 fields=["project", "question"], condition=models.Q(completion__isnull=True, question__isnull=False),
                 name="one_item_per_question_per_project",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "proof_submission"], condition=models.Q(proof_submission__isnull=False),
+                name="one_item_per_proof_per_project",
             ),
             models.CheckConstraint(
                 condition=models.Q(label_count__lte=models.F("required_labels")) | models.Q(is_gold=True),

@@ -59,7 +59,7 @@ def _reference(question) -> dict:
 
 
 def item_subject(item: Item):
-    """The question and (for completion items) the completion an item is about."""
+    """The question and (for completion items) the completion an item is about; (None, None) for a proof."""
     completion = item.completion
     question = completion.question if completion is not None else item.question
     return question, completion
@@ -69,6 +69,10 @@ def task_payload(task: Task) -> dict:
     """The task as its annotator may see it: no one else's label or note, no prior label, no model name
     unless the project shows it, no verdicts unless the project shows them, nothing that marks gold items."""
     item = task.item
+    if item.proof_submission_id is not None:
+        from grading.proof_selectors import proof_task_payload
+
+        return proof_task_payload(task)
     project = item.project
     question, completion = item_subject(item)
     payload = {
@@ -136,6 +140,10 @@ def verdicts_for(completion) -> list[dict]:
 
 def item_review(item: Item) -> dict:
     """Everything about an item for adjudicators and researchers: all labels with who gave them, verdicts."""
+    if item.proof_submission_id is not None:
+        from grading.proof_selectors import proof_item_review
+
+        return proof_item_review(item)
     question, completion = item_subject(item)
     labels = Label.objects.filter(item=item).select_related("annotator").order_by("created_at", "id")
     kind = item.project.judgement

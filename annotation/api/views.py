@@ -124,6 +124,10 @@ class TaskViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def submit(self, request, pk=None):
         task = self.get_task(pk)
+        if task.item.project.kind == services.kinds.PROOF_GRADE and not request.data.get("unsuitable"):
+            return Response({"detail": "a proof is graded against its rubric: post your choices to "
+                                       f"/api/grading/tasks/{task.pk}/grade/; a bare total is not accepted"},
+                            status=status.HTTP_400_BAD_REQUEST)
         serializer = serializers.SubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
