@@ -331,6 +331,8 @@ class JudgeClient:
         parsed = parse_output(template.contract, first.text, extraction_raw=extraction.text)
         parsed = self._explain_truncation(parsed, [first, extraction])
         calls = [first, extraction]
+        prompt_tokens = sum(call.prompt_tokens for call in calls)
+        completion_tokens = sum(call.completion_tokens for call in calls)
         result = JudgeResult(
             status=parsed.status,
             extracted_answer=parsed.answer,
@@ -338,9 +340,9 @@ class JudgeClient:
             reason=parsed.reason,
             raw_output=first.text,
             extraction_output=extraction.text,
-            prompt_tokens=sum(call.prompt_tokens for call in calls),
-            completion_tokens=sum(call.completion_tokens for call in calls),
-            cost=cost_of(sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls), self.settings),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=cost_of(prompt_tokens, completion_tokens, self.settings),
             attempts=sum(call.attempts for call in calls),
             template_id=self.settings.template_id,
         )
