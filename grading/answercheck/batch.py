@@ -96,7 +96,8 @@ def verify_batch(
         for item, ready in zip(batch, prepared):
             if ready.code is not None and ready.extracted is not None:
                 keys.setdefault(_key(item, ready), None)
-        distinct = list(keys)
+        # Grouping by reference keeps each worker's parse cache warm.
+        distinct = sorted(keys, key=lambda key: (key[2], key[1], key[0], key[3] or ""))
         if pool is not None and len(distinct) > chunk_size:
             size = max(1, min(chunk_size, len(distinct) // (workers * 8) or 1))
             parts = pool.starmap(_decide_many, [(part, timeout) for part in _chunks(distinct, size)])

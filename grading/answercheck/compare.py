@@ -283,9 +283,9 @@ def compare_expressions(predicted: str, reference: str) -> Comparison:
         return compare_numbers(predicted_text, reference_text)
     extra = {str(s) for s in predicted_value.free_symbols} - {str(s) for s in reference_value.free_symbols}
     missing = {str(s) for s in reference_value.free_symbols} - {str(s) for s in predicted_value.free_symbols}
-    if not up_to_constant and _symbolically_equal(predicted_value, reference_value):
-        return _ok(f"{predicted_text!r} simplifies to {reference_text!r}")
     agreement = expressions_agree(predicted_value, reference_value, up_to_constant=up_to_constant)
+    if agreement is None and not up_to_constant and _symbolically_equal(predicted_value, reference_value):
+        return _ok(f"{predicted_text!r} simplifies to {reference_text!r}")
     if agreement is True and not extra and not missing:
         how = "up to an additive constant" if up_to_constant else "at 8 random points"
         return _ok(f"{predicted_text!r} and {reference_text!r} agree numerically {how}")
@@ -387,8 +387,54 @@ def compare_equations(predicted: str, reference: str) -> Comparison:
 _IN_PREFIX = re.compile(r"^\s*[a-zA-Z]\s*(?:\\in|∈)\s*")
 
 
+_LESS = {"<": (True, "<"), "\\lt": (True, "<"), "\\le": (False, "<"), "\\leq": (False, "<"), "\\leqslant": (False, "<"),
+         ">": (True, ">"), "\\gt": (True, ">"), "\\ge": (False, ">"), "\\geq": (False, ">"), "\\geqslant": (False, ">")}
+_COMPARATOR = r"(<=?|>=?|\\(?:lt|gt|leq?|geq?|leqslant|geqslant)(?![a-zA-Z]))"
+_CHAIN = re.compile(rf"^(.+?)\s*{_COMPARATOR}\s*([a-zA-Z])\s*{_COMPARATOR}\s*(.+)$")
+_ONE_SIDED = re.compile(rf"^([a-zA-Z])\s*{_COMPARATOR}\s*(.+)$")
+
+
+def _comparator(symbol: str) -> tuple[bool, str]:
+    symbol = symbol.replace("<=", "\\le").replace(">=", "\\ge")
+    return _LESS[symbol]
+
+
+def _inequality_as_interval(text: str):
+    """'a < x \\le b', 'x \\ge 1', '3 > x' as a sympy Interval without sympy's general solver."""
+    chain = _CHAIN.match(text)
+    if chain:
+        low_text, first, _, second, high_text = chain.groups()
+        (first_open, first_direction), (second_open, second_direction) = _comparator(first), _comparator(second)
+        if first_direction != second_direction:
+            return None
+        low, high = parse_latex(low_text), parse_latex(high_text)
+        if first_direction == ">":
+            low, high, first_open, second_open = high, low, second_open, first_open
+        return sympy.Interval(low, high, first_open, second_open)
+    one_sided = _ONE_SIDED.match(text)
+    if one_sided:
+        _, symbol, bound_text = one_sided.groups()
+        strict, direction = _comparator(symbol)
+        bound = parse_latex(bound_text)
+        if direction == "<":
+            return sympy.Interval(-sympy.oo, bound, True, strict)
+        return sympy.Interval(bound, sympy.oo, strict, True)
+    reversed_sided = re.match(rf"^(.+?)\s*{_COMPARATOR}\s*([a-zA-Z])$", text)
+    if reversed_sided:
+        bound_text, symbol, _ = reversed_sided.groups()
+        strict, direction = _comparator(symbol)
+        bound = parse_latex(bound_text)
+        if direction == ">":
+            return sympy.Interval(-sympy.oo, bound, True, strict)
+        return sympy.Interval(bound, sympy.oo, strict, True)
+    return None
+
+
 def _as_set(text: str):
     text = _IN_PREFIX.sub("", clean_latex(text))
+    simple = _inequality_as_interval(text)
+    if simple is not None:
+        return simple
     text = text.replace("\\mathbb{R}", "(-\\infty, \\infty)").replace("\\mathbb R", "(-\\infty, \\infty)")
     text = re.sub(r"\\emptyset|\\varnothing|\\\{\s*\\\}", "\\\\{\\\\}", text)
     value = parse_latex(text)

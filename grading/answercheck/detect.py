@@ -31,8 +31,9 @@ def detect_answer_type(reference: str, question: str | None = None) -> str:
     if re.search(r"\^\s*\{?\s*\\circ|°|\\degree", text):
         return "A6"
     stripped = strip_assignment(text)
-    if "=" in stripped:
-        return "A8" if _all_numbers(split_values(stripped)) else "B2"
+    single_assignment = "=" not in stripped and len(split_values(text)) == 1 and _all_numbers([stripped])
+    if "=" in text and not single_assignment and not re.search(r"\\le|\\ge|<|>", text):
+        return "A8" if _all_numbers(split_values(text)) else "B2"
     shape = _delimited(text)
     if shape and shape[0] in ("tuple", "list") and "," in shape[1]:
         return "B4"

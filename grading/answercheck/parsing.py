@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from decimal import Decimal, InvalidOperation
 
 import sympy
@@ -56,11 +57,58 @@ def check_cost(text: str) -> None:
 
 
 def parse_latex(text: str, *, imaginary_unit: bool = False):
-    """sympy object for a LaTeX answer. `imaginary_unit` maps a free `i` to sympy.I."""
+    """sympy object for a LaTeX answer. `imaginary_unit` maps a free `i` to sympy.I.
+
+    Results are cached: a batch parses the same reference and the same common answers many times.
+    Callers must not mutate a returned matrix.
+    """
+    return _parse_latex_cached(text, imaginary_unit)
+
+
+_SIMPLE_NUMBER = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+|\\frac\{\d+\}\{\d+\}|\\frac\d\d|-?\\infty)"
+_FAST_NUMBER = re.compile(rf"^{_SIMPLE_NUMBER}$")
+_FAST_INTERVAL = re.compile(rf"^([\[(])\s*({_SIMPLE_NUMBER})\s*,\s*({_SIMPLE_NUMBER})\s*([\])])$")
+
+
+def _fast_number(text: str):
+    text = text.replace(" ", "")
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    if body == "\\infty":
+        return sign * sympy.oo
+    fraction = re.fullmatch(r"\\frac(?:\{(\d+)\}\{(\d+)\}|(\d)(\d))", body)
+    if fraction:
+        numerator, denominator = (int(g) for g in fraction.groups() if g is not None)
+        if denominator == 0:
+            raise Unparseable("division by zero")
+        return sign * sympy.Rational(numerator, denominator)
+    if "." in body:
+        return sign * sympy.Float(body, max(15, len(body)))
+    return sign * sympy.Integer(body)
+
+
+def _fast_parse(text: str):
+    """Plain numbers and simple intervals without the full LaTeX grammar, which is slow."""
+    if _FAST_NUMBER.match(text):
+        return _fast_number(text)
+    interval = _FAST_INTERVAL.match(text)
+    if interval:
+        opener, low, high, closer = interval.groups()
+        low_value, high_value = _fast_number(low), _fast_number(high)
+        if low_value.is_comparable and high_value.is_comparable and low_value < high_value:
+            return sympy.Interval(low_value, high_value, opener == "(" or low_value.is_infinite, closer == ")" or high_value.is_infinite)
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _parse_latex_cached(text: str, imaginary_unit: bool):
     text = clean_latex(text)
     check_cost(text)
     if not text:
         raise Unparseable("empty answer")
+    fast = _fast_parse(text)
+    if fast is not None:
+        return fast
     value = None
     failure: Exception | None = None
     # The unit-stripping normalization occasionally eats letters ("+ ab"); retry without it.
