@@ -2,13 +2,18 @@ import io
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
-REPO_ROOT = settings.BASE_DIR
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def run_add_user(*args, stdin_text=None):

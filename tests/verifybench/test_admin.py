@@ -9,6 +9,11 @@ from django.urls import reverse
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def superuser_client(client, db):
     user = User.objects.create_superuser("root", "root@example.org", "pass-word-123")

@@ -7,6 +7,11 @@ import pytest
 from verifybench import roles
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 LIST_URLS = ["/api/datasets/", "/api/questions/", "/api/references/", "/api/completions/", "/api/prior-labels/"]
 
 

@@ -10,6 +10,11 @@ from verifybench import demo, roles, taxonomy
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def snapshot():
     return {
         model.__name__: sorted(model.objects.values_list("pk", flat=True))
