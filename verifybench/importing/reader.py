@@ -6,6 +6,7 @@ and against the lines before it (a key seen twice, one question id with two diff
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,8 @@ from .records import FieldError, ParsedRecord
 from .report import LineError
 
 _BOM = b"\xef\xbb\xbf"
+# JSON escapes that decode to a NUL or to a surrogate; the exact check only runs on lines that have one.
+_MAYBE_UNSTORABLE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 @dataclass(slots=True)
@@ -88,7 +91,7 @@ class RecordReader:
                 outcome.errors.append(
                     LineError(number, name, f"must be {kind.expected}, got {_json_type(obj[name])}")
                 )
-        if "\\u" in text:
+        if _MAYBE_UNSTORABLE.search(text):
             outcome.errors.extend(_unstorable_strings(obj, number))
         if outcome.errors:
             return outcome
