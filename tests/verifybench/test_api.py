@@ -123,6 +123,16 @@ def test_researchers_and_admins_manage_datasets(user_fixture, request, api_clien
     assert not Dataset.objects.filter(name="fresh").exists()
 
 
+def test_deleting_a_dataset_in_use_is_a_409_and_deletes_nothing(researcher_client, data):
+    from annotation.models import AnnotationProject
+
+    AnnotationProject.objects.create(name="round 1", dataset=data["algebra"], kind=AnnotationProject.Kind.CORRECTNESS)
+    response = researcher_client.delete(f"/api/datasets/{data['algebra'].pk}/")
+    assert response.status_code == 409
+    assert "round 1" in response.json()["detail"]
+    assert Question.objects.filter(dataset=data["algebra"]).count() == 2
+
+
 def test_imported_content_is_read_only_through_the_api(researcher_client, data):
     assert researcher_client.post("/api/questions/", {}, format="json").status_code == 405
     assert researcher_client.delete(f"/api/questions/{data['q1'].pk}/").status_code == 405

@@ -1,8 +1,9 @@
-from django.db.models import Count, Prefetch
+from django.db.models import Count, Prefetch, ProtectedError, RestrictedError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import APIException
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
@@ -15,9 +16,24 @@ from .permissions import IsResearcherOrAdmin
 _FALSE_VALUES = {"0", "false", "no", "off"}
 
 
+class InUse(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "in_use"
+
+
+def _in_use_message(dataset, blocking_objects) -> str:
+    blockers = sorted({f"{obj._meta.verbose_name} {obj}" for obj in blocking_objects})
+    shown = ", ".join(blockers[:10]) + (f" and {len(blockers) - 10} more" if len(blockers) > 10 else "")
+    return f"Dataset {dataset.name!r} is still used by {shown}; nothing was deleted."
+
+
 @extend_schema_view(
     list=extend_schema(summary="List datasets with their question, completion and model counts"),
     retrieve=extend_schema(summary="One dataset with its counts"),
+    destroy=extend_schema(responses={
+        204: None,
+        409: OpenApiResponse(description="The dataset is still used (e.g. by an annotation project); nothing deleted."),
+    }),
 )
 class DatasetViewSet(viewsets.ModelViewSet):
     permission_classes = [IsResearcherOrAdmin]
@@ -41,6 +57,14 @@ class DatasetViewSet(viewsets.ModelViewSet):
     def perform_update(self, serializer):
         serializer.save()
         serializer.instance = self.get_queryset().get(pk=serializer.instance.pk)
+
+    def perform_destroy(self, instance):
+        try:
+            instance.delete()
+        except ProtectedError as error:
+            raise InUse(_in_use_message(instance, error.protected_objects)) from None
+        except RestrictedError as error:
+            raise InUse(_in_use_message(instance, error.restricted_objects)) from None
 
     @extend_schema(
         summary="Import a JSONL file into a dataset",
