@@ -143,7 +143,6 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Import benchmark data, run the annotation workflow, verify, export and evaluate.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "ENUM_NAME_OVERRIDES": {"SourceFormatEnum": "verifybench.models.PriorLabel.SourceFormat"},
 }
 
 # Celery: without a broker every task runs in-process (eager); with CELERY_BROKER_URL a worker runs them.

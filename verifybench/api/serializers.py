@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from verifybench.importing import format_names
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 
@@ -70,10 +71,16 @@ class PriorLabelSerializer(serializers.ModelSerializer):
 class ImportUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="A JSONL file, one record per line.")
     dataset = serializers.CharField(max_length=200, help_text="Name of the dataset to import into; created if new.")
-    format = serializers.ChoiceField(
-        choices=PriorLabel.SourceFormat.choices, required=False, allow_blank=True,
-        help_text="File format; detected from the file when omitted.",
+    format = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="A registered import format: verifybench, mumath, matharena, or one added by another app. "
+                  "Detected from the file when omitted.",
     )
     skip_invalid = serializers.BooleanField(
         default=False, help_text="Import the valid records and skip the invalid ones instead of rejecting the file.",
     )
+
+    def validate_format(self, value: str) -> str:
+        if value and value not in format_names():
+            raise serializers.ValidationError(f"Unknown format {value!r}; choose one of: {', '.join(format_names())}.")
+        return value
