@@ -10,7 +10,8 @@ _LETTERS = "ABCDEFGHIJ"
 _OPTION_LINE = re.compile(
     r"(?:^|\n|\s)\(?([A-J])[\).:]\s+(.+?)(?=(?:\s\(?[A-J][\).:]\s)|\n|$)", re.DOTALL
 )
-_LEADING_LETTER = re.compile(r"^(?:options?|choices?|answer)?\s*[:\-]?\s*\(?\s*([A-J])\s*\)?(?:[.):]|\s|$)", re.IGNORECASE)
+# "(B) 42", "B. Paris", "B) 2x", "option D" -- but not the article in "A triangle".
+_LEADING_LETTER = re.compile(r"^(?:(?:options?|choices?|answer)\s*[:\-]?\s*)?(?:\(\s*([A-J])\s*\)|([A-J])(?:[.):]|$))", re.IGNORECASE)
 _SEPARATORS = re.compile(r"\s*(?:,|;|&|/|\band\b|\bor\b|\s)\s*", re.IGNORECASE)
 _FILLER = re.compile(r"\b(?:options?|choices?|both|answers?|are|is|correct|the)\b", re.IGNORECASE)
 
@@ -40,8 +41,12 @@ def choice_letters(answer: str, options: dict[str, str] | None = None) -> set[st
     if re.fullmatch(r"[A-J]{2,6}", bare) and len(set(bare)) == len(bare):
         return set(bare)
     leading = _LEADING_LETTER.match(text)
-    if leading and (leading.group(1).isupper()):
-        return {leading.group(1).upper()}
+    letter = leading and (leading.group(1) or leading.group(2))
+    if letter and letter.isupper():
+        return {letter}
+    named = re.match(r"^(?:options?|choices?)\s+([A-J])\b", text, re.IGNORECASE)
+    if named:
+        return {named.group(1).upper()}
     if options:
         normalized = normalize_words(text)
         matches = {letter for letter, option in options.items() if option and option == normalized}
