@@ -1,0 +1,72 @@
+"""Demo step: the demo proof competition (three problems, one with two parallel chains), sample proofs of
+fictitious models, and a proof-grading project for the demo graders. Idempotent."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from django.conf import settings
+
+from verifybench.demo import DemoContext, register_demo_step
+
+from . import proof_services
+from .models import ModelInfo, ProofProblem
+from .proof_import import import_matharena_proofs
+from .proof_selectors import proof_projects
+
+DEMO_PROOFS_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo" / "proofs"
+DEMO_PROJECT_NAME = "Demo Olympiad 2025 proofs"
+
+
+def load_demo_competition(directory: Path = DEMO_PROOFS_DIR, *, created_by=None):
+    """Create the competition, its problems with rubrics and its model infos when missing, then import the
+    sample proofs. Returns (competition, import report)."""
+    data = json.loads((directory / "competition.json").read_text(encoding="utf-8"))
+    competition = proof_services.get_or_create_competition(
+        data["name"], date=dt.date.fromisoformat(data["date"]), created_by=created_by,
+    )
+    if data.get("description") and not competition.description:
+        competition.description = data["description"]
+        competition.save(update_fields=["description"])
+    for model in data.get("models", ()):
+        ModelInfo.objects.get_or_create(
+            name=model["name"], defaults={"release_date": dt.date.fromisoformat(model["release_date"])},
+        )
+    for position, problem in enumerate(data["problems"], start=1):
+        if ProofProblem.objects.filter(competition=competition, problem_idx=str(problem["problem_idx"])).exists():
+            continue
+        proof_services.add_problem(
+            competition, problem_idx=problem["problem_idx"], statement=problem["statement"],
+            max_points=problem["rubric"]["max_points"], solutions=problem["solutions"], rubric=problem["rubric"],
+            position=position, created_by=created_by,
+        )
+    report = import_matharena_proofs(
+        competition_name=competition.name, source=directory / "proofs.jsonl", created_by=created_by,
+        source_name="proofs.jsonl",
+    )
+    return competition, report
+
+
+@register_demo_step(order=60)
+def create_demo_proof_competition(context: DemoContext) -> None:
+    users = context.users
+    competition, report = load_demo_competition(created_by=users.get("researcher1"))
+    context.say(report.summary())
+    project = proof_projects(competition).filter(name=DEMO_PROJECT_NAME).first()
+    if project is None:
+        project = proof_services.create_proof_project(
+            name=DEMO_PROJECT_NAME, competition=competition, threshold=1.0, created_by=users.get("researcher1"),
+            graders=[users[name] for name in ("annotator1", "annotator2", "annotator3") if name in users],
+            adjudicators=[users["adjudicator1"]] if "adjudicator1" in users else [], seed=0,
+        )
+        context.say(f"Proof-grading project {project.name!r}: {project.items.count()} proofs to grade.")
+    else:
+        added = proof_services.add_submissions_to_project(project, competition_submissions(competition), seed=0)
+        context.say(f"Proof-grading project {project.name!r} already present ({added} new proofs added).")
+
+
+def competition_submissions(competition):
+    from .models import ProofSubmission
+
+    return ProofSubmission.objects.filter(problem__competition=competition)
