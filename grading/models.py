@@ -345,3 +345,100 @@ def anonymous_submission_id(problem_id: int, model_name: str, run_index: int) ->
 
     message = f"{problem_id}\x1f{model_name}\x1f{run_index}".encode()
     return "P-" + hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()[:10]
+
+
+# ---------------------------------------------------------------- verification runs and selections
+
+
+class VerificationRun(models.Model):
+    """One verifier configuration applied to a scope of completions, as a Celery job (grading.tasks).
+
+    The scope is a dataset or an annotation project's completions, narrowed by optional filters. Completions are
+    taken in id order, in chunks; each chunk's verdicts and the run's progress are committed together, so a run that
+    dies loses at most its current chunk, and a resumed run goes on from the completions that still have no usable
+    verdict for this configuration.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+    verifier = models.ForeignKey(VerifierConfig, on_delete=models.PROTECT, related_name="runs")
+    dataset = models.ForeignKey(
+        "verifybench.Dataset", null=True, blank=True, on_delete=models.CASCADE, related_name="verification_runs"
+    )
+    project = models.ForeignKey(
+        "annotation.AnnotationProject", null=True, blank=True, on_delete=models.CASCADE,
+        related_name="verification_runs",
+    )
+    answer_types = models.JSONField(default=list, blank=True, help_text="Fine codes (A1) or coarse classes (A).")
+    domains = models.JSONField(default=list, blank=True)
+    model_names = models.JSONField(default=list, blank=True, help_text="Completion model names.")
+    chunk_size = models.PositiveIntegerField(default=100, validators=[MinValueValidator(1)])
+    options = models.JSONField(
+        default=dict, blank=True, help_text="chunk_delay: seconds to pause after each chunk (for tests and demos)."
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0, help_text="Completions in scope with a usable verdict.")
+    counts = models.JSONField(default=dict, blank=True, help_text="Verdicts in scope by status, and failed calls.")
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    attempt = models.PositiveIntegerField(default=1, help_text="Raised each time the run is resumed.")
+    run_token = models.CharField(max_length=32, blank=True, help_text="Identifies the execution that owns the run.")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(models.Q(dataset__isnull=False) & models.Q(project__isnull=True))
+                | (models.Q(dataset__isnull=True) & models.Q(project__isnull=False)),
+                name="verification_run_has_one_scope",
+            ),
+            models.CheckConstraint(condition=models.Q(chunk_size__gte=1), name="verification_run_chunk_positive"),
+        ]
+        indexes = [models.Index(fields=["status", "created_at"], name="verificationrun_status_created")]
+
+    def __str__(self):
+        return f"run {self.pk} of {self.verifier} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+
+class SelectionRecord(models.Model):
+    """How the completions of an annotation project were picked: strategy, parameters and the full report."""
+
+    project = models.OneToOneField(
+        "annotation.AnnotationProject", on_delete=models.CASCADE, related_name="selection_record"
+    )
+    dataset = models.ForeignKey("verifybench.Dataset", on_delete=models.CASCADE, related_name="selection_records")
+    strategy = models.CharField(max_length=30)
+    verifiers = models.ManyToManyField(VerifierConfig, related_name="selection_records")
+    seed = models.BigIntegerField(null=True, blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    report = models.JSONField(default=dict, blank=True)
+    picked = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.strategy} selection for {self.project}"

@@ -1,0 +1,383 @@
+"""Verification runs: create, cancel, resume, and the chunked execution the Celery task performs.
+
+An execution claims the run with a fresh `run_token`, then repeats: take the next `chunk_size` completions of the
+scope (in id order) that have no usable verdict for the run's verifier, verify them outside any transaction, and
+commit their verdicts (`record_verdict`) together with the run's progress in one transaction that first checks the
+token. A killed execution therefore loses at most its current chunk, and whoever resumes the run finds every
+committed chunk done and skips it. A verdict whose judge call failed is not usable: a resumed run tries it again.
+
+Options (`VerificationRun.options`):
+  chunk_delay  seconds to pause after each committed chunk (0 by default), so tests and demos can stop a run midway.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count, Exists, OuterRef
+from django.utils import timezone
+
+from verifybench import taxonomy
+from verifybench.models import Completion, Domain
+
+from .answercheck import BatchItem, verify_batch
+from .judges.client import JudgeInput, judge_batch
+from .judges.db_cache import DatabaseResponseCache
+from .models import Verdict, VerificationRun, VerifierConfig
+from .selectors import answer_type_condition
+from .services import record_verdict
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STALE_SECONDS = 300
+MAX_CHUNK_SIZE = 10_000
+MAX_CHUNK_DELAY = 60.0
+COUNT_KEYS = (Verdict.Status.CORRECT, Verdict.Status.INCORRECT, Verdict.Status.INCONCLUSIVE, "failed")
+
+
+class RunRequestError(ValueError):
+    """A run request that cannot be carried out; the message says why."""
+
+
+class RunCancelled(Exception):
+    pass
+
+
+class RunSuperseded(Exception):
+    """Another execution took the run over; this one must leave it alone."""
+
+
+def stale_after() -> timedelta:
+    return timedelta(seconds=getattr(settings, "VERIFICATION_STALE_SECONDS", DEFAULT_STALE_SECONDS))
+
+
+def clean_options(options) -> dict:
+    options = dict(options or {})
+    unknown = sorted(set(options) - {"chunk_delay"})
+    if unknown:
+        raise RunRequestError(f"unknown option(s) {', '.join(unknown)}; the only option is chunk_delay")
+    delay = options.get("chunk_delay", 0)
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= MAX_CHUNK_DELAY:
+        raise RunRequestError(f"chunk_delay must be a number of seconds between 0 and {MAX_CHUNK_DELAY:g}")
+    return {"chunk_delay": float(delay)} if delay else {}
+
+
+# -- scope ----------------------------------------------------------------------------------------------------------
+
+
+def scope_completions(run: VerificationRun):
+    """The completions a run covers, in id order."""
+    if run.project_id is not None:
+        completions = Completion.objects.filter(annotation_items__project_id=run.project_id)
+    else:
+        completions = Completion.objects.filter(question__dataset_id=run.dataset_id)
+    if run.answer_types:
+        completions = completions.filter(answer_type_condition(run.answer_types))
+    if run.domains:
+        completions = completions.filter(question__domain__in=run.domains)
+    if run.model_names:
+        completions = completions.filter(model_name__in=run.model_names)
+    return completions.distinct().order_by("pk")
+
+
+def _usable_verdicts(verifier_id: int):
+    return Verdict.objects.filter(verifier_id=verifier_id, failed=False)
+
+
+def pending_completions(run: VerificationRun):
+    """Completions of the scope with no usable verdict for the run's verifier yet."""
+    usable = _usable_verdicts(run.verifier_id).filter(completion=OuterRef("pk"))
+    return scope_completions(run).exclude(Exists(usable))
+
+
+def scope_counts(run: VerificationRun) -> dict[str, int]:
+    """Verdicts of the run's verifier on its scope, by status, and how many are failed calls."""
+    rows = (
+        Verdict.objects.filter(verifier_id=run.verifier_id, completion__in=scope_completions(run).values("pk"))
+        .values("status", "failed").annotate(n=Count("pk"))
+    )
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    for row in rows:
+        counts["failed" if row["failed"] else row["status"]] += row["n"]
+    return counts
+
+
+# -- requests -------------------------------------------------------------------------------------------------------
+
+
+def clean_scope_filters(answer_types=None, domains=None, models=None) -> dict[str, list[str]]:
+    """Checked filter lists: answer types are fine codes (A1) or coarse classes (A), domains known ones."""
+    cleaned = {}
+    for name, values in (("answer_types", answer_types), ("domains", domains), ("models", models)):
+        values = [] if values is None else values
+        if isinstance(values, str) or not all(isinstance(value, str) and value.strip() for value in values):
+            raise RunRequestError(f"{name} must be a list of non-empty strings")
+        cleaned[name] = sorted({value.strip() for value in values})
+    known_types = {answer_type.code for answer_type in taxonomy.ANSWER_TYPES} | set(taxonomy.COARSE_CLASSES)
+    unknown = [code for code in cleaned["answer_types"] if code not in known_types]
+    if unknown:
+        raise RunRequestError(f"unknown answer type(s) {', '.join(unknown)}; use codes like A1 or classes like A")
+    unknown = [domain for domain in cleaned["domains"] if domain not in Domain.values]
+    if unknown:
+        raise RunRequestError(f"unknown domain(s) {', '.join(unknown)}; choose from {', '.join(Domain.values)}")
+    return cleaned
+
+
+def create_run(
+    *,
+    verifier: VerifierConfig,
+    dataset=None,
+    project=None,
+    answer_types=None,
+    domains=None,
+    models=None,
+    chunk_size: int = 100,
+    options=None,
+    created_by=None,
+    enqueue: bool = True,
+) -> VerificationRun:
+    """Validate a run request, create the run and queue `run_verification` once the transaction commits."""
+    if (dataset is None) == (project is None):
+        raise RunRequestError("give exactly one scope: a dataset or an annotation project")
+    if project is not None and project.kind != "correctness":
+        raise RunRequestError(f"project {project.pk} is a {project.kind} project; verifiers judge correctness")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or not 1 <= chunk_size <= MAX_CHUNK_SIZE:
+        raise RunRequestError(f"chunk_size must be an integer between 1 and {MAX_CHUNK_SIZE}")
+    try:
+        verifier.full_clean(validate_unique=False)
+    except ValidationError as error:
+        raise RunRequestError(f"verifier {verifier.name!r} is not usable: {error.messages}") from None
+    filters = clean_scope_filters(answer_types, domains, models)
+    run = VerificationRun.objects.create(
+        verifier=verifier, dataset=dataset, project=project, answer_types=filters["answer_types"],
+        domains=filters["domains"], model_names=filters["models"], chunk_size=chunk_size,
+        options=clean_options(options), created_by=created_by,
+    )
+    if enqueue:
+        _enqueue(run)
+    return run
+
+
+def _enqueue(run: VerificationRun) -> None:
+    from .tasks import run_verification
+
+    run_id, attempt = run.pk, run.attempt
+    transaction.on_commit(lambda: run_verification.delay(run_id, attempt))
+
+
+def cancel_run(run: VerificationRun) -> VerificationRun:
+    """Ask a run to stop. A queued run is cancelled at once; a running one stops after its current chunk."""
+    with transaction.atomic():
+        run = VerificationRun.objects.select_for_update().get(pk=run.pk)
+        if run.is_finished:
+            raise RunRequestError(f"run {run.pk} has already ended ({run.status})")
+        run.cancel_requested = True
+        fields = ["cancel_requested"]
+        if run.status == VerificationRun.Status.QUEUED:
+            run.status, run.finished_at = VerificationRun.Status.CANCELLED, timezone.now()
+            fields += ["status", "finished_at"]
+        run.save(update_fields=fields)
+    return run
+
+
+def resume_run(run: VerificationRun, *, force: bool = False, enqueue: bool = True) -> VerificationRun:
+    """Queue a run again as a new attempt; it goes on from the completions still without a usable verdict.
+
+    A running run counts as dead once its heartbeat is older than VERIFICATION_STALE_SECONDS; `force` takes it over
+    anyway (for a caller who knows its worker is gone). Resuming a finished run picks up completions added to the
+    scope since, and retries failed judge calls.
+    """
+    with transaction.atomic():
+        run = VerificationRun.objects.select_for_update().get(pk=run.pk)
+        if run.status == VerificationRun.Status.RUNNING and not force and run.heartbeat_at and \
+                timezone.now() - run.heartbeat_at < stale_after():
+            raise RunRequestError(f"run {run.pk} is running; cancel it, or resume it once it has stopped")
+        if run.status == VerificationRun.Status.QUEUED and not force:
+            raise RunRequestError(f"run {run.pk} is already queued")
+        run.attempt += 1
+        run.status, run.cancel_requested, run.run_token = VerificationRun.Status.QUEUED, False, ""
+        run.error, run.finished_at = "", None
+        run.save(update_fields=["attempt", "status", "cancel_requested", "run_token", "error", "finished_at"])
+        if enqueue:
+            _enqueue(run)
+    return run
+
+
+# -- execution ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """A rule-based verdict in the shape `record_verdict` takes."""
+
+    status: str
+    extracted_answer: str
+    explanation: str
+    reason: str
+    raw_output: str
+
+
+def _reference_of(completion: Completion) -> tuple[str, bool]:
+    """The reference text and whether it is a full solution rather than a final answer."""
+    reference = completion.question.primary_reference
+    if reference is None:
+        return "", False
+    if reference.final_answer:
+        return reference.final_answer, False
+    return reference.solution, True
+
+
+def verify_with_rules(completions: list[Completion]) -> list[RuleOutcome]:
+    """Rule-based verdicts; the batch helper decides each distinct (reference, answer, type) once."""
+    items = []
+    for completion in completions:
+        reference, is_solution = _reference_of(completion)
+        items.append(BatchItem(
+            completion=completion.text, reference=reference, answer_type=completion.question.answer_type or None,
+            question=completion.question.text, reference_is_solution=is_solution,
+        ))
+    outcomes = []
+    for verdict in verify_batch(items):
+        decided = verdict.status != Verdict.Status.INCONCLUSIVE
+        outcomes.append(RuleOutcome(
+            status=verdict.status,
+            extracted_answer=verdict.extracted_answer or "",
+            explanation=verdict.explanation,
+            reason=f"rule-based comparison as {verdict.answer_type_used}" if decided else verdict.explanation,
+            raw_output=json.dumps(verdict.as_dict(), ensure_ascii=False),
+        ))
+    return outcomes
+
+
+def verify_with_judge(config: VerifierConfig, completions: list[Completion]) -> list:
+    items = []
+    for completion in completions:
+        reference, _ = _reference_of(completion)
+        items.append(JudgeInput(question=completion.question.text, reference=reference, completion=completion.text))
+    return judge_batch(config, items, cache=DatabaseResponseCache())
+
+
+def verify_chunk(config: VerifierConfig, completions: list[Completion]) -> list:
+    if config.kind == VerifierConfig.Kind.RULE:
+        return verify_with_rules(completions)
+    return verify_with_judge(config, completions)
+
+
+def _claim(run_id: int, attempt: int | None) -> tuple[VerificationRun, str] | None:
+    now = timezone.now()
+    with transaction.atomic():
+        run = VerificationRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.is_finished:
+            return None
+        if attempt is not None and attempt != run.attempt:
+            return None  # a message of an earlier attempt, delivered late
+        if run.status == VerificationRun.Status.RUNNING and run.heartbeat_at and now - run.heartbeat_at < stale_after():
+            return None  # a duplicate delivery while the owning execution is alive
+        if run.cancel_requested:
+            run.status, run.finished_at = VerificationRun.Status.CANCELLED, now
+            run.save(update_fields=["status", "finished_at"])
+            return None
+        token = uuid.uuid4().hex
+        run.status, run.run_token, run.heartbeat_at, run.error = VerificationRun.Status.RUNNING, token, now, ""
+        run.started_at = run.started_at or now
+        run.save(update_fields=["status", "run_token", "heartbeat_at", "error", "started_at"])
+    return run, token
+
+
+def _owned(run: VerificationRun, token: str) -> VerificationRun:
+    """The run locked for this transaction; raises when another execution owns it or a cancel was asked for."""
+    locked = VerificationRun.objects.select_for_update().get(pk=run.pk)
+    if locked.run_token != token:
+        raise RunSuperseded
+    if locked.cancel_requested:
+        raise RunCancelled
+    return locked
+
+
+def _commit_chunk(run: VerificationRun, token: str, chunk: list[Completion], results: list) -> None:
+    ids = [completion.pk for completion in chunk]
+    with transaction.atomic():
+        locked = _owned(run, token)
+        previously_failed = set(
+            Verdict.objects.filter(verifier_id=run.verifier_id, completion_id__in=ids, failed=True)
+            .values_list("completion_id", flat=True)
+        )
+        counts = {key: int(locked.counts.get(key, 0)) for key in COUNT_KEYS}
+        done = locked.done
+        for completion, result in zip(chunk, results):
+            record_verdict(completion, run.verifier, result)
+            was_failed = completion.pk in previously_failed
+            if getattr(result, "failed", False):
+                counts["failed"] += 0 if was_failed else 1
+                continue
+            counts[result.status] += 1
+            counts["failed"] -= 1 if was_failed else 0
+            done += 1
+        locked.counts, locked.done, locked.heartbeat_at = counts, done, timezone.now()
+        locked.save(update_fields=["counts", "done", "heartbeat_at"])
+
+
+def _finish(run: VerificationRun, token: str, status: str, error: str = "") -> None:
+    VerificationRun.objects.filter(pk=run.pk, run_token=token).update(
+        status=status, error=error[:10_000], finished_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+
+
+def _process(run: VerificationRun, token: str) -> None:
+    with transaction.atomic():
+        locked = _owned(run, token)
+        counts = scope_counts(run)
+        locked.total = scope_completions(run).count()
+        locked.counts = counts
+        locked.done = sum(counts[key] for key in COUNT_KEYS if key != "failed")
+        locked.save(update_fields=["total", "counts", "done"])
+    delay = clean_options(run.options).get("chunk_delay", 0.0)
+    pending = pending_completions(run).select_related("question").prefetch_related("question__references")
+    last_id = 0
+    while True:
+        chunk = list(pending.filter(pk__gt=last_id)[: run.chunk_size])
+        if not chunk:
+            break
+        results = verify_chunk(run.verifier, chunk)
+        _commit_chunk(run, token, chunk, results)
+        last_id = chunk[-1].pk
+        if delay:
+            time.sleep(delay)
+    with transaction.atomic():
+        locked = _owned(run, token)
+        failed = int(locked.counts.get("failed", 0))
+        if failed:
+            raise RunIncomplete(f"{failed} judge call(s) failed; resume the run to try them again")
+        locked.status, locked.finished_at = VerificationRun.Status.SUCCEEDED, timezone.now()
+        locked.save(update_fields=["status", "finished_at"])
+
+
+class RunIncomplete(Exception):
+    """Every completion was tried but some judge calls failed."""
+
+
+def execute_run(run_id: int, attempt: int | None = None) -> VerificationRun | None:
+    """Run a queued (or dead) run to its end in this process; returns it as it ended. Safe to call twice."""
+    claimed = _claim(run_id, attempt)
+    if claimed is None:
+        return VerificationRun.objects.filter(pk=run_id).first()
+    run, token = claimed
+    try:
+        _process(run, token)
+    except RunCancelled:
+        _finish(run, token, VerificationRun.Status.CANCELLED)
+    except RunSuperseded:
+        logger.info("verification run %s: execution %s was superseded", run.pk, token)
+    except RunIncomplete as exc:
+        _finish(run, token, VerificationRun.Status.FAILED, str(exc))
+    except Exception as exc:
+        logger.exception("verification run %s failed", run.pk)
+        _finish(run, token, VerificationRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
+    return VerificationRun.objects.get(pk=run.pk)
