@@ -70,6 +70,9 @@ class DecisionSerializer(serializers.Serializer):
     unsuitable = serializers.BooleanField(required=False, default=False)
     rationale = serializers.CharField(max_length=20000)
 
+    class Meta:
+        ref_name = "ItemDecision"
+
 
 class GoldSerializer(serializers.Serializer):
     item_id = serializers.IntegerField()
@@ -83,6 +86,6 @@ class ConflictSerializer(serializers.ModelSerializer):
         model = Item
         fields = ["id", "state", "required_labels", "label_count", "priority", "question_external_id"]
 
-    def get_question_external_id(self, item):
+    def get_question_external_id(self, item) -> str:
         question = item.completion.question if item.completion_id else item.question
         return question.external_id

@@ -11,7 +11,7 @@ from verifybench import roles
 from verifybench.api.permissions import IsResearcherOrAdmin
 
 from .. import selectors, services
-from ..models import Item, ProjectMember
+from ..models import AnnotationProject, Item, ProjectMember, Task
 from . import serializers
 
 
@@ -23,7 +23,11 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
                      mixins.UpdateModelMixin, viewsets.GenericViewSet):
     """Annotation projects. Researchers create and configure; members see the projects they work on."""
 
+    queryset = AnnotationProject.objects.none()
+
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return AnnotationProject.objects.none()
         return selectors.projects_for(self.request.user)
 
     def get_serializer_class(self):
@@ -108,6 +112,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
 class TaskViewSet(viewsets.GenericViewSet):
     """An annotator's own tasks. Anyone else's task is a 404."""
+
+    queryset = Task.objects.none()
 
     def get_task(self, pk):
         task = selectors.own_task(self.request.user, pk)
