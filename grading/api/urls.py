@@ -1,6 +1,6 @@
 from rest_framework.routers import DefaultRouter
 
-from . import views
+from . import run_views, views
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
@@ -8,5 +8,8 @@ router.register("grading/tasks", views.ProofTaskViewSet, basename="proof-task")
 router.register("grading/rubrics", views.RubricViewSet, basename="rubric")
 router.register("grading/competitions", views.CompetitionViewSet, basename="competition")
 router.register("grading/items", views.ProofItemViewSet, basename="proof-item")
+router.register("grading/verifiers", run_views.VerifierConfigViewSet, basename="verifier-config")
+router.register("grading/runs", run_views.VerificationRunViewSet, basename="verification-run")
+router.register("grading/selections", run_views.SelectionViewSet, basename="selection")
 
 urlpatterns = router.urls

@@ -1,0 +1,87 @@
+"""Thin serializers of the verifier, run and selection endpoints; the rules live in grading.runs and services."""
+from rest_framework import serializers
+
+from annotation.models import AnnotationProject
+from verifybench.models import Dataset
+
+from .. import selection
+from ..models import PromptTemplate, VerifierConfig
+
+SECRET_FIELDS = ("api_key", "key", "secret", "token")
+
+
+class VerifierConfigSerializer(serializers.ModelSerializer):
+    """Names the environment variable that holds a judge's API key; a key value is never accepted or shown."""
+
+    template = serializers.PrimaryKeyRelatedField(queryset=PromptTemplate.objects.all(), allow_null=True,
+                                                  required=False)
+
+    class Meta:
+        model = VerifierConfig
+        fields = [
+            "id", "name", "kind", "base_url", "model", "api_key_env", "template", "temperature", "max_tokens",
+            "timeout_seconds", "max_retries", "backoff_base_seconds", "concurrency_limit",
+            "price_input_per_million", "price_output_per_million", "use_reference", "created_at", "updated_at",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def to_internal_value(self, data):
+        sent = [field for field in SECRET_FIELDS if hasattr(data, "keys") and field in data]
+        if sent:
+            raise serializers.ValidationError({
+                field: "Never send a key; put it in an environment variable and give its name in api_key_env."
+                for field in sent
+            })
+        return super().to_internal_value(data)
+
+    def validate(self, attrs):
+        instance = VerifierConfig(**{**self._current_values(), **attrs})
+        from django.core.exceptions import ValidationError as DjangoValidationError
+
+        try:
+            instance.clean()
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from None
+        return attrs
+
+    def _current_values(self) -> dict:
+        if self.instance is None:
+            return {}
+        return {field: getattr(self.instance, field) for field in self.Meta.fields
+                if field not in ("id", "created_at", "updated_at")}
+
+
+class RunCreateSerializer(serializers.Serializer):
+    verifier = serializers.PrimaryKeyRelatedField(queryset=VerifierConfig.objects.all())
+    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False, allow_null=True)
+    project = serializers.PrimaryKeyRelatedField(queryset=AnnotationProject.objects.all(), required=False,
+                                                 allow_null=True)
+    answer_types = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    domains = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    models = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    chunk_size = serializers.IntegerField(required=False, default=100, min_value=1)
+    options = serializers.DictField(required=False, default=dict,
+                                    help_text="chunk_delay: seconds to pause after each chunk.")
+
+
+class ResumeSerializer(serializers.Serializer):
+    force = serializers.BooleanField(required=False, default=False,
+                                     help_text="Take over a run that looks alive (its worker is known to be gone).")
+
+
+class SelectionCreateSerializer(serializers.Serializer):
+    dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
+    strategy = serializers.ChoiceField(choices=selection.STRATEGIES)
+    verifiers = serializers.SlugRelatedField(slug_field="name", queryset=VerifierConfig.objects.all(), many=True)
+    seed = serializers.IntegerField(required=False, allow_null=True, default=None)
+    target = serializers.IntegerField(required=False, default=2000, min_value=1)
+    per_side = serializers.IntegerField(required=False, default=2, min_value=1)
+    min_minority = serializers.IntegerField(required=False, default=2, min_value=1)
+    strata = serializers.ListField(child=serializers.ChoiceField(choices=selection.STRATUM_FIELDS), required=False,
+                                   allow_empty=False)
+    answer_types = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    domains = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    models = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    labels_per_item = serializers.IntegerField(required=False, min_value=1)
+    verdict_visibility = serializers.ChoiceField(choices=AnnotationProject.VerdictVisibility.choices, required=False)

@@ -1,0 +1,128 @@
+"""Verifier configurations, verification runs and selections for annotation (researchers and admins)."""
+from __future__ import annotations
+
+from django.db.models import ProtectedError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from verifybench.api.permissions import IsResearcherOrAdmin
+
+from .. import runs, selectors, services
+from ..models import SelectionRecord, VerificationRun, VerifierConfig
+from . import run_serializers
+
+
+class VerifierConfigViewSet(viewsets.ModelViewSet):
+    """Rule-based verifiers and LLM judges. A judge names the environment variable holding its API key."""
+
+    queryset = VerifierConfig.objects.select_related("template").order_by("name")
+    serializer_class = run_serializers.VerifierConfigSerializer
+    permission_classes = [IsResearcherOrAdmin]
+
+    def destroy(self, request, *args, **kwargs):
+        try:
+            return super().destroy(request, *args, **kwargs)
+        except ProtectedError:
+            return Response({"detail": "this verifier has verdicts or runs; it cannot be deleted"},
+                            status=status.HTTP_409_CONFLICT)
+
+
+class VerificationRunViewSet(viewsets.GenericViewSet):
+    """Verification runs: progress, counts by verdict status, cancel and resume."""
+
+    permission_classes = [IsResearcherOrAdmin]
+
+    def get_queryset(self):
+        queryset = selectors.runs_list()
+        params = self.request.query_params
+        if params.get("status"):
+            queryset = queryset.filter(status=params["status"])
+        for field in ("verifier", "dataset", "project"):
+            value = params.get(field)
+            if value:
+                queryset = queryset.filter(**{f"{field}_id": value}) if value.isdigit() else queryset.none()
+        return queryset
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Runs, newest first (filters: status, verifier, dataset, "
+                                                            "project)")
+    def list(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response([selectors.run_payload(run) for run in page])
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="One run with its progress")
+    def retrieve(self, request, pk=None):
+        return Response(selectors.run_payload(self.get_object()))
+
+    @extend_schema(request=run_serializers.RunCreateSerializer, responses={201: OpenApiTypes.OBJECT},
+                   summary="Start a verification run over a dataset or a project's completions")
+    def create(self, request):
+        serializer = run_serializers.RunCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            run = runs.create_run(
+                verifier=data["verifier"], dataset=data.get("dataset"), project=data.get("project"),
+                answer_types=data["answer_types"], domains=data["domains"], models=data["models"],
+                chunk_size=data["chunk_size"], options=data["options"], created_by=request.user,
+            )
+        except runs.RunRequestError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(selectors.run_payload(run), status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT,
+                   summary="Stop a run: at once when queued, after its current chunk when running")
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        try:
+            run = runs.cancel_run(self.get_object())
+        except runs.RunRequestError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(selectors.run_payload(run))
+
+    @extend_schema(request=run_serializers.ResumeSerializer, responses=OpenApiTypes.OBJECT,
+                   summary="Queue a run again; it goes on from the completions without a usable verdict")
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        serializer = run_serializers.ResumeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            run = runs.resume_run(self.get_object(), force=serializer.validated_data["force"])
+        except runs.RunRequestError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(selectors.run_payload(run))
+
+
+class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Selections of completions for annotation, each made into a correctness project with its report."""
+
+    permission_classes = [IsResearcherOrAdmin]
+    queryset = SelectionRecord.objects.select_related("project", "dataset", "created_by").prefetch_related(
+        "verifiers").order_by("-created_at", "-id")
+
+    def list(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response([selectors.selection_payload(record, with_report=False)
+                                            for record in page])
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="One selection with its full report")
+    def retrieve(self, request, pk=None):
+        return Response(selectors.selection_payload(self.get_object()))
+
+    @extend_schema(request=run_serializers.SelectionCreateSerializer, responses={201: OpenApiTypes.OBJECT},
+                   summary="Select completions (verifybench or verifybench-hard) and create an annotation project")
+    def create(self, request):
+        serializer = run_serializers.SelectionCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        project_settings = {key: data.pop(key) for key in ("labels_per_item", "verdict_visibility") if key in data}
+        try:
+            project, record = services.select_for_annotation(
+                created_by=request.user, project_settings=project_settings, **data
+            )
+        except services.SelectionRequestError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"project_id": project.pk, **selectors.selection_payload(record)},
+                        status=status.HTTP_201_CREATED)
