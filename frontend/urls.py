@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
-from . import views
+from . import views, views_annotation, views_dashboard
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -10,4 +10,13 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("datasets/<int:dataset_id>/", views.dataset_detail, name="dataset-detail"),
     path("completions/<int:completion_id>/", views.completion_detail, name="completion-detail"),
+    path("projects/", views_dashboard.project_list, name="dashboard-projects"),
+    path("projects/new/", views_dashboard.project_new, name="dashboard-project-new"),
+    path("projects/<int:project_id>/dashboard/", views_dashboard.dashboard, name="dashboard-project"),
+    path("projects/<int:project_id>/label/", views_annotation.label_page, name="annotation-label"),
+    path("projects/<int:project_id>/label/fragment/", views_annotation.label_fragment,
+         name="annotation-label-fragment"),
+    path("projects/<int:project_id>/conflicts/", views_annotation.conflicts_page, name="annotation-conflicts"),
+    path("items/<int:item_id>/adjudicate/", views_annotation.adjudicate_page, name="annotation-adjudicate"),
+    path("grading/", include("grading.urls")),
 ]

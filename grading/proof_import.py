@@ -183,7 +183,7 @@ def _parse_line(number: int, raw: bytes, parsed: _Parsed) -> tuple[_ProblemLine 
             return None, [LineError(number, "problem_idx", f"problem {problem_idx!r} is already given on line {first}")]
         return _ProblemLine(
             line=number, raw=raw, problem_idx=problem_idx, statement=obj["problem"], points=obj["points"],
-            rubric=proof_scoring.rubric_to_dict(rubric), solution=solution or "", position=_position(obj["problem_idx"], number),
+            rubric=json.loads(json.dumps(proof_scoring.rubric_to_dict(rubric))), solution=solution or "", position=_position(obj["problem_idx"], number),
         ), []
     if "answer" in obj or "model_name" in obj:
         errors = _check_fields(obj, OUTPUT_FIELDS, number)

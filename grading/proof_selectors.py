@@ -2,6 +2,9 @@
 name, never another grader's label."""
 from __future__ import annotations
 
+import csv
+import io
+
 from django.db.models import Prefetch
 
 from annotation import workflow
@@ -180,3 +183,15 @@ def competition_leaderboard(competition: Competition, *, bootstrap: int = 1000, 
 
 def rubric_for_display(rubric: Rubric | None) -> proof_scoring.RubricSpec | None:
     return proof_scoring.rubric_from_dict(rubric.spec) if rubric is not None else None
+
+
+def leaderboard_csv_text(board: leaderboard.Leaderboard) -> str:
+    """The leaderboard as CSV: rank, model, score, ci_low, ci_high, problems_graded, runs,
+    released_after_competition, then one problem_<id> column per problem."""
+    fields = ["rank", "model", "score", "ci_low", "ci_high", "problems_graded", "runs", "released_after_competition",
+              *[f"problem_{problem}" for problem in board.problems]]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(leaderboard.leaderboard_csv_rows(board))
+    return buffer.getvalue()

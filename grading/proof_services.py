@@ -6,6 +6,7 @@ Label of a `proof_grade` project: its value is the score computed here, its deta
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -102,7 +103,7 @@ def save_rubric(problem: ProofProblem, spec: Mapping[str, Any], *, created_by=No
     parsed, errors = rubric_errors(problem, spec)
     if errors:
         raise ProofGradingError(errors)
-    canonical = proof_scoring.rubric_to_dict(parsed)
+    canonical = json.loads(json.dumps(proof_scoring.rubric_to_dict(parsed)))  # tuples become lists, as stored
     with transaction.atomic():
         ProofProblem.objects.select_for_update().get(pk=problem.pk)
         latest = problem.rubrics.order_by("-version").first()

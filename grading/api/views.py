@@ -2,9 +2,6 @@
 competition leaderboards (JSON or CSV)."""
 from __future__ import annotations
 
-import csv
-import io
-
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -19,7 +16,7 @@ from annotation import services as annotation_services
 from annotation.models import Item
 from verifybench.api.permissions import IsResearcherOrAdmin
 
-from .. import leaderboard, proof_selectors, proof_services
+from .. import proof_selectors, proof_services
 from ..models import Competition, Rubric
 from . import serializers
 
@@ -167,14 +164,7 @@ class CompetitionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
         competition = self.get_object()
         board = proof_selectors.competition_leaderboard(competition)
         if request.accepted_renderer.format == "csv":
-            rows = leaderboard.leaderboard_csv_rows(board)
-            fields = ["rank", "model", "score", "ci_low", "ci_high", "problems_graded", "runs",
-                      "released_after_competition", *[f"problem_{p}" for p in board.problems]]
-            buffer = io.StringIO()
-            writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-            response = Response(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+            response = Response(proof_selectors.leaderboard_csv_text(board), content_type="text/csv; charset=utf-8")
             slug = "".join(ch if ch.isalnum() else "-" for ch in competition.name).strip("-").lower()
             response["Content-Disposition"] = f'attachment; filename="{slug or "competition"}-leaderboard.csv"'
             return response
