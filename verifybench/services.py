@@ -5,7 +5,8 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -104,14 +105,18 @@ def _import_in_transaction(reader, report, rejects, dataset_name, created_by, so
         dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
         report.dataset_id, report.dataset_created = dataset.pk, created
         writer = _DatabaseWriter(dataset, report, rejects, source_name, dataset_is_new=created)
-        for outcome in reader:
-            if outcome.ok:
-                writer.add(outcome, reader.format)
-            else:
-                writer.reject(outcome, outcome.errors)
-            if reader.line_count % 2000 == 0:
-                advance(reader.bytes_read)
-        writer.flush()
+        try:
+            for outcome in reader:
+                if outcome.ok:
+                    writer.add(outcome, reader.format)
+                else:
+                    writer.reject(outcome, outcome.errors)
+                if reader.line_count % 2000 == 0:
+                    advance(reader.bytes_read)
+        except BaseException:
+            writer.close()
+            raise
+        writer.finish()
         advance(reader.bytes_read)
         report.lines = reader.line_count
         report.format = reader.format.name if reader.format else report.format
@@ -166,6 +171,8 @@ class _DatabaseWriter:
         self.batch_bytes = 0
         self.record_format: RecordFormat | None = None
         self.bulk = _CopyInserter() if connection.vendor == "postgresql" else _ORMInserter()
+        # On PostgreSQL the inserts of one batch run while the next batch is parsed.
+        self.background = _BackgroundWriter() if isinstance(self.bulk, _CopyInserter) else None
 
     # -- intake ---------------------------------------------------------------------------------------------------
 
@@ -190,10 +197,25 @@ class _DatabaseWriter:
 
     # -- batch processing -----------------------------------------------------------------------------------------
 
+    def finish(self) -> None:
+        """Flush the last batch and wait for every insert; must run before the transaction ends."""
+        try:
+            self.flush()
+            if self.background is not None:
+                self.background.wait()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.background is not None:
+            self.background.close()
+
     def flush(self) -> None:
         batch, self.batch, self.batch_bytes = self.batch, [], 0
         if not batch:
             return
+        if not self.dataset_is_new and self.background is not None:
+            self.background.wait()  # the lookups below must see the rows of the batches before
         self._load_stored_questions(batch)
         stored_completions = self._load_stored_completions(batch)
         stored_labels = self._load_stored_labels(stored_completions)
@@ -247,7 +269,13 @@ class _DatabaseWriter:
         self.report.completions_created += len(new_completions)
         label_count = sum(1 for *_, label in new_completions if label is not None) + len(new_labels_for_stored)
         self.report.prior_labels_created += label_count if self._label_source() else 0
-        if self.writing:
+        if not self.writing:
+            return
+        if self.background is not None and self.record_format.write_extra is None:
+            self.background.submit(lambda: self._write(new_questions, new_completions, new_labels_for_stored))
+        else:
+            if self.background is not None:
+                self.background.wait()
             self._write(new_questions, new_completions, new_labels_for_stored)
             self._write_extra(accepted)
 
@@ -417,12 +445,80 @@ class _ORMInserter:
         ])
 
 
+class _BackgroundWriter:
+    """Runs submitted insert jobs one after the other on a thread, at most one job queued ahead.
+
+    The jobs use the psycopg connection of the calling thread (psycopg connections are thread-safe), so they run
+    inside the import transaction. A failed job's exception is raised again by the next submit() or wait().
+    """
+
+    def __init__(self):
+        self._pending: Callable[[], None] | None = None
+        self._error: BaseException | None = None
+        self._condition = threading.Condition()
+        self._busy = False
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="import-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._condition:
+                while self._pending is None and not self._closed:
+                    self._condition.wait()
+                if self._pending is None:
+                    return
+                job, self._pending, self._busy = self._pending, None, True
+            try:
+                if self._error is None:
+                    job()
+            except BaseException as exc:  # re-raised on the importing thread
+                self._error = exc
+            finally:
+                with self._condition:
+                    self._busy = False
+                    self._condition.notify_all()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._condition:
+            while self._pending is not None:
+                self._condition.wait()
+            self._raise_error()
+            self._pending = job
+            self._condition.notify_all()
+
+    def wait(self) -> None:
+        with self._condition:
+            while self._pending is not None or self._busy:
+                self._condition.wait()
+            self._raise_error()
+
+    def close(self) -> None:
+        with self._condition:
+            while self._pending is not None or self._busy:
+                self._condition.wait()
+            self._closed = True
+            self._condition.notify_all()
+        self._thread.join()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+
 class _CopyInserter:
-    """PostgreSQL COPY through psycopg 3, with primary keys drawn from the tables' sequences beforehand."""
+    """PostgreSQL COPY through psycopg 3, with primary keys drawn from the tables' sequences beforehand.
+
+    Talks to psycopg directly (not through Django's per-thread connection) so that it can run on the
+    background writer thread inside the same transaction.
+    """
 
     def __init__(self):
         self._sequences: dict[str, str] = {}
-        with connection.cursor() as cursor:
+        connection.ensure_connection()
+        self._connection = connection.connection
+        with self._connection.cursor() as cursor:
             # lz4 compresses the long texts several times faster than the default pglz; this transaction only.
             cursor.execute(
                 "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)"
@@ -432,19 +528,18 @@ class _CopyInserter:
 
     def _allocate_ids(self, model, count: int) -> list[int]:
         table = model._meta.db_table
-        with connection.cursor() as cursor:
+        with self._connection.cursor() as cursor:
             if table not in self._sequences:
                 cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [table, model._meta.pk.column])
                 self._sequences[table] = cursor.fetchone()[0]
             cursor.execute("SELECT nextval(%s) FROM generate_series(1, %s)", [self._sequences[table], count])
             return [row[0] for row in cursor.fetchall()]
 
-    @staticmethod
-    def _copy(model, columns: list[str], rows: Iterable[tuple]) -> None:
+    def _copy(self, model, columns: list[str], rows: Iterable[tuple]) -> None:
         table = connection.ops.quote_name(model._meta.db_table)
         column_list = ", ".join(connection.ops.quote_name(model._meta.get_field(c).column) for c in columns)
-        with connection.cursor() as cursor:
-            with cursor.cursor.copy(f"COPY {table} ({column_list}) FROM STDIN") as copy:
+        with self._connection.cursor() as cursor:
+            with cursor.copy(f"COPY {table} ({column_list}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
 
@@ -616,8 +711,6 @@ def create_export(
     *, project, format: str, file_types=None, options=None, created_by=None, enqueue: bool = True,
 ):
     """Validate an export request, create its ExportJob and queue `run_export` once the transaction commits."""
-    from annotation.kinds import CORRECTNESS
-
     from .exports import InvalidExportOptions, UnknownExportFormat, clean_file_types, get_export_format
     from .models import ExportJob
 
@@ -627,8 +720,10 @@ def create_export(
         export_format.clean_options(options)
     except (UnknownExportFormat, InvalidExportOptions) as exc:
         raise ExportRequestError(exc.args[0]) from None
-    if project.kind != CORRECTNESS:
-        raise ExportRequestError(f"{format} exports need a correctness project; project {project.pk} is {project.kind}")
+    if project.kind != export_format.project_kind:
+        raise ExportRequestError(
+            f"{format} exports need a {export_format.project_kind} project; project {project.pk} is {project.kind}"
+        )
     job = ExportJob.objects.create(
         project=project, format=export_format.name, file_types=cleaned_types, options=dict(options or {}),
         created_by=created_by,

@@ -304,3 +304,21 @@ def test_copy_of_a_data_file_keeps_its_rejects_next_to_it(tmp_path):
         out.write(b"garbage\n")
     report = services.import_jsonl(dataset_name="vb", source=str(path), skip_invalid=True)
     assert Path(report.rejects_path) == tmp_path / "vb.jsonl.rejects.jsonl"
+
+
+def test_many_batches_keep_questions_and_completions_linked(tmp_path, monkeypatch):
+    monkeypatch.setattr(services, "BATCH_ROWS", 2)
+    lines = [{**VALID_VB, "question_id": q, "question": f"Q{q}", "completion_id": c, "completion": f"C{q}-{c}"}
+             for q in range(4) for c in range(3)]
+    path = write_jsonl(tmp_path / "in.jsonl", lines)
+    report = services.import_jsonl(dataset_name="vb", source=path)
+    assert (report.questions_created, report.completions_created, report.prior_labels_created) == (4, 12, 12)
+    for completion in Completion.objects.select_related("question"):
+        assert completion.text == f"C{completion.question.external_id}-{completion.external_id}"
+        assert completion.question.text == f"Q{completion.question.external_id}"
+    assert PriorLabel.objects.filter(completion__question__dataset__name="vb").count() == 12
+
+    more = write_jsonl(tmp_path / "more.jsonl", lines + [{**lines[0], "completion_id": 99, "completion": "new"}])
+    again = services.import_jsonl(dataset_name="vb", source=more)
+    assert (again.questions_unchanged, again.completions_unchanged, again.completions_created) == (4, 12, 1)
+    assert Completion.objects.get(external_id="99").question.external_id == "0"
