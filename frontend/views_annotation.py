@@ -1,0 +1,212 @@
+"""Annotation pages: keyboard-first labeling, the conflict queue and adjudication.
+
+Everything an annotator sees of a task comes from annotation.selectors.task_payload, which leaves out other
+people's labels, imported labels and (unless the project shows them) model names. The browser never renders
+Markdown: the labeling page swaps in task fragments rendered here.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation import kinds, selectors, services, workflow
+from annotation.models import AnnotationProject, Item, ProjectMember
+from verifybench import taxonomy
+
+from .rendering import final_answer_span, render_markdown, render_with_final_answer
+
+# Answer-type examples that are formulas are typeset; the string and choice examples are plain words.
+_PLAIN_EXAMPLE_CLASSES = ("C", "D")
+
+
+@lru_cache(maxsize=1)
+def taxonomy_choices() -> tuple[dict, ...]:
+    """The 18 answer types with their examples, ready for a template (rendered once per process)."""
+    choices = []
+    for answer_type in taxonomy.ANSWER_TYPES:
+        if answer_type.coarse in _PLAIN_EXAMPLE_CLASSES:
+            example_html = render_markdown(answer_type.example)
+        else:
+            example_html = render_markdown(f"${answer_type.example}$")
+        choices.append({
+            "code": answer_type.code,
+            "name": answer_type.name,
+            "description": answer_type.description,
+            "coarse": answer_type.coarse,
+            "coarse_name": taxonomy.COARSE_CLASSES[answer_type.coarse],
+            "example_html": example_html,
+        })
+    return tuple(choices)
+
+
+def _annotator_project(user, project_id: int) -> AnnotationProject:
+    """The project if the user labels in it; a 404 otherwise (its existence is not disclosed)."""
+    project = AnnotationProject.objects.select_related("dataset").filter(pk=project_id).first()
+    if project is None or project.kind == kinds.PROOF_GRADE:
+        raise Http404("No such labeling project.")
+    if not services.is_member(project, user, ProjectMember.Role.ANNOTATOR):
+        raise Http404("No such labeling project.")
+    return project
+
+
+def _adjudicated_project(user, project_id: int) -> AnnotationProject:
+    project = AnnotationProject.objects.select_related("dataset").filter(pk=project_id).first()
+    if project is None or not selectors.can_adjudicate(project, user):
+        raise Http404("No such project.")
+    return project
+
+
+def task_context(task, project: AnnotationProject) -> dict:
+    """What the task fragment shows, built from the annotator-safe payload only."""
+    payload = selectors.task_payload(task)
+    reference = payload["reference"]
+    context = {
+        "payload": payload,
+        "task": task,
+        "question_html": render_markdown(payload["question"]["text"]),
+        "reference_answer_html": render_markdown(reference["final_answer"]) if reference["final_answer"] else "",
+        "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
+        "completion_html": "",
+        "has_final_answer": False,
+        "is_answer_type": project.kind == kinds.ANSWER_TYPE,
+        "my_label": payload["my_label"],
+    }
+    completion = payload["completion"]
+    if completion is not None:
+        span = final_answer_span(completion["text"])
+        context["completion_html"] = render_with_final_answer(completion["text"], span)
+        context["has_final_answer"] = span is not None
+        context["model_name"] = completion.get("model_name", "")
+    if context["is_answer_type"]:
+        context["answer_types"] = taxonomy_choices()
+    return context
+
+
+def _page_context(request, project: AnnotationProject, task) -> dict:
+    context = {
+        "project": project,
+        "progress": selectors.my_progress(project, request.user),
+        "is_answer_type": project.kind == kinds.ANSWER_TYPE,
+        "answer_types": taxonomy_choices() if project.kind == kinds.ANSWER_TYPE else (),
+    }
+    if task is not None:
+        context.update(task_context(task, project))
+    return context
+
+
+@login_required
+@require_GET
+def label_page(request, project_id: int):
+    """The labeling page with the annotator's current (or next) task already rendered."""
+    project = _annotator_project(request.user, project_id)
+    task, closed_message = None, ""
+    try:
+        task = services.next_task(project, request.user)
+    except services.WorkflowError as exc:
+        closed_message = str(exc)
+    context = _page_context(request, project, task)
+    context["closed_message"] = closed_message
+    return render(request, "annotation/label.html", context)
+
+
+@login_required
+@require_GET
+def label_fragment(request, project_id: int):
+    """One task rendered for the labeling page to swap in (`?task=<id>`); without a task, the all-done state."""
+    project = _annotator_project(request.user, project_id)
+    task = None
+    task_id = request.GET.get("task")
+    if task_id:
+        if not task_id.isdigit():
+            raise Http404("No such task.")
+        task = selectors.own_task(request.user, int(task_id))
+        if task is None or task.item.project_id != project.pk:
+            raise Http404("No such task.")
+    return render(request, "annotation/_task_slot.html", _page_context(request, project, task))
+
+
+# ---------------------------------------------------------------- adjudication
+
+@login_required
+@require_GET
+def conflicts_page(request, project_id: int):
+    project = _adjudicated_project(request.user, project_id)
+    conflicts = list(selectors.conflicts(project))
+    rows = []
+    for item in conflicts:
+        question, completion = selectors.item_subject(item)
+        rows.append({"item": item, "question": question, "completion": completion})
+    return render(request, "annotation/conflicts.html", {"project": project, "rows": rows})
+
+
+def _decision_value(project: AnnotationProject, raw: str):
+    if project.kind == kinds.CORRECTNESS:
+        return {"correct": True, "incorrect": False}.get(raw, raw)
+    return raw
+
+
+def _next_conflict(project: AnnotationProject, after: Item | None = None) -> Item | None:
+    queue = selectors.conflicts(project)
+    if after is not None:
+        queue = queue.exclude(pk=after.pk)
+    return queue.first()
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def adjudicate_page(request, item_id: int):
+    item = get_object_or_404(Item.objects.select_related("project__dataset", "completion__question", "question"),
+                             pk=item_id)
+    project = item.project
+    if not selectors.can_adjudicate(project, request.user) or item.proof_submission_id is not None:
+        raise Http404("No such item.")
+    error = ""
+    form = {"decision": "", "rationale": ""}
+    if request.method == "POST":
+        form = {"decision": request.POST.get("decision", ""), "rationale": request.POST.get("rationale", "")}
+        unsuitable = form["decision"] == "unsuitable"
+        if not form["decision"]:
+            error = "Choose a final value (or unsuitable) before deciding."
+        else:
+            try:
+                services.adjudicate(item, request.user, value=None if unsuitable else _decision_value(
+                    project, form["decision"]), unsuitable=unsuitable, rationale=form["rationale"])
+            except services.WorkflowError as exc:
+                error = str(exc)
+            else:
+                messages.success(request, f"Item {item.pk} decided.")
+                following = _next_conflict(project, after=item)
+                if following is None:
+                    return redirect(reverse("annotation-conflicts", args=[project.pk]))
+                return redirect(reverse("annotation-adjudicate", args=[following.pk]))
+    review = selectors.item_review(item)
+    completion = review["completion"]
+    completion_html, has_final_answer = "", False
+    if completion is not None:
+        span = final_answer_span(completion["text"])
+        completion_html, has_final_answer = render_with_final_answer(completion["text"], span), span is not None
+    reference = review["reference"]
+    following = _next_conflict(project, after=item)
+    return render(request, "annotation/adjudicate.html", {
+        "project": project,
+        "item": item,
+        "review": review,
+        "history": [{**event, "at_display": event["at"][:16].replace("T", " ")} for event in selectors.history(item)],
+        "question_html": render_markdown(review["question"]["text"]),
+        "reference_answer_html": render_markdown(reference["final_answer"]) if reference["final_answer"] else "",
+        "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
+        "completion_html": completion_html,
+        "has_final_answer": has_final_answer,
+        "is_answer_type": project.kind == kinds.ANSWER_TYPE,
+        "answer_types": taxonomy_choices(),
+        "can_decide": item.state == workflow.NEEDS_ADJUDICATION and not item.is_gold,
+        "form": form,
+        "error": error,
+        "next_conflict": following,
+    }, status=400 if error else 200)

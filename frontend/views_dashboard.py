@@ -1,0 +1,166 @@
+"""Researcher pages: the project list, project creation and a project's dashboard.
+
+The dashboard is a list of sections, each a template plus a function building its context from the project.
+More sections (verification runs, meta-evaluation) plug in with `register_section`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation import kinds, selectors, services
+from annotation.models import AnnotationProject, Item, ProjectMember
+from verifybench import roles
+from verifybench.models import Dataset
+
+from . import charts
+from . import selectors as page_selectors
+
+
+def _require_researcher(user) -> None:
+    if not roles.is_researcher(user):
+        raise Http404("No such page.")
+
+
+# ---------------------------------------------------------------- project list and creation
+
+@login_required
+@require_GET
+def project_list(request):
+    _require_researcher(request.user)
+    return render(request, "dashboard/project_list.html", {"projects": page_selectors.all_projects()})
+
+
+def _users_with_role(role: str):
+    return get_user_model().objects.filter(groups__name=role, is_active=True).order_by("username").distinct()
+
+
+class ProjectForm(forms.Form):
+    name = forms.CharField(max_length=200, help_text="Shown to annotators and on the dashboard.")
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), empty_label=None)
+    kind = forms.ChoiceField(choices=[(kinds.CORRECTNESS, "Correctness of each completion"),
+                                      (kinds.ANSWER_TYPE, "Answer type of each question")])
+    labels_per_item = forms.IntegerField(min_value=1, max_value=10, initial=2,
+                                         help_text="Independent labels before an item can resolve by agreement.")
+    tiebreak_annotators = forms.IntegerField(
+        min_value=0, max_value=5, initial=1,
+        help_text="Extra annotators asked when the first labels disagree; 0 sends disagreements to adjudication.")
+    show_model_names = forms.BooleanField(required=False, help_text="Annotators see which model wrote a completion.")
+    lease_minutes = forms.IntegerField(min_value=1, max_value=1440, initial=30,
+                                       help_text="How long an annotator holds an item before it returns to the pool.")
+    annotators = forms.ModelMultipleChoiceField(queryset=get_user_model().objects.none(), required=False,
+                                                widget=forms.CheckboxSelectMultiple)
+    adjudicators = forms.ModelMultipleChoiceField(queryset=get_user_model().objects.none(), required=False,
+                                                  widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["annotators"].queryset = _users_with_role(roles.ANNOTATOR)
+        self.fields["adjudicators"].queryset = _users_with_role(roles.ADJUDICATOR)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_new(request):
+    _require_researcher(request.user)
+    form = ProjectForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        with transaction.atomic():
+            project = services.create_project(
+                dataset=data["dataset"], kind=data["kind"], name=data["name"], created_by=request.user,
+                labels_per_item=data["labels_per_item"], tiebreak_annotators=data["tiebreak_annotators"],
+                show_model_names=data["show_model_names"], lease_minutes=data["lease_minutes"],
+            )
+            for user in data["annotators"]:
+                services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
+            for user in data["adjudicators"]:
+                services.add_member(project, user, ProjectMember.Role.ADJUDICATOR)
+        messages.success(request, f"Project {project.name} created with {project.items.count()} items.")
+        return redirect(reverse("dashboard-project", args=[project.pk]))
+    return render(request, "dashboard/project_new.html", {"form": form}, status=400 if form.errors else 200)
+
+
+# ---------------------------------------------------------------- dashboard sections
+
+@dataclass(frozen=True)
+class Section:
+    template: str
+    build: Callable[[AnnotationProject], dict]
+
+
+SECTIONS: list[Section] = []
+
+
+def register_section(template: str, build: Callable[[AnnotationProject], dict]) -> None:
+    """Add a section to every project dashboard: `build(project)` returns the context its template reads."""
+    SECTIONS.append(Section(template, build))
+
+
+def progress_section(project: AnnotationProject) -> dict:
+    counts = selectors.state_counts(project)
+    state_names = dict(Item.State.choices)
+    resolution_names = dict(Item.Resolution.choices)
+    total = counts["items"] or 1
+    return {
+        "counts": counts,
+        "states": [{"state": state, "name": state_names[state], "count": count,
+                    "share": count / total} for state, count in counts["by_state"].items()],
+        "resolutions": [{"resolution": resolution, "name": resolution_names[resolution], "count": count}
+                        for resolution, count in counts["by_resolution"].items()],
+    }
+
+
+def agreement_section(project: AnnotationProject) -> dict:
+    by_type = selectors.agreement_by_answer_type(project)
+    rows = [{"answer_type": answer_type, "raw_agreement": figures["raw_agreement"],
+             "cohens_kappa": figures["cohens_kappa"], "krippendorff_alpha": figures["krippendorff_alpha"],
+             "items_compared": figures["items_compared"]} for answer_type, figures in by_type.items()]
+    return {
+        "agreement": selectors.agreement_figures(project),
+        "by_type": rows,
+        "by_type_chart": charts.horizontal_bars(rows, category="answer_type", value="raw_agreement") if rows else None,
+    }
+
+
+def timeline_section(project: AnnotationProject) -> dict:
+    days = selectors.progress_over_time(project, days=30)
+    return {
+        "days": days,
+        "timeline_chart": charts.grouped_bars(days, category="day", series=("labels", "resolved")) if days else None,
+    }
+
+
+def annotators_section(project: AnnotationProject) -> dict:
+    return {"annotators": selectors.annotator_table(project)}
+
+
+register_section("dashboard/sections/progress.html", progress_section)
+register_section("dashboard/sections/agreement.html", agreement_section)
+register_section("dashboard/sections/timeline.html", timeline_section)
+register_section("dashboard/sections/annotators.html", annotators_section)
+
+
+@login_required
+@require_GET
+def dashboard(request, project_id: int):
+    project = AnnotationProject.objects.select_related("dataset").filter(pk=project_id).first()
+    if project is None or not selectors.can_review(project, request.user):
+        raise Http404("No such project.")
+    members = (ProjectMember.objects.filter(project=project).select_related("user")
+               .order_by("role", "user__username"))
+    sections = [{"template": section.template, **section.build(project)} for section in SECTIONS]
+    return render(request, "dashboard/dashboard.html", {
+        "project": project, "members": members, "sections": sections,
+        "can_adjudicate": selectors.can_adjudicate(project, request.user),
+    })
