@@ -141,9 +141,13 @@ def _capacity_left(item: Item, now, exclude_task: Task | None = None) -> int:
     return item.required_labels - item.label_count - leases.count()
 
 
+# what task_payload reads, fetched with the claim instead of one query each
+_PAYLOAD_RELATIONS = ("item__project", "item__completion__question", "item__question")
+
+
 def _current_lease(project: AnnotationProject, user, now) -> Task | None:
     return (
-        Task.objects.select_related("item")
+        Task.objects.select_related(*_PAYLOAD_RELATIONS)
         .filter(item__project=project, annotator=user, status=Task.Status.LEASED, expires_at__gt=now)
         # a lease on an item that stopped taking labels (e.g. resolved by a label change) is not work to hand out
         .filter(Q(item__state__in=workflow.OPEN_STATES) | Q(item__is_gold=True))
@@ -181,6 +185,7 @@ def next_task(project: AnnotationProject, user) -> Task | None:
         .annotate(leases=Coalesce(Subquery(_active_leases(now), output_field=IntegerField()), Value(0)))
         .filter(~Exists(done_by_user))
         .filter(leases__lt=F("required_labels") - F("label_count"))
+        .select_related(*(relation.removeprefix("item__") for relation in _PAYLOAD_RELATIONS))
         .order_by("-started", "-priority", "random_key")
     )
     for _attempt in range(20):
