@@ -163,6 +163,12 @@ class WorkerProcess:
             self._log.close()
 
 
+def _forget_broker_connections(app) -> None:
+    """Drop the connection pool and routing that an earlier (eager) send cached with the old broker and queue."""
+    app._pool = None
+    app.__dict__.pop("amqp", None)
+
+
 @pytest.fixture
 def celery_worker_factory(transactional_db):
     """Start real workers; tasks sent from the test go to Redis and run in the worker process.
@@ -174,6 +180,7 @@ def celery_worker_factory(transactional_db):
     queue = f"test-{uuid.uuid4().hex[:10]}"
     saved = {key: app.conf.get(key) for key in ("task_always_eager", "broker_url", "task_default_queue")}
     app.conf.update(task_always_eager=False, broker_url=REDIS_URL, task_default_queue=queue)
+    _forget_broker_connections(app)
     workers: list[WorkerProcess] = []
 
     def start(extra_env: dict[str, str] | None = None) -> WorkerProcess:
@@ -186,6 +193,7 @@ def celery_worker_factory(transactional_db):
     for worker in workers:
         worker.stop()
     app.conf.update(saved)
+    _forget_broker_connections(app)
     try:
         import redis
 
