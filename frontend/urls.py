@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import views, views_annotation, views_dashboard
+from . import views, views_annotation, views_dashboard, views_evaluation
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -18,5 +18,7 @@ urlpatterns = [
          name="annotation-label-fragment"),
     path("projects/<int:project_id>/conflicts/", views_annotation.conflicts_page, name="annotation-conflicts"),
     path("items/<int:item_id>/adjudicate/", views_annotation.adjudicate_page, name="annotation-adjudicate"),
+    path("projects/<int:project_id>/meta-eval/", views_evaluation.meta_eval_page, name="meta-eval-page"),
+    path("datasets/<int:dataset_id>/model-eval/", views_evaluation.model_eval_page, name="model-eval-page"),
     path("grading/", include("grading.urls")),
 ]

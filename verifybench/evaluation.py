@@ -1,0 +1,350 @@
+"""Evaluation from the database: verifiers and judges against final human labels (meta-evaluation), and
+models by Pass@k / G-Pass@k_tau / mG-Pass@k from human labels or verdicts.
+
+The figures themselves come from the pure modules `verifybench.metrics.judge_eval` and
+`verifybench.metrics.passk`; this module only gathers their input rows and reports what it left out.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation import kinds
+from annotation.models import AnnotationProject
+from grading.models import VerifierConfig
+from verifybench import selectors
+from verifybench.metrics import judge_eval, passk
+from verifybench.models import Dataset
+
+DEFAULT_KS = (4, 8, 16)
+DEFAULT_TAUS = ("0.25", "0.5", "0.75", "1.0")
+MISSING_IDS_SHOWN = 50
+
+
+class EvaluationError(ValueError):
+    """The request cannot be evaluated as asked (wrong project kind, unknown verifier, bad source); nothing changes."""
+
+
+# ---------------------------------------------------------------- meta-evaluation of verifiers
+
+
+@dataclass
+class VerifierReport:
+    """One verifier scored against the labeled items of a project."""
+
+    verifier: VerifierConfig
+    labeled_items: int
+    evaluation: judge_eval.JudgeEvaluation
+    missing_item_ids: list[int] = field(default_factory=list)
+
+    @property
+    def judged_items(self) -> int:
+        return self.labeled_items - len(self.missing_item_ids)
+
+    @property
+    def coverage(self) -> float | None:
+        return self.judged_items / self.labeled_items if self.labeled_items else None
+
+    @property
+    def unclassified_items(self) -> int:
+        """Judged items whose question has no coarse answer class: they count overall, not per class."""
+        return self.evaluation.overall.n - sum(report.n for report in self.evaluation.by_answer_class.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "verifier": {"id": self.verifier.pk, "name": self.verifier.name, "kind": self.verifier.kind},
+            "labeled_items": self.labeled_items,
+            "judged_items": self.judged_items,
+            "missing_verdicts": len(self.missing_item_ids),
+            "missing_item_ids": self.missing_item_ids[:MISSING_IDS_SHOWN],
+            "coverage": self.coverage,
+            "unclassified_items": self.unclassified_items,
+            **self.evaluation.as_dict(),
+        }
+
+
+@dataclass
+class MetaEvaluation:
+    project: AnnotationProject
+    labeled_items: int
+    reports: list[VerifierReport]
+    agreement: dict[str, dict[str, dict[str, Any]]] | None
+
+    @property
+    def verifier_names(self) -> list[str]:
+        return [report.verifier.name for report in self.reports]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "project": {"id": self.project.pk, "name": self.project.name, "dataset": self.project.dataset_id},
+            "labeled_items": self.labeled_items,
+            "verifiers": [report.as_dict() for report in self.reports],
+            "agreement": self.agreement,
+        }
+
+
+def _correctness_project(project: AnnotationProject) -> None:
+    if project.kind != AnnotationProject.Kind.CORRECTNESS:
+        raise EvaluationError(
+            f"project {project.pk} ({project.name}) is a {project.get_kind_display().lower()} project; "
+            "meta-evaluation needs the final labels of a correctness project"
+        )
+
+
+def _human_label(row: dict[str, Any]) -> bool:
+    try:
+        return kinds.get_kind(kinds.CORRECTNESS).clean(row["final_value"])
+    except kinds.InvalidValue as error:
+        raise EvaluationError(f"item {row['item_id']}: final value {row['final_value']!r} is not a correctness label") from error
+
+
+def labeled_rows(project: AnnotationProject) -> list[dict[str, Any]]:
+    """The project's final human labels with `human_correct` set; raises EvaluationError for a non-correctness project."""
+    _correctness_project(project)
+    rows = selectors.final_correctness_labels(project)
+    for row in rows:
+        row["human_correct"] = _human_label(row)
+    return rows
+
+
+def resolve_verifiers(names: Sequence[str]) -> list[VerifierConfig]:
+    """VerifierConfigs by name, in the order given (repeats dropped); raises EvaluationError naming unknown ones."""
+    wanted = list(dict.fromkeys(name.strip() for name in names if name and name.strip()))
+    found = {verifier.name: verifier for verifier in VerifierConfig.objects.filter(name__in=wanted)}
+    unknown = [name for name in wanted if name not in found]
+    if unknown:
+        raise EvaluationError(f"unknown verifier(s): {', '.join(unknown)}")
+    return [found[name] for name in wanted]
+
+
+def meta_evaluate(project: AnnotationProject, verifier_names: Sequence[str] | None = None) -> MetaEvaluation:
+    """Score verifiers against the final human labels of a correctness project.
+
+    Only resolved, non-excluded, non-gold items count. Without names, every verifier with a verdict on one of
+    the project's completions is scored. An item without a verdict from a verifier is left out of that
+    verifier's figures and listed in its `missing_item_ids`. With several verifiers the pairwise agreement
+    matrix (raw agreement and Cohen's kappa over correct / incorrect / inconclusive) covers the labeled items
+    each pair judged.
+    """
+    rows = labeled_rows(project)
+    if verifier_names:
+        verifiers = resolve_verifiers(verifier_names)
+    else:
+        verifiers = selectors.verifiers_with_verdicts_on_project(project)
+    completion_ids = [row["completion_id"] for row in rows]
+    statuses = selectors.verdict_statuses([verifier.pk for verifier in verifiers], completion_ids=completion_ids)
+
+    reports = []
+    for verifier in verifiers:
+        by_completion = statuses[verifier.pk]
+        judged, missing = [], []
+        for row in rows:
+            status = by_completion.get(row["completion_id"])
+            if status is None:
+                missing.append(row["item_id"])
+            else:
+                judged.append({**row, "verdict": status})
+        reports.append(
+            VerifierReport(
+                verifier=verifier,
+                labeled_items=len(rows),
+                evaluation=judge_eval.evaluate_verdicts(judged),
+                missing_item_ids=missing,
+            )
+        )
+
+    agreement = None
+    if len(verifiers) > 1:
+        item_of_completion = {row["completion_id"]: row["item_id"] for row in rows}
+        agreement = judge_eval.agreement_matrix({
+            verifier.name: {
+                item_of_completion[completion_id]: status for completion_id, status in statuses[verifier.pk].items()
+            }
+            for verifier in verifiers
+        })
+    return MetaEvaluation(project=project, labeled_items=len(rows), reports=reports, agreement=agreement)
+
+
+META_EVAL_CSV_FIELDS = (
+    "verifier",
+    *judge_eval.CSV_FIELDS,
+    "labeled_items",
+    "missing_verdicts",
+    "coverage",
+    "agreement",
+    "kappa",
+)
+
+
+def meta_evaluation_csv_rows(result: MetaEvaluation) -> list[dict[str, Any]]:
+    """Rows with `META_EVAL_CSV_FIELDS` keys, per verifier: the rows of `judge_eval.to_csv_rows` (coverage on the
+    overall row), then with several verifiers one `agreement` row per other verifier (n = shared items)."""
+    rows: list[dict[str, Any]] = []
+    blank = {key: "" for key in META_EVAL_CSV_FIELDS}
+    for report in result.reports:
+        for row in judge_eval.to_csv_rows(report.evaluation):
+            full = {**blank, **row, "verifier": report.verifier.name}
+            if row["scope"] == "overall":
+                full.update(
+                    labeled_items=report.labeled_items,
+                    missing_verdicts=len(report.missing_item_ids),
+                    coverage="" if report.coverage is None else report.coverage,
+                )
+            rows.append(full)
+        if result.agreement:
+            for other, cell in result.agreement[report.verifier.name].items():
+                if other == report.verifier.name:
+                    continue
+                rows.append({
+                    **blank,
+                    "verifier": report.verifier.name,
+                    "scope": "agreement",
+                    "name": other,
+                    "n": cell["shared_items"],
+                    "agreement": "" if cell["agreement"] is None else cell["agreement"],
+                    "kappa": "" if cell["kappa"] is None else cell["kappa"],
+                })
+    return rows
+
+
+def meta_evaluation_csv(result: MetaEvaluation) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=META_EVAL_CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(meta_evaluation_csv_rows(result))
+    return buffer.getvalue()
+
+
+# ---------------------------------------------------------------- model evaluation
+
+
+@dataclass(frozen=True)
+class CorrectnessSource:
+    """Where the correctness of each sample comes from: a project's final labels or one verifier's verdicts."""
+
+    project: AnnotationProject | None = None
+    verifier: VerifierConfig | None = None
+
+    @property
+    def spec(self) -> str:
+        return f"project:{self.project.pk}" if self.project is not None else f"verifier:{self.verifier.name}"
+
+    def describe(self) -> str:
+        if self.project is not None:
+            return f"final human labels of project {self.project.pk} ({self.project.name})"
+        return f"verdicts of {self.verifier.name} (inconclusive counts as incorrect)"
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.project is not None:
+            return {"kind": "project", "spec": self.spec, "id": self.project.pk, "name": self.project.name}
+        return {"kind": "verifier", "spec": self.spec, "id": self.verifier.pk, "name": self.verifier.name}
+
+
+def parse_source(spec: str) -> CorrectnessSource:
+    """`project:<id>` or `verifier:<name>` to a CorrectnessSource; raises EvaluationError otherwise."""
+    kind, separator, value = (spec or "").partition(":")
+    kind, value = kind.strip().lower(), value.strip()
+    if not separator or not value or kind not in ("project", "verifier"):
+        raise EvaluationError(f"source must be project:<id> or verifier:<name>, got {spec!r}")
+    if kind == "project":
+        if not value.isdigit():
+            raise EvaluationError(f"source project id must be a number, got {value!r}")
+        project = AnnotationProject.objects.filter(pk=int(value)).first()
+        if project is None:
+            raise EvaluationError(f"no annotation project {value}")
+        return CorrectnessSource(project=project)
+    return CorrectnessSource(verifier=resolve_verifiers([value])[0])
+
+
+def _samples_from_project(dataset: Dataset, project: AnnotationProject) -> tuple[list[dict[str, Any]], list[str]]:
+    if project.dataset_id != dataset.pk:
+        raise EvaluationError(f"project {project.pk} ({project.name}) belongs to another dataset than {dataset.name}")
+    rows = labeled_rows(project)
+    # Completion ids tell samples apart; imported sample indices may all be 0.
+    samples = [
+        {"question_id": row["question_id"], "model": row["model"], "correct": row["human_correct"], "greedy": row["is_greedy"]}
+        for row in rows
+    ]
+    warnings = []
+    unlabeled = len(selectors.dataset_completion_samples(dataset)) - len(samples)
+    if unlabeled > 0:
+        warnings.append(
+            f"{unlabeled} completion(s) of {dataset.name} have no final label in project {project.pk} "
+            "(unresolved, excluded, gold or not in the project) and are left out"
+        )
+    return samples, warnings
+
+
+def _samples_from_verifier(dataset: Dataset, verifier: VerifierConfig) -> tuple[list[dict[str, Any]], list[str]]:
+    statuses = selectors.verdict_statuses([verifier.pk], dataset=dataset)[verifier.pk]
+    samples, unjudged = [], 0
+    for completion in selectors.dataset_completion_samples(dataset):
+        status = statuses.get(completion["completion_id"])
+        if status is None:
+            unjudged += 1
+            continue
+        samples.append({
+            "question_id": completion["question_id"],
+            "model": completion["model"],
+            "correct": status == "correct",
+            "greedy": completion["is_greedy"],
+        })
+    warnings = []
+    if unjudged:
+        warnings.append(f"{unjudged} completion(s) of {dataset.name} have no verdict from {verifier.name} and are left out")
+    return samples, warnings
+
+
+def model_evaluate(
+    dataset: Dataset,
+    source: CorrectnessSource,
+    ks: Sequence[int] = DEFAULT_KS,
+    taus: Sequence[passk.TauLike] = DEFAULT_TAUS,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Accuracy, greedy accuracy, Pass@k, G-Pass@k_tau and mG-Pass@k per model of a dataset's completions.
+
+    Returns the shape of `passk.evaluate_models` (`{"models": ..., "warnings": [...]}`); its warnings are
+    preceded by what was left out (completions without a label or verdict). Raises EvaluationError for a
+    project of another dataset or kind, and for bad k or tau values.
+    """
+    if source.project is not None:
+        samples, warnings = _samples_from_project(dataset, source.project)
+    else:
+        samples, warnings = _samples_from_verifier(dataset, source.verifier)
+    try:
+        result = passk.evaluate_models(samples, list(ks), list(taus), bootstrap=bootstrap, seed=seed)
+    except ValueError as error:
+        raise EvaluationError(str(error)) from error
+    if not samples:
+        warnings.append(f"no completion of {dataset.name} has a correctness value from the {source.describe()}")
+    return {"models": result["models"], "warnings": warnings + result["warnings"]}
+
+
+def parse_ks(values: Sequence[Any]) -> list[int]:
+    """k values from text (query strings, form fields); raises EvaluationError for anything but positive integers."""
+    ks = []
+    for value in values:
+        text = str(value).strip()
+        if not text.isdigit() or int(text) < 1:
+            raise EvaluationError(f"k must be a positive integer, got {value!r}")
+        ks.append(int(text))
+    return list(dict.fromkeys(ks))
+
+
+def parse_taus(values: Sequence[Any]) -> list[str]:
+    """Tau values from text, kept in their spelling; raises EvaluationError for values outside (0, 1]."""
+    taus = []
+    for value in values:
+        text = str(value).strip()
+        try:
+            passk.tau_fraction(text)
+        except ValueError as error:
+            raise EvaluationError(str(error)) from error
+        taus.append(text)
+    return list(dict.fromkeys(taus))
