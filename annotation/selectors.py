@@ -96,7 +96,8 @@ def task_payload(task: Task) -> dict:
         payload["completion"] = {"text": completion.text}
         if project.show_model_names:
             payload["completion"]["model_name"] = completion.model_name
-    label = Label.objects.filter(task=task).first()
+    # only a submitted task has a label (submitting is what ends a lease), so a fresh claim needs no lookup
+    label = Label.objects.filter(task=task).first() if task.status == Task.Status.SUBMITTED else None
     if label is not None:
         payload["my_label"] = label_dict(label, with_annotator=False)
     if project.verdict_visibility == AnnotationProject.VerdictVisibility.EVERYONE and completion is not None:
