@@ -1,5 +1,6 @@
 """The annotation protocol through the services: transitions on real items, assignment, leases, idempotent
 submission, decisions, append-only history, project settings and the create_annotation_project command."""
+from collections import Counter
 from datetime import timedelta
 from io import StringIO
 
@@ -444,3 +445,35 @@ class TestCreateProjectCommand:
         out = StringIO()
         call_command("create_annotation_project", "--dataset", dataset.name, "--kind", "answer_type", stdout=out)
         assert AnnotationProject.objects.get(pk=int(out.getvalue())).items.count() == 4
+
+
+class TestScoreAgreement:
+    def test_scores_use_the_threshold_and_interval_alpha(self, corpus, make_user):
+        from annotation import selectors
+
+        project = AnnotationProject.objects.create(dataset=corpus, kind="proof_grade", name="scores",
+                                                   agreement_threshold=1.0)
+        services.add_items(project, completion_ids=list(
+            corpus.questions.values_list("completions__pk", flat=True)), seed=3)
+        people = [make_user("annotator") for _ in range(3)]
+        for user in people:
+            services.add_member(project, user)
+        scores = {0: [6.0, 7.0, 2.0, 5.0, 0.0, 4.0], 1: [6.5, 7.0, 7.0, 5.0, 0.5, 4.0]}
+        for n, user in enumerate(people[:2]):
+            for position, item in enumerate(project.items.order_by("random_key")):
+                task = services.next_task(project, user)
+                assert task.item_id == item.pk
+                services.submit_label(task, user, value=scores[n][position])
+        states = Counter(project.items.values_list("state", flat=True))
+        assert states == {workflow.RESOLVED: 5, workflow.NEEDS_TIEBREAK: 1}
+        averaged = project.items.order_by("random_key").first()
+        assert averaged.final_value == 6.25
+        task = services.next_task(project, people[2])
+        services.submit_label(task, people[2], value=6.5)
+        tiebroken = Item.objects.get(pk=task.item_id)
+        assert (tiebroken.state, tiebroken.resolution, tiebroken.final_value) == (
+            workflow.RESOLVED, workflow.BY_MAJORITY, 6.5)
+        figures = selectors.agreement_figures(project)
+        assert figures["alpha_level"] == "interval" and figures["cohens_kappa"] is None
+        assert figures["raw_agreement"] == pytest.approx(5 / 6)
+        assert 0.5 < figures["krippendorff_alpha"] <= 1.0
