@@ -139,8 +139,11 @@ export function initLabeling(root) {
       if (response.status === 200 || response.status === 201) {
         await loadNext();
       } else if (response.status === 409) {
-        const detail = await detailOf(response);
-        showMessage(`Your label was not stored: ${detail}.`, { offerNext: true });
+        const detail = (await detailOf(response)).replace(/\.$/, "");
+        const text = /not stored/.test(detail)
+          ? detail.charAt(0).toUpperCase() + detail.slice(1)
+          : `Your label was not stored: ${detail}`;
+        showMessage(`${text}.`, { offerNext: true });
         root.dataset.state = "stale";
       } else {
         showMessage(await detailOf(response));

@@ -49,7 +49,7 @@ def make_dataset(questions: int = 3, *, name: str | None = None, answer_types=("
 
 
 def make_project(dataset: Dataset, *, kind: str = "correctness", annotators=(), adjudicators=(), **settings):
-    project = services.create_project(dataset=dataset, kind=kind, name=f"{dataset.name} {kind}", seed=7, **settings)
+    project = services.create_project(dataset=dataset, kind=kind, name=f"{dataset.name}: {kind.replace('_', ' ')}", seed=7, **settings)
     for user in annotators:
         services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
     for user in adjudicators:

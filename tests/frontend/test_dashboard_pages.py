@@ -1,0 +1,88 @@
+"""Project list, project creation and the dashboard through Django's test client."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation import selectors
+from annotation.models import AnnotationProject, ProjectMember
+from verifybench import roles
+
+from .labeling_fixtures import label_item, make_dataset, make_project
+from .test_pages import assert_csp_clean
+
+pytestmark = pytest.mark.django_db
+
+
+def test_annotators_get_404_on_every_researcher_page(client, annotator):
+    project = make_project(make_dataset(), annotators=[annotator])
+    client.force_login(annotator)
+    for url in (reverse("dashboard-projects"), reverse("dashboard-project-new"),
+                reverse("dashboard-project", args=[project.pk])):
+        assert client.get(url).status_code == 404, url
+    assert client.post(reverse("dashboard-project-new"), {"name": "x"}).status_code == 404
+
+
+def test_project_creation_makes_items_and_members(client, researcher, make_user):
+    dataset = make_dataset(questions=3, name="creation-set")
+    alice, bob = make_user(roles.ANNOTATOR, username="alice"), make_user(roles.ANNOTATOR, username="bob")
+    judge = make_user(roles.ADJUDICATOR, username="judge")
+    client.force_login(researcher)
+    form_html = client.get(reverse("dashboard-project-new")).content.decode()
+    assert "alice" in form_html and "judge" in form_html
+    assert '<label for="id_name">' in form_html
+    assert_csp_clean(form_html)
+
+    response = client.post(reverse("dashboard-project-new"), {
+        "name": "Round one", "dataset": dataset.pk, "kind": "answer_type", "labels_per_item": 2,
+        "tiebreak_annotators": 1, "lease_minutes": 20, "annotators": [alice.pk, bob.pk], "adjudicators": [judge.pk],
+    })
+    project = AnnotationProject.objects.get(name="Round one")
+    assert response.status_code == 302 and response.url == reverse("dashboard-project", args=[project.pk])
+    assert project.kind == "answer_type" and project.lease_minutes == 20 and not project.show_model_names
+    assert project.items.count() == 3
+    assert set(project.memberships.values_list("user__username", "role")) == {
+        ("alice", ProjectMember.Role.ANNOTATOR), ("bob", ProjectMember.Role.ANNOTATOR),
+        ("judge", ProjectMember.Role.ADJUDICATOR)}
+
+
+def test_invalid_project_form_keeps_the_input_and_creates_nothing(client, researcher):
+    dataset = make_dataset(questions=1)
+    client.force_login(researcher)
+    response = client.post(reverse("dashboard-project-new"), {
+        "name": "Bad", "dataset": dataset.pk, "kind": "correctness", "labels_per_item": 0,
+        "tiebreak_annotators": 1, "lease_minutes": 30})
+    assert response.status_code == 400
+    assert 'value="Bad"' in response.content.decode()
+    assert not AnnotationProject.objects.filter(name="Bad").exists()
+
+
+def test_dashboard_shows_the_counts_the_database_holds(client, researcher, make_user):
+    first, second = make_user(roles.ANNOTATOR, username="dora"), make_user(roles.ANNOTATOR, username="eli")
+    project = make_project(make_dataset(questions=4), annotators=[first, second])
+    label_item(project, first, True, seconds_spent=12)
+    label_item(project, second, True, seconds_spent=20)   # same item: agreement, resolved
+    label_item(project, first, False, seconds_spent=8)
+    client.force_login(researcher)
+    response = client.get(reverse("dashboard-project", args=[project.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    counts = selectors.state_counts(project)
+    assert f'data-testid="item-count">{counts["items"]}<' in html
+    assert f'data-testid="label-count">{counts["labels"]}<' in html
+    assert counts["labels"] == 3 and counts["by_state"]["resolved"] == 1
+    assert 'data-state="resolved"><td><span class="swatch state-resolved" aria-hidden="true"></span>Resolved</td>\n          <td class="number">1</td>' in html
+    assert 'data-testid="timeline-chart"' in html and 'data-testid="agreement-chart"' in html
+    assert 'data-annotator="dora"' in html and 'data-annotator="eli"' in html
+    assert "<script" not in html.split("</head>")[1]
+    assert_csp_clean(html)
+    listing = client.get(reverse("dashboard-projects")).content.decode()
+    assert reverse("dashboard-project", args=[project.pk]) in listing
+
+
+def test_a_project_adjudicator_may_see_the_dashboard(client, make_user):
+    judge = make_user(roles.ADJUDICATOR)
+    project = make_project(make_dataset(questions=1), adjudicators=[judge])
+    client.force_login(judge)
+    assert client.get(reverse("dashboard-project", args=[project.pk])).status_code == 200
+    assert client.get(reverse("dashboard-projects")).status_code == 404

@@ -1,0 +1,128 @@
+"""Real chromium against the live server: labeling with the keyboard only, answer types, a stale submit."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation import services, workflow
+from annotation.models import Item, Label, Task
+from verifybench import roles
+
+from .labeling_fixtures import make_dataset, make_project
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def open_label_page(page, app_url, project):
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(app_url("annotation-label", project.pk))
+    page.wait_for_selector("[data-labeling][data-ready='1']")
+    page.wait_for_selector("html[data-math-ready='1']")
+    return errors
+
+
+def wait_for_next(page, previous_task_id: str) -> str:
+    page.wait_for_function(
+        "previous => { const root = document.querySelector('[data-labeling]');"
+        " return root.dataset.taskId !== previous && root.getAttribute('aria-busy') === null; }",
+        arg=previous_task_id)
+    return page.locator("[data-labeling]").get_attribute("data-task-id")
+
+
+def test_annotator_labels_three_items_with_the_keyboard_only(page, live_server, login, app_url, make_user,
+                                                             screenshot):
+    annotator = make_user(roles.ANNOTATOR, username="alan")
+    project = make_project(make_dataset(questions=3, name="VerifyBench sample"), annotators=[annotator])
+    login(page, annotator)
+    errors = open_label_page(page, app_url, project)
+    root = page.locator("[data-labeling]")
+    first = root.get_attribute("data-task-id")
+    assert page.locator("[data-testid=completion] .katex").count() >= 1
+    assert page.get_by_test_id("counter").inner_text().startswith("0 done today")
+    assert "left" in page.locator("[data-lease-left]").inner_text()
+    screenshot(page, "labeling", full_page=False)
+
+    page.keyboard.press("?")
+    assert page.locator("[data-label-help]").is_visible()
+    page.keyboard.press("Escape")
+    assert not page.locator("[data-label-help]").is_visible()
+
+    page.keyboard.press("j")  # jump to the final answer: a shortcut, not a label
+    page.keyboard.press("1")
+    second = wait_for_next(page, first)
+    assert page.get_by_test_id("counter").inner_text().startswith("1 done today")
+    page.keyboard.press("0")
+    third = wait_for_next(page, second)
+
+    page.keyboard.press("n")
+    page.keyboard.type("0 and 1 inside a note are text, not shortcuts")
+    page.keyboard.press("Escape")
+    page.keyboard.press("y")
+    wait_for_next(page, third)
+    page.get_by_test_id("all-done").wait_for()
+    assert page.get_by_test_id("counter").inner_text().startswith("3 done today")
+
+    labels = {label.task_id: label for label in Label.objects.filter(annotator=annotator)}
+    assert [labels[int(task)].value for task in (first, second, third)] == [True, False, True]
+    assert labels[int(third)].note == "0 and 1 inside a note are text, not shortcuts"
+    assert all(label.seconds_spent is not None for label in labels.values())
+    assert errors == []
+
+
+def test_answer_type_labels_by_typing_the_code(page, live_server, login, app_url, make_user, screenshot):
+    annotator = make_user(roles.ANNOTATOR, username="alan")
+    project = make_project(make_dataset(questions=2, name="VerifyBench sample"), kind="answer_type",
+                           annotators=[annotator])
+    login(page, annotator)
+    errors = open_label_page(page, app_url, project)
+    first = page.locator("[data-labeling]").get_attribute("data-task-id")
+    assert page.locator("[data-code]").count() == 18
+    page.keyboard.press("b")
+    page.keyboard.press("3")
+    assert page.locator("[data-code=B3]").get_attribute("aria-pressed") == "true"
+    screenshot(page, "answer-type")
+    page.keyboard.press("Enter")
+    second = wait_for_next(page, first)
+
+    page.keyboard.press("u")
+    assert page.locator("[data-unsuitable-reason]").is_visible()
+    page.keyboard.type("The question has two readings")
+    page.keyboard.press("Enter")
+    wait_for_next(page, second)
+    page.get_by_test_id("all-done").wait_for()
+
+    by_task = {label.task_id: label for label in Label.objects.filter(annotator=annotator)}
+    assert by_task[int(first)].value == "B3" and not by_task[int(first)].unsuitable
+    assert by_task[int(second)].unsuitable and by_task[int(second)].unsuitable_reason == "The question has two readings"
+    assert errors == []
+
+
+def test_a_stale_submit_explains_itself_and_offers_the_next_task(page, live_server, login, app_url, make_user):
+    slow = make_user(roles.ANNOTATOR, username="alan")
+    holder, quick = make_user(roles.ANNOTATOR, username="bea"), make_user(roles.ANNOTATOR, username="cy")
+    project = make_project(make_dataset(questions=1), annotators=[slow, holder, quick], labels_per_item=2)
+    login(page, slow)
+    open_label_page(page, app_url, project)
+    task = Task.objects.get(annotator=slow)
+    assert services.next_task(project, holder).item_id == task.item_id  # the item's other slot
+    Task.objects.filter(pk=task.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    taken = services.next_task(project, quick)  # the expired slot goes to someone else
+    assert taken.item_id == task.item_id
+    services.submit_label(taken, quick, value=False)
+
+    page.keyboard.press("1")
+    message = page.locator("[data-label-message]")
+    message.wait_for(state="visible")
+    assert "not stored" in message.inner_text() and "expired" in message.inner_text()
+    next_button = page.get_by_role("button", name="Take the next task")
+    assert next_button.is_visible()
+    assert page.evaluate("document.activeElement.textContent") == "Take the next task"
+    page.keyboard.press("Enter")
+    page.get_by_test_id("all-done").wait_for()
+    assert not Label.objects.filter(annotator=slow).exists()
+    item = Item.objects.get(pk=task.item_id)
+    assert item.state == workflow.IN_PROGRESS and item.label_count == 1
+    assert item.events.filter(kind="late_submit_refused", actor=slow).exists()
