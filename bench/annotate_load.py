@@ -361,6 +361,7 @@ def main() -> None:
             threading.Thread(target=annotator_loop, args=(port, project.pk, token, args.seed * 1000 + n, stop_at, stats))
             for n, (_, token) in enumerate(annotators)
         ]
+        load_before = os.getloadavg()[0]
         run_started = time.perf_counter()
         for thread in threads:
             thread.start()
@@ -372,7 +373,8 @@ def main() -> None:
 
     check = over_assignment(project.pk)
     print(f"\n{args.annotators} annotators for {elapsed:.1f} s against {args.workers} gunicorn workers "
-          f"x {args.threads} threads, {args.items} items")
+          f"x {args.threads} threads, {args.items} items; {os.cpu_count()} CPUs, load average before "
+          f"{load_before:.1f}, after {os.getloadavg()[0]:.1f}")
     print(f"next-task  {percentiles(stats.next_task_ms)}")
     print(f"submit     {percentiles(stats.submit_ms)}")
     print(f"throughput {stats.labels / elapsed:.1f} labels/s ({stats.labels} labels); next-task 204: {stats.no_task}")
