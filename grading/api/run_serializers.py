@@ -1,4 +1,5 @@
 """Thin serializers of the verifier, run and selection endpoints; the rules live in grading.runs and services."""
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from annotation.models import AnnotationProject
@@ -36,8 +37,6 @@ class VerifierConfigSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs):
         instance = VerifierConfig(**{**self._current_values(), **attrs})
-        from django.core.exceptions import ValidationError as DjangoValidationError
-
         try:
             instance.clean()
         except DjangoValidationError as error:

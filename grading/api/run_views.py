@@ -34,6 +34,7 @@ class VerificationRunViewSet(viewsets.GenericViewSet):
     """Verification runs: progress, counts by verdict status, cancel and resume."""
 
     permission_classes = [IsResearcherOrAdmin]
+    serializer_class = run_serializers.RunCreateSerializer
 
     def get_queryset(self):
         queryset = selectors.runs_list()
@@ -46,8 +47,8 @@ class VerificationRunViewSet(viewsets.GenericViewSet):
                 queryset = queryset.filter(**{f"{field}_id": value}) if value.isdigit() else queryset.none()
         return queryset
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Runs, newest first (filters: status, verifier, dataset, "
-                                                            "project)")
+    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="grading_runs_list",
+                   summary="Runs, newest first (filters: status, verifier, dataset, project)")
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response([selectors.run_payload(run) for run in page])
@@ -99,9 +100,12 @@ class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     """Selections of completions for annotation, each made into a correctness project with its report."""
 
     permission_classes = [IsResearcherOrAdmin]
+    serializer_class = run_serializers.SelectionCreateSerializer
     queryset = SelectionRecord.objects.select_related("project", "dataset", "created_by").prefetch_related(
         "verifiers").order_by("-created_at", "-id")
 
+    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="grading_selections_list",
+                   summary="Selections, newest first, without their reports")
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response([selectors.selection_payload(record, with_report=False)
