@@ -291,12 +291,12 @@ def _claim(run_id: int, attempt: int | None) -> tuple[VerificationRun, str] | No
     return run, token
 
 
-def _owned(run: VerificationRun, token: str) -> VerificationRun:
-    """The run locked for this transaction; raises when another execution owns it or a cancel was asked for."""
+def _owned(run: VerificationRun, token: str, *, honour_cancel: bool = True) -> VerificationRun:
+    """The run locked for this transaction; raises when another execution owns it (or a cancel was asked for)."""
     locked = VerificationRun.objects.select_for_update().get(pk=run.pk)
     if locked.run_token != token:
         raise RunSuperseded
-    if locked.cancel_requested:
+    if honour_cancel and locked.cancel_requested:
         raise RunCancelled
     return locked
 
@@ -304,7 +304,7 @@ def _owned(run: VerificationRun, token: str) -> VerificationRun:
 def _commit_chunk(run: VerificationRun, token: str, chunk: list[Completion], results: list) -> None:
     ids = [completion.pk for completion in chunk]
     with transaction.atomic():
-        locked = _owned(run, token)
+        locked = _owned(run, token, honour_cancel=False)  # a chunk already verified is kept; cancel acts after it
         previously_failed = set(
             Verdict.objects.filter(verifier_id=run.verifier_id, completion_id__in=ids, failed=True)
             .values_list("completion_id", flat=True)
@@ -342,6 +342,8 @@ def _process(run: VerificationRun, token: str) -> None:
     pending = pending_completions(run).select_related("question").prefetch_related("question__references")
     last_id = 0
     while True:
+        if VerificationRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
+            raise RunCancelled
         chunk = list(pending.filter(pk__gt=last_id)[: run.chunk_size])
         if not chunk:
             break
