@@ -159,9 +159,9 @@ class Series:
 @dataclass
 class LineChart:
     width: int = 560
-    height: int = 300
-    plot_left: float = 52
-    plot_top: float = 16
+    height: int = 290
+    plot_left: float = 64
+    plot_top: float = 28
     plot_width: float = 380
     plot_height: float = 230
     series: list[Series] = field(default_factory=list)
