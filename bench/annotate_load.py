@@ -53,6 +53,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--explain", action="store_true", help="print EXPLAIN ANALYZE of the claim query")
+    parser.add_argument("--connection-per-request", action="store_true",
+                        help="open a new connection for every request instead of keeping one per annotator")
     return parser.parse_args()
 
 
@@ -209,7 +211,8 @@ class Stats:
                 self.error_samples.append(f"{what} -> {status}: {body[:200]!r}")
 
 
-def annotator_loop(port: int, project_id: int, token: str, seed: int, stop_at: float, stats: Stats) -> None:
+def annotator_loop(port: int, project_id: int, token: str, seed: int, stop_at: float, stats: Stats,
+                   connection_per_request: bool = False) -> None:
     rng = random.Random(seed)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -218,6 +221,9 @@ def annotator_loop(port: int, project_id: int, token: str, seed: int, stop_at: f
         nonlocal connection
         payload = json.dumps(body) if body is not None else ""
         started = time.perf_counter()
+        if connection_per_request:
+            connection.close()
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         try:
             connection.request("POST", path, body=payload, headers=headers)
             response = connection.getresponse()
@@ -358,7 +364,8 @@ def main() -> None:
         warm_up(port, project.pk, [token for _, token in annotators])
         stop_at = time.monotonic() + args.seconds
         threads = [
-            threading.Thread(target=annotator_loop, args=(port, project.pk, token, args.seed * 1000 + n, stop_at, stats))
+            threading.Thread(target=annotator_loop, args=(port, project.pk, token, args.seed * 1000 + n, stop_at, stats,
+                                                        args.connection_per_request))
             for n, (_, token) in enumerate(annotators)
         ]
         load_before = os.getloadavg()[0]
@@ -374,7 +381,8 @@ def main() -> None:
     check = over_assignment(project.pk)
     print(f"\n{args.annotators} annotators for {elapsed:.1f} s against {args.workers} gunicorn workers "
           f"x {args.threads} threads, {args.items} items; {os.cpu_count()} CPUs, load average before "
-          f"{load_before:.1f}, after {os.getloadavg()[0]:.1f}")
+          f"{load_before:.1f}, after {os.getloadavg()[0]:.1f}"
+          + (", a new connection per request" if args.connection_per_request else ", keep-alive connections"))
     print(f"next-task  {percentiles(stats.next_task_ms)}")
     print(f"submit     {percentiles(stats.submit_ms)}")
     print(f"throughput {stats.labels / elapsed:.1f} labels/s ({stats.labels} labels); next-task 204: {stats.no_task}")
