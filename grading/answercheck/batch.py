@@ -6,7 +6,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from grading.answercheck.core import completion_final_answer, decide, reference_final_answer, resolve_answer_type
+from grading.answercheck.core import (
+    completion_final_answer,
+    decide,
+    hedged,
+    question_for_comparison,
+    reference_final_answer,
+    resolve_answer_type,
+)
 from grading.answercheck.extract import extract_final_answer
 from grading.answercheck.verdict import INCONCLUSIVE, Comparison, Verdict
 
@@ -113,8 +120,7 @@ def verify_batch(
 
 
 def _key(item: BatchItem, ready: _Prepared) -> tuple:
-    question = item.question if ready.code in ("C1", "C2") else None
-    return ready.extracted, ready.reference_answer, ready.code, question
+    return ready.extracted, ready.reference_answer, ready.code, question_for_comparison(ready.code, item.question)
 
 
 def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]) -> Verdict:
@@ -123,6 +129,8 @@ def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]
     type_note = f"{ready.code} ({'detected' if ready.detected else 'given'})"
     if ready.extracted is None:
         return Verdict(INCONCLUSIVE, None, ready.reference_answer, ready.code, f"no final answer found in the completion; type {type_note}")
+    if hedged(ready.extracted):
+        return Verdict(INCONCLUSIVE, ready.extracted, ready.reference_answer, ready.code, f"the completion offers several candidate answers ({ready.extracted!r}); type {type_note}")
     comparison = decided[_key(item, ready)]
     explanation = (
         f"extracted {ready.extracted!r} from the completion and {ready.reference_answer!r} from the reference; "

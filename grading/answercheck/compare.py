@@ -63,12 +63,16 @@ def split_top_level(text: str, separators: str = ",;") -> list[str]:
             depth += 1
         elif char in _CLOSERS:
             depth -= 1
-        if char in separators and depth == 0:
+        if text.startswith("\\\\", index) and depth == 0 and "\\" in separators:
             parts.append("".join(current))
             current = []
-        elif text.startswith("\\\\", index) and depth == 0 and "\\" in separators:
+            index += 1
+        elif char in separators and char != "\\" and depth == 0:
             parts.append("".join(current))
             current = []
+        elif char == "\\" and text.startswith("\\\\", index):
+            # A LaTeX line break inside brackets: keep both characters together.
+            current.append("\\\\")
             index += 1
         else:
             current.append(char)
@@ -128,9 +132,12 @@ def split_values(text: str) -> list[str]:
 _APPROX = re.compile(r"\\approx|\\simeq|≈")
 
 
+_MODULUS_NOTE = re.compile(r"\s*(?:\\pmod\s*\{[^{}]*\}|\\pmod\s*\d+|\(\s*\\?(?:bmod|mod)\s*\{?\s*\d+\s*\}?\s*\))\s*$")
+
+
 def _number_candidates(text: str) -> list[str]:
-    """The forms a numeric answer offers: '2\\pi \\approx 6.28' -> ['2\\pi', '6.28']."""
-    text = strip_assignment(clean_latex(text))
+    """The forms a numeric answer offers: '2\\pi \\approx 6.28' -> ['2\\pi', '6.28']; '9 \\pmod{13}' -> ['9']."""
+    text = _MODULUS_NOTE.sub("", strip_assignment(clean_latex(text)))
     parts = [part.strip() for part in _APPROX.split(text) if part.strip()]
     return [strip_trailing_units(strip_assignment(part)) for part in parts] or [text]
 
@@ -162,7 +169,8 @@ def _rounding_matches(rounded_text: str, rounded: complex, exact: complex) -> bo
     return False
 
 
-def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = False) -> Comparison:
+def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = False, allow_rounding: bool = True) -> Comparison:
+    """Numeric equality; a rounded answer (0.333 for 1/3) counts only when `allow_rounding`."""
     predicted_forms = _number_candidates(predicted)
     reference_forms = _number_candidates(reference)
     try:
@@ -196,7 +204,7 @@ def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = Fa
             continue
         reference_places = decimal_places(reference_forms[0])
         predicted_places = decimal_places(form)
-        if predicted_places is not None and _rounding_matches(form, number, reference_number):
+        if allow_rounding and predicted_places is not None and _rounding_matches(form, number, reference_number):
             if reference_places is None or predicted_places <= reference_places:
                 return _ok(f"{form!r} is {reference_forms[0]!r} rounded to {predicted_places} decimal places")
         if reference_places is not None and _rounding_matches(reference_forms[0], reference_number, number):
@@ -430,8 +438,28 @@ def _inequality_as_interval(text: str):
     return None
 
 
+_OR_CONNECTIVE = re.compile(r"\s*(?:\\text\{\s*or\s*\}|\bor\b|\\lor|\\vee)\s*", re.IGNORECASE)
+_AND_CONNECTIVE = re.compile(r"\s*(?:\\text\{\s*and\s*\}|\band\b|\\land|\\wedge)\s*", re.IGNORECASE)
+
+
+def _connected_inequalities(text: str):
+    """'x \\le -1 \\text{ or } x \\ge 5' as a union, 'x > 1 and x < 3' as an intersection; None otherwise."""
+    for connective, combine in ((_OR_CONNECTIVE, sympy.Union), (_AND_CONNECTIVE, sympy.Intersection)):
+        parts = [part for part in connective.split(text) if part.strip()]
+        if len(parts) < 2:
+            continue
+        pieces = [_inequality_as_interval(part.strip()) for part in parts]
+        if any(piece is None for piece in pieces):
+            return None
+        return combine(*pieces)
+    return None
+
+
 def _as_set(text: str):
     text = _IN_PREFIX.sub("", clean_latex(text))
+    connected = _connected_inequalities(text)
+    if connected is not None:
+        return connected
     simple = _inequality_as_interval(text)
     if simple is not None:
         return simple
@@ -578,8 +606,12 @@ def compare_multiple_values(predicted: str, reference: str) -> Comparison:
 
 def _matrix_entries(text: str) -> tuple[tuple[int, int], list[str]] | None:
     text = clean_latex(text)
+    text = strip_assignment(text)
     match = re.search(r"\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}", text, re.DOTALL)
     if match:
+        # Anything but brackets around the environment ("..., or possibly (3, 4)") is not one matrix.
+        if re.search(r"[^\s()\[\]|]", text[: match.start()] + text[match.end():]):
+            return None
         rows = [row for row in re.split(r"\\\\", match.group(2)) if row.strip()]
         cells = [[cell.strip() for cell in row.split("&")] for row in rows]
         width = len(cells[0])

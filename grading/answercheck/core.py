@@ -1,6 +1,7 @@
 """verify(): extract both final answers, pick the answer type, compare under a deadline."""
 from __future__ import annotations
 
+import math
 import re
 
 from verifybench.taxonomy import UnknownAnswerType, parse_answer_type
@@ -11,7 +12,7 @@ from grading.answercheck.detect import detect_answer_type
 from grading.answercheck.extract import all_boxed_answers, boxed_spans, extract_final_answer, final_answer_span
 from grading.answercheck.normalize import clean_latex, plain_text
 from grading.answercheck.parsing import TooExpensive, check_cost
-from grading.answercheck.verdict import INCONCLUSIVE, Comparison, Verdict
+from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison, Verdict
 
 MULTI_PART_TYPES = {"A8", "B4", "C2"}
 
@@ -37,16 +38,88 @@ def _trailing_boxed_group(text: str) -> list[str]:
     return [text[start:end].strip() for start, end in group]
 
 
+# "(A), (C) and (E)", "A and C", "A, C & D": several option letters named together in a sentence.
+_LETTER_LIST = re.compile(
+    r"(?<![A-Za-z])\(?[A-J]\)?(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)\(?[A-J]\)?)+(?![A-Za-z])"
+)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _widen_to_letter_list(answer: str, completion: str) -> str:
+    """For multi-select answers: 'C' read from "... i.e. options (A), (C) and (E)." becomes that whole list."""
+    lists = _LETTER_LIST.findall(_last_line(completion))
+    if not lists:
+        return answer
+    named = set(re.findall(r"[A-J]", lists[-1]))
+    chosen = set(re.findall(r"(?<![A-Za-z])[A-J](?![A-Za-z])", answer))
+    if chosen and chosen < named:
+        return lists[-1]
+    return answer
+
+
 def completion_final_answer(completion: str, answer_type: str | None) -> str | None:
     if answer_type in MULTI_PART_TYPES:
         group = _trailing_boxed_group(completion)
         if len(group) > 1:
             return ", ".join(group)
     answer = extract_final_answer(completion)
+    if answer_type == "C2":
+        if answer is None:
+            lists = _LETTER_LIST.findall(_last_line(completion))
+            answer = lists[-1] if lists else None
+        else:
+            answer = _widen_to_letter_list(answer, completion)
     if answer is None and answer_type in ("C3", "D1", "D2"):
         lines = [line.strip() for line in completion.strip().splitlines() if line.strip()]
         answer = lines[-1] if lines else None
     return answer
+
+
+_ASKS_TO_ROUND = re.compile(
+    r"\bround|\bnearest\b|decimal places?|\bapproximat|significant (?:figures|digits)|\bestimate|\bto \w+ decimals?\b",
+    re.IGNORECASE,
+)
+_ASKS_FOR_EXACT = re.compile(
+    r"\bexact (?:value|answer|form|expression)|simplest (?:radical )?form|lowest terms|in terms of \\?pi|common fraction",
+    re.IGNORECASE,
+)
+_ASKS_FOR_LOWEST_TERMS = re.compile(r"lowest terms|simplest form|reduced fraction|common fraction", re.IGNORECASE)
+
+
+def numeric_wording(question: str | None) -> str | None:
+    """The parts of a question that change how a number is judged ("round to ...", "exact value",
+    "lowest terms"), as a short string that reads back the same way; None when there are none."""
+    if not question:
+        return None
+    found = [match.group(0).lower() for pattern in (_ASKS_TO_ROUND, _ASKS_FOR_EXACT, _ASKS_FOR_LOWEST_TERMS) for match in pattern.finditer(question)]
+    return "; ".join(sorted(set(found))) or None
+
+
+def _rounding_allowed(reference: str, question: str | None) -> bool:
+    """A rounded answer stands for the reference only when the question asks for rounding, or when
+    the question does not demand an exact value and the reference is not itself a short decimal
+    (0.375 written out is exact; 0.38 is a different number)."""
+    wording = question or ""
+    if _ASKS_TO_ROUND.search(wording):
+        return True
+    if _ASKS_FOR_EXACT.search(wording):
+        return False
+    return not re.fullmatch(r"\s*-?\d*\.\d{1,3}\s*%?\s*", clean_latex(reference))
+
+
+_PLAIN_FRACTION = re.compile(r"^-?\s*(?:\\frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}|(\d+)\s*/\s*(\d+))$")
+
+
+def _unreduced_fraction(predicted: str) -> bool:
+    match = _PLAIN_FRACTION.match(clean_latex(predicted).replace(" ", ""))
+    if not match:
+        return False
+    numerator, denominator = (int(group) for group in match.groups() if group is not None)
+    return math.gcd(numerator, denominator) > 1
 
 
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
@@ -54,7 +127,9 @@ def compare_answers(predicted: str, reference: str, answer_type: str, question: 
     if answer_type in ("A1", "A2", "A3", "A4"):
         if re.fullmatch(r"\s*-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)+\s*", clean_latex(reference)):
             return compare.compare_collections(predicted.replace(":", ","), reference.replace(":", ","), ordered=True)
-        result = compare.compare_numbers(predicted, reference)
+        result = compare.compare_numbers(predicted, reference, allow_rounding=_rounding_allowed(reference, question))
+        if result.status == CORRECT and answer_type == "A3" and _ASKS_FOR_LOWEST_TERMS.search(question or "") and _unreduced_fraction(predicted):
+            return Comparison(INCORRECT, f"{predicted!r} has the right value but is not in lowest terms, as the question asks")
         if result.status == INCONCLUSIVE and answer_type == "A2":
             return compare.compare_expressions(predicted, reference)
         return result
@@ -96,6 +171,25 @@ def _string_or_math(predicted: str, reference: str, *, semantic: bool) -> Compar
         if detected[0] in "AB":
             return compare_answers(predicted, reference, detected, None)
     return result
+
+
+# Two pieces of math joined by "or" ("$5\\pi$, or possibly $10\\pi$") or an explicit hedge word.
+_HEDGE = re.compile(r"\$[^$]*\bor\b[^$]*\$|\bor\s+(?:possibly|perhaps|maybe)\b", re.IGNORECASE)
+
+
+def hedged(extracted: str) -> bool:
+    """True when the extracted final answer names more than one candidate."""
+    return _HEDGE.search(extracted) is not None
+
+
+def question_for_comparison(code: str, question: str | None) -> str | None:
+    """The part of the question a comparison of this type reads: the options for choices, the
+    rounding / exactness wording for numbers, nothing otherwise (keeps batch results cacheable)."""
+    if code in ("C1", "C2"):
+        return question
+    if code in ("A1", "A2", "A3", "A4"):
+        return numeric_wording(question)
+    return None
 
 
 def resolve_answer_type(answer_type: str | None, reference: str, question: str | None) -> tuple[str, bool]:
@@ -154,7 +248,9 @@ def verify(
     type_note = f"{code} ({'detected' if detected else 'given'})"
     if extracted is None:
         return Verdict(INCONCLUSIVE, None, reference_answer, code, f"no final answer found in the completion; type {type_note}")
-    comparison = decide(extracted, reference_answer, code, question, timeout)
+    if hedged(extracted):
+        return Verdict(INCONCLUSIVE, extracted, reference_answer, code, f"the completion offers several candidate answers ({extracted!r}); type {type_note}")
+    comparison = decide(extracted, reference_answer, code, question_for_comparison(code, question), timeout)
     explanation = (
         f"extracted {extracted!r} from the completion and {reference_answer!r} from the reference; "
         f"compared as {type_note}: {comparison.explanation}"
@@ -162,4 +258,7 @@ def verify(
     return Verdict(comparison.status, extracted, reference_answer, code, explanation)
 
 
-__all__ = ["verify", "decide", "completion_final_answer", "reference_final_answer", "resolve_answer_type", "final_answer_span"]
+__all__ = [
+    "verify", "decide", "completion_final_answer", "reference_final_answer", "resolve_answer_type", "final_answer_span",
+    "hedged", "question_for_comparison", "numeric_wording",
+]

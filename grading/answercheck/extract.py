@@ -15,7 +15,18 @@ _ANSWER_PHRASES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\*\*\s*(?:final\s+)?answer\s*[:：]?\s*\*\*\s*[:：]?\s*", re.IGNORECASE),
     re.compile(r"(?:^|\n)\s*#*\s*answer\s*[:：]\s*", re.IGNORECASE),
     re.compile(r"the\s+(?:correct\s+)?(?:answer|option|choice)\s+is\s*[:：]?\s*", re.IGNORECASE),
+    re.compile(r"the\s+(?:final\s+)?result\s+is\s*[:：]?\s*", re.IGNORECASE),
     re.compile(r"(?:answer|result)\s*[:：]\s*", re.IGNORECASE),
+)
+
+# "Final answer: ..." and a line starting "Answer:" are explicit enough to override an earlier box
+# ("A first pass gives \\boxed{7}. ... Answer: $8$").
+_EXPLICIT_PHRASES = _ANSWER_PHRASES[:3]
+
+# A closing sentence that states the result in one piece of inline math: "So there are $28$ handshakes."
+_CONCLUDING_SENTENCE = re.compile(
+    r"\s*(?:so|hence|thus|therefore|consequently|this gives|which gives)\b[^$\n]*\$([^$\n]+)\$[^$\n]*$",
+    re.IGNORECASE,
 )
 
 _TRAILING_CHOICE = re.compile(
@@ -92,10 +103,10 @@ def _trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     return start, end
 
 
-def _phrase_span(text: str) -> tuple[int, int] | None:
+def _phrase_span(text: str, patterns: tuple[re.Pattern[str], ...] = _ANSWER_PHRASES, after: int = 0) -> tuple[int, int] | None:
     """The text after the last answer-introducing phrase, up to the end of its line or sentence."""
-    for pattern in _ANSWER_PHRASES:
-        matches = list(pattern.finditer(text))
+    for pattern in patterns:
+        matches = [match for match in pattern.finditer(text) if match.start() >= after]
         if not matches:
             continue
         match = matches[-1]
@@ -146,12 +157,28 @@ def final_answer_span(text: str) -> tuple[int, int] | None:
     spans = _outermost(boxed_spans(text))
     if spans:
         start, end = spans[-1]
+        later = _phrase_span(text, _EXPLICIT_PHRASES, after=end + 1)
+        if later is not None:
+            return later
         trimmed = _trim_span(text, start, end)
         return trimmed if trimmed is not None else (start, end)
     phrase = _phrase_span(text)
     if phrase is not None:
         return phrase
+    concluding = _concluding_span(text)
+    if concluding is not None:
+        return concluding
     return _choice_span(text)
+
+
+def _concluding_span(text: str) -> tuple[int, int] | None:
+    """The inline math of a last line such as "Hence the total is $16$ items." (one math piece only)."""
+    stripped = text.rstrip()
+    line_start = stripped.rfind("\n") + 1
+    match = _CONCLUDING_SENTENCE.match(stripped, line_start)
+    if match is None:
+        return None
+    return _trim_span(text, match.start(1), match.end(1))
 
 
 def all_boxed_answers(text: str) -> list[str]:
