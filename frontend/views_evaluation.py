@@ -112,7 +112,10 @@ def meta_eval_section(project: AnnotationProject) -> dict:
     """Dashboard section: one summary row per verifier with verdicts on a correctness project."""
     if project.kind != AnnotationProject.Kind.CORRECTNESS:
         return {"applies": False}
-    result = evaluation.meta_evaluate(project)
+    try:
+        result = evaluation.meta_evaluate(project)
+    except evaluation.EvaluationError as exc:
+        return {"applies": True, "error": str(exc), "rows": []}
     return {
         "applies": True,
         "labeled_items": result.labeled_items,

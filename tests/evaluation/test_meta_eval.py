@@ -230,3 +230,13 @@ def test_dashboard_section_links_to_the_page(meta_fixture, researcher, client):
     assert 'data-testid="section-meta-eval"' in html
     assert reverse("meta-eval-page", args=[meta_fixture.project.pk]) in html
     assert "rule-check" in html and "judge-x" in html
+
+
+def test_dashboard_section_reports_a_bad_final_value_instead_of_failing(meta_fixture, researcher, client):
+    from annotation.models import Item
+
+    Item.objects.filter(pk=meta_fixture.items["tp"].pk).update(final_value="maybe")
+    client.force_login(researcher)
+    response = client.get(reverse("dashboard-project", args=[meta_fixture.project.pk]))
+    assert response.status_code == 200
+    assert "is not a correctness label" in response.content.decode()
