@@ -64,7 +64,7 @@ def _format(value: float) -> str:
 
 def grouped_bars(
     rows: list[dict], *, category: str, series: tuple[str, ...], width: int = 720, height: int = 240,
-    max_x_ticks: int = 10,
+    max_x_ticks: int = 10, max_bar_width: float = 28,
 ) -> Chart:
     """Vertical bars, one group per row (e.g. per day) and one bar per series within the group."""
     chart = Chart(width, height, plot_left=44, plot_top=12, plot_width=width - 56, plot_height=height - 48)
@@ -74,10 +74,10 @@ def grouped_bars(
     if not rows:
         return chart
     group_width = chart.plot_width / len(rows)
-    bar_width = max(1.0, group_width * 0.8 / len(series))
+    bar_width = max(1.0, min(max_bar_width, group_width * 0.8 / len(series)))
     label_every = max(1, math.ceil(len(rows) / max_x_ticks))
     for index, row in enumerate(rows):
-        group_left = chart.plot_left + index * group_width + group_width * 0.1
+        group_left = chart.plot_left + index * group_width + (group_width - bar_width * len(series)) / 2
         for offset, name in enumerate(series):
             bar_height = chart.plot_height * row[name] / top
             chart.bars.append(Bar(
