@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from . import services
-from .models import JudgeResponseCache, PromptTemplate, Verdict, VerifierConfig
+from .models import JudgeResponseCache, PromptTemplate, SelectionRecord, Verdict, VerificationRun, VerifierConfig
 
 
 @admin.register(PromptTemplate)
@@ -58,6 +58,25 @@ class JudgeResponseCacheAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(VerificationRun)
+class VerificationRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "verifier", "dataset", "project", "status", "done", "total", "created_at"]
+    list_filter = ["status", "verifier"]
+    search_fields = ["verifier__name", "dataset__name", "project__name"]
+    list_select_related = ["verifier", "dataset", "project"]
+    readonly_fields = ["status", "total", "done", "counts", "error", "attempt", "run_token", "heartbeat_at",
+                       "created_by", "created_at", "started_at", "finished_at"]
+
+
+@admin.register(SelectionRecord)
+class SelectionRecordAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "dataset", "strategy", "picked", "created_at"]
+    readonly_fields = [field.name for field in SelectionRecord._meta.fields]
 
     def has_change_permission(self, request, obj=None):
         return False
