@@ -6,7 +6,9 @@
 Creates (if missing) and migrates the PostgreSQL database, loads a synthetic dataset of --items completions
 with realistic text sizes, creates annotator users with tokens and a correctness project over the dataset,
 starts the app under gunicorn on a free loopback port and drives --annotators simulated annotators over HTTP:
-claim (POST next-task), think for 5-100 ms, submit (about 15% disagree with the item's majority answer).
+claim (POST next-task), think for --think-ms (default 300-1500 ms: a real annotator reads for 20-90 s, so this
+is already a compressed day), submit (about 15% disagree with the item's majority answer). `--think-ms 5 100`
+turns it into a saturation test that shows the server's ceiling.
 
 Prints next-task and submit latency p50/p95/p99, labels per second, error counts (5xx separately) and the
 over-assignment check made on the database afterwards. Target: next-task p95 <= 50 ms, no 5xx, no
@@ -35,6 +37,7 @@ sys.path.insert(0, str(REPO_ROOT))
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bench_annotate"
 SECRET_KEY = "annotate-load-benchmark-secret"
 DISAGREEMENT_RATE = 0.15
+THINK_SECONDS = (0.3, 1.5)
 WORDS = (
     "let suppose therefore hence integer real function derivative integral limit sequence series bound prove "
     "equation solve substitute factor polynomial root square triangle angle circle radius probability expected "
@@ -52,6 +55,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--think-ms", type=float, nargs=2, default=[300.0, 1500.0], metavar=("MIN", "MAX"),
+                        help="time an annotator spends between claiming and submitting")
     parser.add_argument("--explain", action="store_true", help="print EXPLAIN ANALYZE of the claim query")
     parser.add_argument("--connection-per-request", action="store_true",
                         help="open a new connection for every request instead of keeping one per annotator")
@@ -250,7 +255,7 @@ def annotator_loop(port: int, project_id: int, token: str, seed: int, stop_at: f
             time.sleep(0.05)
             continue
         task = json.loads(data)
-        time.sleep(rng.uniform(0.005, 0.100))
+        time.sleep(rng.uniform(*THINK_SECONDS))
         majority_answer = task["item_id"] % 3 != 0
         value = (not majority_answer) if rng.random() < DISAGREEMENT_RATE else majority_answer
         status, data, elapsed = post(
@@ -336,7 +341,9 @@ def explain_claim(project_id: int, user) -> str:
 
 
 def main() -> None:
+    global THINK_SECONDS
     args = parse_args()
+    THINK_SECONDS = (args.think_ms[0] / 1000, args.think_ms[1] / 1000)
     ensure_database(args.database_url)
     setup_django(args.database_url)
 
