@@ -292,6 +292,42 @@ def _wrap_blocks(text: str, start: int, end: int) -> str:
     return _markdown.renderer.render(tokens, _markdown.options, {})
 
 
+def _highlight_within_one_paragraph(text: str, start: int, end: int) -> str | None:
+    """The common case, in one parse: the span lies inside a single top-level paragraph or heading.
+
+    Only that block's inline content is parsed again with the markers, and only if the markers leave its
+    parse unchanged is the result used; anything else returns None and takes the general path.
+    """
+    env: dict = {}
+    tokens = _markdown.parse(text, env)
+    first_line = len(_LINE_BREAK.findall(text, 0, start))
+    last_line = len(_LINE_BREAK.findall(text, 0, max(start, end - 1)))
+    target = next((token for token in tokens if token.type == "inline" and token.level == 1 and token.map
+                   and token.map[0] <= first_line and last_line < token.map[1]), None)
+    if target is None:
+        return None
+    line_offsets = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
+    block_start = line_offsets[target.map[0]]
+    block_end = line_offsets[target.map[1]] if target.map[1] < len(line_offsets) else len(text)
+    block = text[block_start:block_end]
+    if target.content != block.strip():
+        return None  # indented or prefixed lines: offsets in the content no longer match the source
+    offset = block_start + len(block) - len(block.lstrip())
+    relative_start, relative_end = start - offset, end - offset
+    if not (0 <= relative_start < relative_end <= len(target.content)):
+        return None
+    content = target.content
+    marked = f"{content[:relative_start]}{_START}{content[relative_start:relative_end]}{_END}{content[relative_end:]}"
+    marked_children = _markdown.parseInline(marked, env)[0].children or []
+    renderer, options = _markdown.renderer, _markdown.options
+    if _SENTINELS.sub("", renderer.renderInline(marked_children, options, env)) != renderer.renderInline(
+        target.children or [], options, env
+    ):
+        return None
+    target.children = marked_children
+    return _wrap_inline(renderer.render(tokens, options, env))
+
+
 def render_with_final_answer(text: str, span: tuple[int, int] | None) -> SafeString:
     """Like render_markdown, with the final answer (a `(start, end)` character span of `text`) highlighted.
 
@@ -307,8 +343,16 @@ def render_with_final_answer(text: str, span: tuple[int, int] | None) -> SafeStr
     if not (0 <= start < end <= len(text)):
         raise ValueError(f"final-answer span {span!r} is not inside a text of {len(text)} characters")
     text = _neutralise_sentinels(text)
-    plain_html = _markdown.render(text)
     start = _skip_block_markers(text, start, end)
+    html = _highlight_within_one_paragraph(text, start, end)
+    if html is None:
+        html = _highlight_by_reparsing(text, start, end)
+    return mark_safe(sanitize_html(html))  # noqa: S308 - sanitized just above
+
+
+def _highlight_by_reparsing(text: str, start: int, end: int) -> str:
+    """The general path: parse the whole text twice, with and without the markers."""
+    plain_html = _markdown.render(text)
     marked_html = _markdown.render(f"{text[:start]}{_START}{text[start:end]}{_END}{text[end:]}")
     html = None
     # The markers must not have changed how the text parses (e.g. a marker in front of "$$" on its own line).
@@ -316,7 +360,7 @@ def render_with_final_answer(text: str, span: tuple[int, int] | None) -> SafeStr
         html = _wrap_inline(marked_html)
     if html is None:
         html = _wrap_blocks(text, start, end)
-    return mark_safe(sanitize_html(html))  # noqa: S308 - sanitized just above
+    return html
 
 
 def final_answer_span(text: str) -> tuple[int, int] | None:
