@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import zipfile
 
 import pytest
 from django.core.management import call_command
@@ -323,3 +324,74 @@ def test_leaderboard_api_and_csv(project, problem, graders, researcher, annotato
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert {row["model"] for row in rows} == {"model-x", "model-y"} and "problem_1" in rows[0]
     assert api_client_for(annotator).get(f"/api/grading/competitions/{competition.pk}/leaderboard/").status_code == 403
+
+
+# ---------------------------------------------------------------- pages
+
+def test_conflict_page_shows_both_gradings_and_records_the_decision(project, graders, adjudicator, api_client_for,
+                                                                      client):
+    grade_as(api_client_for, project, graders[0], full_marks())
+    grade_as(api_client_for, project, graders[1], {"chain": "clear", "awarded": {"b1": 3},
+                                                   "justifications": {}, "note": "Second half missing."})
+    task, _ = grade_as(api_client_for, project, graders[2], {"chain": "amgm", "awarded": {},
+                                                             "justifications": {"overall": "No <b>argument</b>."}})
+    item = task.item
+    client.force_login(adjudicator)
+    page = client.get(f"/grading/items/{item.pk}/")
+    html = page.content.decode()
+    assert page.status_code == 200 and html.count('data-testid="grading"') == 3
+    assert "Second half missing." in html and "No &lt;b&gt;argument&lt;/b&gt;." in html and "model-x" not in html
+    refused = client.post(f"/grading/items/{item.pk}/", {"score": "4", "rationale": ""})
+    assert refused.status_code == 400
+    decided = client.post(f"/grading/items/{item.pk}/", {"score": "4", "rationale": "Half the polynomial proof."})
+    assert decided.status_code == 302
+    item.refresh_from_db()
+    assert (item.state, item.resolution, item.final_value) == (workflow.RESOLVED, "adjudication", 4.0)
+    client.force_login(graders[0])
+    assert client.get(f"/grading/items/{item.pk}/").status_code == 404
+
+
+def test_grading_page_refuses_missing_justifications_and_leaderboard_pages_render(project, graders, researcher,
+                                                                                 client):
+    client.force_login(graders[0])
+    response = client.post(f"/grading/projects/{project.pk}/next/")
+    assert response.status_code == 302
+    grade_url = response["Location"]
+    page = client.get(grade_url)
+    assert page.status_code == 200 and 'id="proof-rubric"' in page.content.decode()
+    refused = client.post(grade_url, {"chain": "amgm", "points-a1": "2", "points-a2": "1", "points-a3": "0"})
+    assert refused.status_code == 400 and "only 1 of 3" in refused.content.decode()
+    saved = client.post(grade_url, {"chain": "amgm", "points-a1": "2", "points-a2": "1", "points-a3": "0",
+                                    "justification-a2": "Half done.", "total": "7"})
+    assert saved.status_code == 302
+    assert annotation_services.Label.objects.get(annotator=graders[0]).value == 3.0
+    client.force_login(researcher)
+    competition = project.dataset.competition
+    assert client.get(f"/grading/competitions/{competition.pk}/leaderboard/").status_code == 200
+    csv_page = client.get(f"/grading/competitions/{competition.pk}/leaderboard.csv")
+    assert csv_page.status_code == 200 and csv_page.content.decode().startswith("rank,model,score")
+
+
+def test_export_job_writes_the_matharena_proof_bundle(project, graders, api_client_for, tmp_path, settings):
+    from verifybench import services as data_services
+    from verifybench.exports import read_rows
+
+    settings.EXPORT_ROOT = str(tmp_path)
+    grade_as(api_client_for, project, graders[0], full_marks())
+    grade_as(api_client_for, project, graders[1], full_marks())
+    with pytest.raises(data_services.ExportRequestError):
+        data_services.create_export(project=project, format="verifybench", enqueue=False)
+    job = data_services.create_export(project=project, format="matharena-proofs",
+                                      file_types=["jsonl", "csv", "parquet"], enqueue=False)
+    job = data_services.run_export_now(job)
+    assert job.status == "succeeded", job.error
+
+    columns = get_export_format("matharena-proofs").columns
+    with zipfile.ZipFile(data_services.export_bundle(job)) as bundle:
+        bundle.extractall(tmp_path / "out")
+    paths = sorted((tmp_path / "out").rglob("matharena_proofs.*"))
+    assert [path.suffix for path in paths] == [".csv", ".jsonl", ".parquet"]
+    for path in paths:
+        rows = read_rows(path, columns)
+        assert rows[0]["final_points"] == 7 and rows[0]["final_method"] == "mean_of_two"
+        assert rows[0]["grading_details_judge_2"][0]["max_points"] == 2 and rows[0]["points_judge_3"] is None
