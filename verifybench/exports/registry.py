@@ -99,6 +99,8 @@ class ExportFormat:
     file_stem: str = ""
     # A paragraph for the dataset card: how the builder chose the rows, given the cleaned options.
     describe: Callable[[dict[str, Any]], str] = lambda options: ""
+    # The kind of annotation project whose final labels the format reads.
+    project_kind: str = "correctness"
 
     @property
     def stem(self) -> str:
