@@ -168,7 +168,7 @@ class Task(models.Model):
         constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="one_task_per_item_per_annotator")]
         indexes = [
             models.Index(fields=["item", "status", "expires_at"], name="task_item_status"),
-            models.Index(fields=["annotator", "status"], name="task_annotator_status"),
+            models.Index(fields=["annotator", "status", "item"], name="task_annotator_status_item"),
         ]
 
 

@@ -361,6 +361,8 @@ def main() -> None:
         services.add_member(project, user)
     print(f"loaded {project.items.count()} items in project {project.pk} and {len(annotators)} annotators "
           f"in {time.perf_counter() - started:.1f} s")
+    with connections["default"].cursor() as cursor:
+        cursor.execute("ANALYZE")  # fresh planner statistics, as autovacuum keeps them on a live database
     connections.close_all()
 
     port = free_port()
