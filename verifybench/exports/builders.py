@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import BooleanField, Case, F, FilteredRelation, Q, Value, When
 
 from annotation import workflow
 from annotation.models import Item, Label
 from verifybench import taxonomy
-from verifybench.models import ReferenceAnswer
 
 from .columns import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS
 from .registry import ExportFormat, ExportPlan, ExportRow, Option, RowFacts, register_export_format
@@ -23,7 +22,7 @@ from .selection import choose_balanced, choose_models, choose_subset, pick_one
 COARSE_TYPES = tuple(taxonomy.COARSE_CLASSES)
 
 _ROW_FIELDS = (
-    "id", "final_value", "resolution",
+    "id", "is_correct", "resolution",
     "completion__external_id", "completion__text", "completion__model_name",
     "completion__question_id", "completion__question__external_id", "completion__question__text",
     "completion__question__source", "completion__question__domain",
@@ -44,10 +43,14 @@ def exportable_items(project, options: dict):
 
 
 def _with_reference(items):
-    primary = ReferenceAnswer.objects.filter(question_id=OuterRef("completion__question_id"), is_primary=True)
+    """Join the primary reference answer and turn the JSON final label into a boolean in the database."""
     return items.annotate(
-        reference_final_answer=Subquery(primary.values("final_answer")[:1]),
-        reference_solution=Subquery(primary.values("solution")[:1]),
+        primary_reference=FilteredRelation(
+            "completion__question__references", condition=Q(completion__question__references__is_primary=True)
+        ),
+        reference_final_answer=F("primary_reference__final_answer"),
+        reference_solution=F("primary_reference__solution"),
+        is_correct=Case(When(final_value=True, then=Value(True)), default=Value(False), output_field=BooleanField()),
     )
 
 
@@ -56,10 +59,18 @@ def _row_values(items) -> Iterable[tuple]:
 
 
 def _annotators(item_ids: list[int]) -> dict[int, list[int]]:
+    """Who labelled each item, first labeller first. Read as one range of the label index: a chunk's item ids are
+    mostly consecutive, and a range scan is much cheaper than a long IN list (labels of other items are dropped)."""
+    wanted = set(item_ids)
     by_item: dict[int, list[int]] = defaultdict(list)
-    labels = Label.objects.filter(item_id__in=item_ids).order_by("item_id", "created_at", "id")
-    for item_id, annotator_id in labels.values_list("item_id", "annotator_id"):
-        by_item[item_id].append(annotator_id)
+    if not wanted:
+        return by_item
+    labels = Label.objects.filter(item_id__gte=min(wanted), item_id__lte=max(wanted))
+    if len(wanted) * 4 < max(wanted) - min(wanted):
+        labels = Label.objects.filter(item_id__in=item_ids)  # scattered ids (a sample): the range would be wasteful
+    for item_id, annotator_id in labels.order_by("item_id", "created_at", "id").values_list("item_id", "annotator_id"):
+        if item_id in wanted:
+            by_item[item_id].append(annotator_id)
     return by_item
 
 
@@ -74,7 +85,7 @@ def _facts(values: dict) -> RowFacts:
                                                 values["completion__question__answer_class"])
     return RowFacts(
         answer_type=answer_type, answer_subtype=answer_subtype, domain=values["completion__question__domain"],
-        source=values["completion__question__source"], label=bool(values["final_value"]),
+        source=values["completion__question__source"], label=bool(values["is_correct"]),
         model=values["completion__model_name"], resolution=values["resolution"],
     )
 
@@ -111,7 +122,7 @@ def mumath_row(values: dict, annotators: list[int]) -> ExportRow:
             "golden_answer": _answer(values),
             "model": values["completion__model_name"],
             "model_output": values["completion__text"],
-            "label": bool(values["final_value"]),
+            "label": bool(values["is_correct"]),
         },
         facts=_facts(values),
     )
@@ -146,13 +157,20 @@ def _parameters(options: dict, **resolved) -> dict:
 # -- VerifyBench-Hard: every exportable item with its natural label balance ---------------------------------------
 
 def plan_natural(project, options: dict) -> ExportPlan:
-    items = exportable_items(project, options).order_by("id")
+    items = exportable_items(project, options)
     total = items.count()
     size = options["chunk_size"]
 
     def chunks() -> Iterator[list[ExportRow]]:
-        for chunk in _chunked(_row_values(items).iterator(chunk_size=size), size):
-            records = [dict(zip(_ROW_FIELDS, values)) for values in chunk]
+        # Keyset pages on the primary key: each chunk is a short query of its own, so no cursor stays open (or is
+        # materialised by the server) across the progress updates committed between chunks.
+        last_id = 0
+        while True:
+            page = list(_row_values(items.filter(pk__gt=last_id).order_by("id"))[:size])
+            if not page:
+                return
+            records = [dict(zip(_ROW_FIELDS, values)) for values in page]
+            last_id = records[-1]["id"]
             annotators = _annotators([record["id"] for record in records])
             yield [verifybench_row(record, annotators.get(record["id"], [])) for record in records]
 
