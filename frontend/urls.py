@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import views, views_annotation, views_dashboard, views_evaluation
+from . import views, views_annotation, views_dashboard, views_evaluation, views_jobs
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -20,5 +20,15 @@ urlpatterns = [
     path("items/<int:item_id>/adjudicate/", views_annotation.adjudicate_page, name="annotation-adjudicate"),
     path("projects/<int:project_id>/meta-eval/", views_evaluation.meta_eval_page, name="meta-eval-page"),
     path("datasets/<int:dataset_id>/model-eval/", views_evaluation.model_eval_page, name="model-eval-page"),
+    path("projects/<int:project_id>/runs/new/", views_jobs.project_run_new, name="jobs-project-run-new"),
+    path("projects/<int:project_id>/exports/new/", views_jobs.project_export_new, name="jobs-project-export-new"),
+    path("datasets/<int:dataset_id>/jobs/", views_jobs.dataset_jobs, name="jobs-dataset"),
+    path("datasets/<int:dataset_id>/runs/new/", views_jobs.dataset_run_new, name="jobs-dataset-run-new"),
+    path("datasets/<int:dataset_id>/select/", views_jobs.dataset_select, name="jobs-dataset-select"),
+    path("selections/<int:selection_id>/", views_jobs.selection_report, name="jobs-selection"),
+    path("runs/<int:run_id>/cancel/", views_jobs.run_cancel, name="jobs-run-cancel"),
+    path("runs/<int:run_id>/resume/", views_jobs.run_resume, name="jobs-run-resume"),
+    path("exports/<int:export_id>/cancel/", views_jobs.export_cancel, name="jobs-export-cancel"),
+    path("exports/<int:export_id>/download/", views_jobs.export_download, name="jobs-export-download"),
     path("grading/", include("grading.urls")),
 ]

@@ -4,6 +4,7 @@ import { typeset } from "./math.js";
 import "./labeling.js";
 import "./adjudication.js";
 import "./grading.js";
+import "./jobs.js";
 
 export { typeset };
 
