@@ -205,3 +205,50 @@ def annotator_stats(
         )
         for annotator in given
     }
+
+
+def kappa_from_pair_counts(pair_counts: Mapping[tuple[Hashable, Hashable], int]) -> float | None:
+    """Cohen's kappa from a contingency table `{(label_a, label_b): count}`; the same result as
+    `cohens_kappa` on the expanded lists, without materialising them."""
+    n = sum(pair_counts.values())
+    if n == 0:
+        return None
+    observed = sum(count for (a, b), count in pair_counts.items() if a == b) / n
+    margin_a: Counter = Counter()
+    margin_b: Counter = Counter()
+    for (a, b), count in pair_counts.items():
+        margin_a[a] += count
+        margin_b[b] += count
+    expected = sum(margin_a[label] * margin_b[label] for label in margin_a) / (n * n)
+    if math.isclose(expected, 1.0):
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def alpha_from_value_counts(
+    unit_counts: Iterable[Mapping[Hashable, int]],
+    level: Literal["nominal", "interval"] = "nominal",
+) -> float | None:
+    """Krippendorff's alpha from per-unit value counts (`{value: how many raters gave it}` per item).
+
+    Alpha depends only on these counts, not on who gave which value, so large projects need no
+    units x raters table. Units with fewer than two ratings are not pairable and are left out.
+    Returns None where `krippendorff_alpha` would.
+    """
+    if level not in ("nominal", "interval"):
+        raise ValueError(f"level must be 'nominal' or 'interval', got {level!r}")
+    pairable = [counts for counts in unit_counts if sum(counts.values()) >= 2]
+    domain = sorted({value for counts in pairable for value in counts}, key=lambda v: (str(type(v)), v))
+    if not pairable or len(domain) < 2:
+        return None
+    if level == "interval":
+        for value in domain:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"interval ratings must be numbers, got {value!r}")
+    column = {value: index for index, value in enumerate(domain)}
+    matrix = np.zeros((len(pairable), len(domain)), dtype=np.float64)
+    for row, counts in enumerate(pairable):
+        for value, count in counts.items():
+            matrix[row, column[value]] = count
+    value_domain = [float(value) for value in domain] if level == "interval" else list(range(len(domain)))
+    return float(krippendorff.alpha(value_counts=matrix, value_domain=value_domain, level_of_measurement=level))

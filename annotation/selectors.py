@@ -224,63 +224,81 @@ def state_counts(project: AnnotationProject) -> dict:
     }
 
 
-def _label_token(label_row, kind: kinds.Kind):
-    value, unsuitable = label_row
-    return kinds.UNSUITABLE if unsuitable else value
+class _AgreementAccumulator:
+    """Agreement figures built one item at a time, so a project of any size is read as a stream.
+
+    Raw agreement and Cohen's kappa use each item's first two labels; Krippendorff's alpha uses every label
+    (nominal for labels with "unsuitable" as a category of its own, interval for scores without them).
+    """
+
+    def __init__(self, kind: kinds.Kind, threshold: float):
+        self.kind, self.threshold = kind, threshold
+        self.pair_counts: Counter = Counter()
+        self.agreeing_pairs = 0
+        self.unit_counts: list[Counter] = []
+
+    def add_item(self, tokens: list) -> None:
+        if len(tokens) >= 2:
+            first, second = tokens[0], tokens[1]
+            self.pair_counts[(first, second)] += 1
+            self.agreeing_pairs += int(self.kind.agree([first, second], self.threshold))
+        values = [token for token in tokens if not (self.kind.numeric and token == kinds.UNSUITABLE)]
+        if len(values) >= 2:
+            self.unit_counts.append(Counter(values))
+
+    def figures(self) -> dict:
+        from . import agreement
+
+        compared = sum(self.pair_counts.values())
+        level = "interval" if self.kind.numeric else "nominal"
+        return {
+            "items_compared": compared,
+            "raw_agreement": self.agreeing_pairs / compared if compared else None,
+            "cohens_kappa": None if self.kind.numeric else agreement.kappa_from_pair_counts(self.pair_counts),
+            "krippendorff_alpha": agreement.alpha_from_value_counts(self.unit_counts, level=level),
+            "alpha_level": level,
+        }
 
 
-def ratings_by_item(project: AnnotationProject, *, group_by: str | None = None) -> dict:
-    """{item_id: {annotator_id: token}} over non-gold items (optionally grouped by question answer type)."""
+def _stream_label_tokens(project: AnnotationProject):
+    """(item_id, answer_type, token) for every non-gold label of the project, ordered by item and time."""
+    rows = (
+        Label.objects.filter(item__project=project, item__is_gold=False)
+        .order_by("item_id", "created_at", "id")
+        .values_list("item_id", "value", "unsuitable", "item__completion__question__answer_type",
+                     "item__question__answer_type")
+    )
+    for item_id, value, unsuitable, completion_type, question_type in rows.iterator(chunk_size=5000):
+        yield item_id, (completion_type or question_type or "?"), (kinds.UNSUITABLE if unsuitable else value)
+
+
+def _agreement(project: AnnotationProject, *, by_answer_type: bool) -> dict:
     kind = project.judgement
-    rows = Label.objects.filter(item__project=project, item__is_gold=False).values_list(
-        "item_id", "annotator_id", "value", "unsuitable",
-        "item__completion__question__answer_type", "item__question__answer_type",
-    ).order_by("item_id", "created_at", "id")
-    grouped: dict = defaultdict(lambda: defaultdict(dict))
-    for item_id, annotator_id, value, unsuitable, completion_type, question_type in rows:
-        key = (completion_type or question_type or "?") if group_by == "answer_type" else None
-        grouped[key][item_id][annotator_id] = _label_token((value, unsuitable), kind)
-    if group_by is None:
-        return dict(grouped.get(None, {}))
-    return {key: dict(value) for key, value in grouped.items()}
+    accumulators: dict = {}
+    current_item, current_group, tokens = None, None, []
+    for item_id, answer_type, token in _stream_label_tokens(project):
+        if item_id != current_item:
+            if tokens:
+                accumulators.setdefault(current_group, _AgreementAccumulator(kind, project.agreement_threshold)
+                                        ).add_item(tokens)
+            current_item, current_group, tokens = item_id, (answer_type if by_answer_type else None), []
+        tokens.append(token)
+    if tokens:
+        accumulators.setdefault(current_group, _AgreementAccumulator(kind, project.agreement_threshold)).add_item(tokens)
+    return {group: accumulator.figures() for group, accumulator in sorted(accumulators.items(), key=lambda g: str(g[0]))}
 
 
-def agreement_figures(project: AnnotationProject, ratings: dict | None = None) -> dict:
+def agreement_figures(project: AnnotationProject) -> dict:
     """Raw agreement and Cohen's kappa on each item's first two labels; Krippendorff's alpha over all labels
     (nominal for labels, interval for scores)."""
-    from . import agreement
-
-    kind = project.judgement
-    ratings = ratings_by_item(project) if ratings is None else ratings
-    first_pairs = [list(by_annotator.values())[:2] for by_annotator in ratings.values() if len(by_annotator) >= 2]
-    if kind.numeric:
-        scores_only = {
-            item: {a: v for a, v in by_annotator.items() if v != kinds.UNSUITABLE} for item, by_annotator in ratings.items()
-        }
-        agreeing = [kind.agree(pair, project.agreement_threshold) for pair in first_pairs]
-        return {
-            "items_compared": len(first_pairs),
-            "raw_agreement": sum(agreeing) / len(agreeing) if agreeing else None,
-            "cohens_kappa": None,
-            "krippendorff_alpha": agreement.alpha_from_labels(scores_only, level="interval"),
-            "alpha_level": "interval",
-        }
-    return {
-        "items_compared": len(first_pairs),
-        "raw_agreement": agreement.raw_agreement([a for a, _ in first_pairs], [b for _, b in first_pairs])
-        if first_pairs else None,
-        "cohens_kappa": agreement.cohens_kappa([a for a, _ in first_pairs], [b for _, b in first_pairs])
-        if first_pairs else None,
-        "krippendorff_alpha": agreement.alpha_from_labels(ratings, level="nominal") if ratings else None,
-        "alpha_level": "nominal",
-    }
+    figures = _agreement(project, by_answer_type=False)
+    if None in figures:
+        return figures[None]
+    return _AgreementAccumulator(project.judgement, project.agreement_threshold).figures()
 
 
 def agreement_by_answer_type(project: AnnotationProject) -> dict:
-    return {
-        answer_type: agreement_figures(project, ratings)
-        for answer_type, ratings in sorted(ratings_by_item(project, group_by="answer_type").items())
-    }
+    return _agreement(project, by_answer_type=True)
 
 
 def annotator_table(project: AnnotationProject) -> list[dict]:
