@@ -463,7 +463,7 @@ def _report_rows(record: SelectionRecord) -> dict:
         "filters": [(key.replace("_", " "), _shown(values))
                     for key, values in (parameters.get("filters") or {}).items() if values],
         "shortfalls": report.get("shortfalls") or [],
-        "strata_fields": strata_fields,
+        "strata_fields": [name.replace("_", " ") for name in strata_fields],
         "strata": [{"values": [row.get(name) or "—" for name in strata_fields], "available": row.get("available"),
                     "allocated": row.get("allocated")} for row in report.get("strata") or []],
         "vote_splits": list((report.get("vote_splits") or {}).items()),
