@@ -454,3 +454,16 @@ def test_selection_report_pages_404_for_unknown_ids_and_non_researchers(client, 
     assert client.post(reverse("jobs-run-cancel", args=[999_999])).status_code == 404
     client.force_login(annotator)
     assert client.get(reverse("jobs-selection", args=[1])).status_code == 404
+
+
+def test_proof_grading_projects_are_offered_the_proof_export_format(client, researcher):
+    dataset = make_verifiable_dataset(questions=1, per_question=1)
+    project = AnnotationProject.objects.create(name="Proofs", dataset=dataset, kind="proof_grade")
+    rule_verifier()
+    client.force_login(researcher)
+    html = client.get(dashboard_url(project)).content.decode()
+    export_form = html.split('data-testid="export-form"')[1].split("</form>")[0]
+    assert '<option value="matharena-proofs"' in export_form
+    assert '<option value="verifybench"' not in export_form and "export-option_per_type" not in export_form
+    run_form = html.split('data-testid="run-form"')[1].split("</form>")[0]
+    assert 'value="dataset"' in run_form and 'value="project"' not in run_form
