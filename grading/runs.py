@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -24,7 +23,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
-from verifybench import taxonomy
+from verifybench import jobs, taxonomy
 from verifybench.models import Completion, Domain
 
 from .answercheck import BatchItem, verify_batch
@@ -44,14 +43,6 @@ COUNT_KEYS = (Verdict.Status.CORRECT, Verdict.Status.INCORRECT, Verdict.Status.I
 
 class RunRequestError(ValueError):
     """A run request that cannot be carried out; the message says why."""
-
-
-class RunCancelled(Exception):
-    pass
-
-
-class RunSuperseded(Exception):
-    """Another execution took the run over; this one must leave it alone."""
 
 
 def stale_after() -> timedelta:
@@ -270,41 +261,21 @@ def verify_chunk(config: VerifierConfig, completions: list[Completion]) -> list:
     return verify_with_judge(config, completions)
 
 
-def _claim(run_id: int, attempt: int | None) -> tuple[VerificationRun, str] | None:
-    now = timezone.now()
-    with transaction.atomic():
-        run = VerificationRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None or run.is_finished:
-            return None
-        if attempt is not None and attempt != run.attempt:
-            return None  # a message of an earlier attempt, delivered late
-        if run.status == VerificationRun.Status.RUNNING and run.heartbeat_at and now - run.heartbeat_at < stale_after():
-            return None  # a duplicate delivery while the owning execution is alive
-        if run.cancel_requested:
-            run.status, run.finished_at = VerificationRun.Status.CANCELLED, now
-            run.save(update_fields=["status", "finished_at"])
-            return None
-        token = uuid.uuid4().hex
-        run.status, run.run_token, run.heartbeat_at, run.error = VerificationRun.Status.RUNNING, token, now, ""
-        run.started_at = run.started_at or now
-        run.save(update_fields=["status", "run_token", "heartbeat_at", "error", "started_at"])
-    return run, token
+def _start_fresh(run: VerificationRun, now) -> list[str]:
+    run.started_at = run.started_at or now
+    return ["started_at"]
 
 
-def _owned(run: VerificationRun, token: str, *, honour_cancel: bool = True) -> VerificationRun:
-    """The run locked for this transaction; raises when another execution owns it (or a cancel was asked for)."""
-    locked = VerificationRun.objects.select_for_update().get(pk=run.pk)
-    if locked.run_token != token:
-        raise RunSuperseded
-    if honour_cancel and locked.cancel_requested:
-        raise RunCancelled
-    return locked
+def claim(run_id: int, attempt: int | None = None) -> tuple[VerificationRun, str] | None:
+    """Take the run for this execution: (run, token), or None when it is finished or someone else's."""
+    return jobs.claim(VerificationRun, run_id, attempt, stale_after=stale_after(), on_claim=_start_fresh)
 
 
 def _commit_chunk(run: VerificationRun, token: str, chunk: list[Completion], results: list) -> None:
     ids = [completion.pk for completion in chunk]
     with transaction.atomic():
-        locked = _owned(run, token, honour_cancel=False)  # a chunk already verified is kept; cancel acts after it
+        # A chunk already verified is kept; a cancel acts after it.
+        locked = jobs.owned(VerificationRun, run.pk, token, honour_cancel=False)
         previously_failed = set(
             Verdict.objects.filter(verifier_id=run.verifier_id, completion_id__in=ids, failed=True)
             .values_list("completion_id", flat=True)
@@ -324,15 +295,9 @@ def _commit_chunk(run: VerificationRun, token: str, chunk: list[Completion], res
         locked.save(update_fields=["counts", "done", "heartbeat_at"])
 
 
-def _finish(run: VerificationRun, token: str, status: str, error: str = "") -> None:
-    VerificationRun.objects.filter(pk=run.pk, run_token=token).update(
-        status=status, error=error[:10_000], finished_at=timezone.now(), heartbeat_at=timezone.now()
-    )
-
-
 def _process(run: VerificationRun, token: str) -> None:
     with transaction.atomic():
-        locked = _owned(run, token)
+        locked = jobs.owned(VerificationRun, run.pk, token)
         counts = scope_counts(run)
         locked.total = scope_completions(run).count()
         locked.counts = counts
@@ -343,7 +308,7 @@ def _process(run: VerificationRun, token: str) -> None:
     last_id = 0
     while True:
         if VerificationRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
-            raise RunCancelled
+            raise jobs.Cancelled
         chunk = list(pending.filter(pk__gt=last_id)[: run.chunk_size])
         if not chunk:
             break
@@ -353,7 +318,7 @@ def _process(run: VerificationRun, token: str) -> None:
         if delay:
             time.sleep(delay)
     with transaction.atomic():
-        locked = _owned(run, token)
+        locked = jobs.owned(VerificationRun, run.pk, token)
         failed = int(locked.counts.get("failed", 0))
         if failed:
             raise RunIncomplete(f"{failed} judge call(s) failed; resume the run to try them again")
@@ -367,19 +332,19 @@ class RunIncomplete(Exception):
 
 def execute_run(run_id: int, attempt: int | None = None) -> VerificationRun | None:
     """Run a queued (or dead) run to its end in this process; returns it as it ended. Safe to call twice."""
-    claimed = _claim(run_id, attempt)
+    claimed = claim(run_id, attempt)
     if claimed is None:
         return VerificationRun.objects.filter(pk=run_id).first()
     run, token = claimed
     try:
         _process(run, token)
-    except RunCancelled:
-        _finish(run, token, VerificationRun.Status.CANCELLED)
-    except RunSuperseded:
+    except jobs.Cancelled:
+        jobs.finish(VerificationRun, run.pk, token, VerificationRun.Status.CANCELLED)
+    except jobs.Superseded:
         logger.info("verification run %s: execution %s was superseded", run.pk, token)
     except RunIncomplete as exc:
-        _finish(run, token, VerificationRun.Status.FAILED, str(exc))
+        jobs.finish(VerificationRun, run.pk, token, VerificationRun.Status.FAILED, str(exc))
     except Exception as exc:
         logger.exception("verification run %s failed", run.pk)
-        _finish(run, token, VerificationRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
+        jobs.finish(VerificationRun, run.pk, token, VerificationRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
     return VerificationRun.objects.get(pk=run.pk)

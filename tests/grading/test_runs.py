@@ -231,8 +231,8 @@ def test_resume_refuses_a_live_run_unless_forced(dataset):
     run = runs.create_run(verifier=rule_verifier(), dataset=dataset, enqueue=False)
     with pytest.raises(runs.RunRequestError, match="already queued"):
         runs.resume_run(run, enqueue=False)
-    claimed = runs._claim(run.pk, run.attempt)
-    assert claimed is not None and runs._claim(run.pk, run.attempt) is None  # the owner is alive
+    claimed = runs.claim(run.pk, run.attempt)
+    assert claimed is not None and runs.claim(run.pk, run.attempt) is None  # the owner is alive
     with pytest.raises(runs.RunRequestError, match="is running"):
         runs.resume_run(run, enqueue=False)
     resumed = runs.resume_run(run, force=True, enqueue=False)

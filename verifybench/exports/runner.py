@@ -21,7 +21,6 @@ import os
 import shutil
 import time
 import tomllib
-import uuid
 import zipfile
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import timedelta
@@ -33,6 +32,7 @@ from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
 from annotation.models import AnnotationProject
+from verifybench import jobs
 from verifybench.models import ExportJob
 
 from .manifest import ManifestCounts, manifest_json, render_card
@@ -42,14 +42,6 @@ from .writers import open_writer, sha256_of
 logger = logging.getLogger(__name__)
 
 DEFAULT_STALE_SECONDS = 120
-
-
-class ExportCancelled(Exception):
-    pass
-
-
-class RunSuperseded(Exception):
-    """Another run took over the job; this one must leave it alone."""
 
 
 def export_root() -> Path:
@@ -96,46 +88,18 @@ def app_version() -> str:
         return tomllib.load(handle)["project"]["version"]
 
 
-def _claim(job_id: int, attempt: int | None) -> tuple[ExportJob, str] | None:
-    now = timezone.now()
-    with transaction.atomic():
-        job = ExportJob.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.is_finished:
-            return None
-        if attempt is not None and attempt != job.attempt:
-            return None  # a message of an earlier attempt, delivered late
-        if job.status == ExportJob.Status.RUNNING and job.heartbeat_at and now - job.heartbeat_at < stale_after():
-            return None  # a duplicate delivery while the owning run is alive
-        if job.cancel_requested:
-            job.status, job.finished_at = ExportJob.Status.CANCELLED, now
-            job.save(update_fields=["status", "finished_at"])
-            return None
-        token = uuid.uuid4().hex
-        job.status, job.run_token, job.started_at, job.heartbeat_at = ExportJob.Status.RUNNING, token, now, now
-        job.progress_done, job.progress_total, job.error, job.finished_at = 0, 0, "", None
-        job.save(update_fields=["status", "run_token", "started_at", "heartbeat_at", "progress_done",
-                                "progress_total", "error", "finished_at"])
-    return job, token
+def _start_fresh(job: ExportJob, now) -> list[str]:
+    job.started_at, job.progress_done, job.progress_total, job.finished_at = now, 0, 0, None
+    return ["started_at", "progress_done", "progress_total", "finished_at"]
 
 
 def _report_progress(job: ExportJob, token: str, **fields) -> None:
-    """Record progress and the heartbeat; stop if the job was taken over or cancelled."""
-    owned = ExportJob.objects.filter(pk=job.pk, run_token=token)
-    if not owned.update(heartbeat_at=timezone.now(), **fields):
-        raise RunSuperseded
-    if owned.values_list("cancel_requested", flat=True).first():
-        raise ExportCancelled
-
-
-def _finish(job: ExportJob, token: str, status: str, error: str = "") -> None:
-    ExportJob.objects.filter(pk=job.pk, run_token=token).update(
-        status=status, error=error[:10_000], finished_at=timezone.now()
-    )
+    jobs.beat(ExportJob, job.pk, token, **fields)
 
 
 def run_job(job_id: int, attempt: int | None = None) -> ExportJob | None:
     """Run the job if it is waiting (or was left running by a run that died); return it as it ended."""
-    claimed = _claim(job_id, attempt)
+    claimed = jobs.claim(ExportJob, job_id, attempt, stale_after=stale_after(), on_claim=_start_fresh)
     if claimed is None:
         return ExportJob.objects.filter(pk=job_id).first()
     job, token = claimed
@@ -148,13 +112,13 @@ def run_job(job_id: int, attempt: int | None = None) -> ExportJob | None:
     try:
         manifest = _build(job, token, workdir, part)
         _publish(job, token, part, manifest)
-    except ExportCancelled:
-        _finish(job, token, ExportJob.Status.CANCELLED)
-    except RunSuperseded:
+    except jobs.Cancelled:
+        jobs.finish(ExportJob, job.pk, token, ExportJob.Status.CANCELLED)
+    except jobs.Superseded:
         logger.info("export %s: run %s was superseded", job.pk, token)
     except Exception as exc:
         logger.exception("export %s failed", job.pk)
-        _finish(job, token, ExportJob.Status.FAILED, f"{type(exc).__name__}: {exc}")
+        jobs.finish(ExportJob, job.pk, token, ExportJob.Status.FAILED, f"{type(exc).__name__}: {exc}")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         part.unlink(missing_ok=True)
@@ -282,9 +246,9 @@ def _publish(job: ExportJob, token: str, part: Path, manifest: dict) -> None:
         with transaction.atomic():
             locked = ExportJob.objects.select_for_update().get(pk=job.pk)
             if locked.run_token != token:
-                raise RunSuperseded
+                raise jobs.Superseded
             if locked.cancel_requested:
-                raise ExportCancelled
+                raise jobs.Cancelled
             os.replace(part, final)
             replaced = True
             locked.status = ExportJob.Status.SUCCEEDED
