@@ -59,7 +59,7 @@ def make_user(db):
         name = username or f"{role or 'user'}{next(_user_counter)}"
         user = User.objects.create_user(username=name, password=password)
         if role:
-            user.groups.add(Group.objects.get(name=role))
+            user.groups.add(Group.objects.get_or_create(name=role)[0])  # transactional tests flush the groups
         return user
 
     return make
