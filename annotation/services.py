@@ -222,11 +222,13 @@ def _claim_gold(project: AnnotationProject, user, now) -> Task | None:
 def _lease(project: AnnotationProject, item: Item, user, now) -> Task:
     expires = now + timedelta(minutes=project.lease_minutes)
     is_tiebreak = item.state == workflow.NEEDS_TIEBREAK
-    task, created = Task.objects.get_or_create(
-        item=item, annotator=user,
-        defaults={"status": Task.Status.LEASED, "leased_at": now, "expires_at": expires, "is_tiebreak": is_tiebreak},
-    )
-    if not created:
+    # The caller holds the item's row lock and every lease on an item is taken under that lock, so no one
+    # can insert this (item, annotator) task between the look-up and the insert: no savepoint is needed.
+    task = Task.objects.filter(item=item, annotator=user).first()
+    if task is None:
+        task = Task.objects.create(item=item, annotator=user, status=Task.Status.LEASED, leased_at=now,
+                                   expires_at=expires, is_tiebreak=is_tiebreak)
+    else:
         # The same person's earlier lease on this item expired without a label: renew it.
         task.status, task.leased_at, task.expires_at, task.is_tiebreak = Task.Status.LEASED, now, expires, is_tiebreak
         task.save(update_fields=["status", "leased_at", "expires_at", "is_tiebreak"])
@@ -322,15 +324,16 @@ def submit_label(
 
 
 def _create_label(item, task, user, cleaned, note, unsuitable, reason, seconds_spent, details, now) -> Label:
+    # The caller holds the item's row lock and has checked that this task has no label, so the unique
+    # (item, annotator) constraint is a last line of defence here: its error ends the whole transaction.
     try:
-        with transaction.atomic():
-            label = Label.objects.create(
-                item=item, task=task, annotator=user, value=cleaned, note=note, unsuitable=unsuitable,
-                unsuitable_reason=reason, seconds_spent=seconds_spent,
-                # a late first-round submission can land in the tie-break slot
-                is_tiebreak=task.is_tiebreak or item.state == workflow.NEEDS_TIEBREAK,
-                details=details or {},
-            )
+        label = Label.objects.create(
+            item=item, task=task, annotator=user, value=cleaned, note=note, unsuitable=unsuitable,
+            unsuitable_reason=reason, seconds_spent=seconds_spent,
+            # a late first-round submission can land in the tie-break slot
+            is_tiebreak=task.is_tiebreak or item.state == workflow.NEEDS_TIEBREAK,
+            details=details or {},
+        )
     except IntegrityError:
         raise WorkflowError("you have already labeled this item") from None
     task.status, task.finished_at = Task.Status.SUBMITTED, now

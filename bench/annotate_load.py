@@ -55,6 +55,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--client-processes", type=int, default=4,
+                        help="load-generator processes the annotator threads are spread over, so the client's own "
+                             "interpreter lock does not add to the measured latency")
     parser.add_argument("--think-ms", type=float, nargs=2, default=[300.0, 1500.0], metavar=("MIN", "MAX"),
                         help="time an annotator spends between claiming and submitting")
     parser.add_argument("--explain", action="store_true", help="print EXPLAIN ANALYZE of the claim query")
@@ -216,6 +219,52 @@ class Stats:
                 self.error_samples.append(f"{what} -> {status}: {body[:200]!r}")
 
 
+def client_process(port, project_id, tokens_and_seeds, stop_at, connection_per_request, think, results) -> None:
+    """One load-generator process: a thread per annotator; sends its measurements back through `results`."""
+    global THINK_SECONDS
+    THINK_SECONDS = think
+    stats = Stats()
+    threads = [
+        threading.Thread(target=annotator_loop, args=(port, project_id, token, seed, stop_at, stats,
+                                                    connection_per_request))
+        for token, seed in tokens_and_seeds
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    results.put({"next_task_ms": stats.next_task_ms, "submit_ms": stats.submit_ms, "labels": stats.labels,
+                 "no_task": stats.no_task, "errors": stats.errors, "server_errors": stats.server_errors,
+                 "error_samples": stats.error_samples})
+
+
+def run_clients(port: int, project_id: int, tokens: list[str], args, stop_at: float) -> Stats:
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    seeded = [(token, args.seed * 1000 + n) for n, token in enumerate(tokens)]
+    groups = [seeded[index::args.client_processes] for index in range(args.client_processes)]
+    processes = [
+        context.Process(target=client_process, args=(port, project_id, group, stop_at, args.connection_per_request,
+                                                     THINK_SECONDS, results))
+        for group in groups if group
+    ]
+    for process in processes:
+        process.start()
+    merged = Stats()
+    for _ in processes:
+        part = results.get()
+        merged.next_task_ms += part["next_task_ms"]
+        merged.submit_ms += part["submit_ms"]
+        merged.error_samples += part["error_samples"][: max(0, 5 - len(merged.error_samples))]
+        for key in ("labels", "no_task", "errors", "server_errors"):
+            setattr(merged, key, getattr(merged, key) + part[key])
+    for process in processes:
+        process.join()
+    return merged
+
+
 def annotator_loop(port: int, project_id: int, token: str, seed: int, stop_at: float, stats: Stats,
                    connection_per_request: bool = False) -> None:
     rng = random.Random(seed)
@@ -367,28 +416,20 @@ def main() -> None:
 
     port = free_port()
     server = start_gunicorn(args.database_url, port, args.workers, args.threads)
-    stats = Stats()
     try:
         wait_until_up(port, annotators[0][1], server)
         warm_up(port, project.pk, [token for _, token in annotators])
         stop_at = time.monotonic() + args.seconds
-        threads = [
-            threading.Thread(target=annotator_loop, args=(port, project.pk, token, args.seed * 1000 + n, stop_at, stats,
-                                                        args.connection_per_request))
-            for n, (_, token) in enumerate(annotators)
-        ]
         load_before = os.getloadavg()[0]
         run_started = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        stats = run_clients(port, project.pk, [token for _, token in annotators], args, stop_at)
         elapsed = time.perf_counter() - run_started
     finally:
         stop_gunicorn(server)
 
     check = over_assignment(project.pk)
-    print(f"\n{args.annotators} annotators for {elapsed:.1f} s against {args.workers} gunicorn workers "
+    print(f"\n{args.annotators} annotators ({args.client_processes} client processes, think "
+          f"{args.think_ms[0]:.0f}-{args.think_ms[1]:.0f} ms) for {elapsed:.1f} s against {args.workers} gunicorn workers "
           f"x {args.threads} threads, {args.items} items; {os.cpu_count()} CPUs, load average before "
           f"{load_before:.1f}, after {os.getloadavg()[0]:.1f}"
           + (", a new connection per request" if args.connection_per_request else ", keep-alive connections"))
