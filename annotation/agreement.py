@@ -235,10 +235,26 @@ def alpha_from_value_counts(
     units x raters table. Units with fewer than two ratings are not pairable and are left out.
     Returns None where `krippendorff_alpha` would.
     """
+    patterns: Counter = Counter(count_pattern(counts) for counts in unit_counts)
+    return alpha_from_count_patterns(patterns, level)
+
+
+def count_pattern(counts: Mapping[Hashable, int]) -> tuple:
+    """A hashable form of one unit's value counts, so identical units can be counted instead of stored."""
+    return tuple(sorted(((value, count) for value, count in counts.items() if count), key=lambda vc: repr(vc[0])))
+
+
+def alpha_from_count_patterns(
+    patterns: Mapping[tuple, int],
+    level: Literal["nominal", "interval"] = "nominal",
+) -> float | None:
+    """Krippendorff's alpha from `{count_pattern(unit): how many units have it}`: memory grows with the number
+    of distinct patterns (a handful for two or three raters), not with the number of items."""
     if level not in ("nominal", "interval"):
         raise ValueError(f"level must be 'nominal' or 'interval', got {level!r}")
-    pairable = [counts for counts in unit_counts if sum(counts.values()) >= 2]
-    domain = sorted({value for counts in pairable for value in counts}, key=lambda v: (str(type(v)), v))
+    pairable = {pattern: units for pattern, units in patterns.items()
+                if units > 0 and sum(count for _, count in pattern) >= 2}
+    domain = sorted({value for pattern in pairable for value, _ in pattern}, key=lambda v: (str(type(v)), v))
     if not pairable or len(domain) < 2:
         return None
     if level == "interval":
@@ -246,9 +262,12 @@ def alpha_from_value_counts(
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"interval ratings must be numbers, got {value!r}")
     column = {value: index for index, value in enumerate(domain)}
-    matrix = np.zeros((len(pairable), len(domain)), dtype=np.float64)
-    for row, counts in enumerate(pairable):
-        for value, count in counts.items():
-            matrix[row, column[value]] = count
+    distinct = np.zeros((len(pairable), len(domain)), dtype=np.float64)
+    repeats = np.zeros(len(pairable), dtype=np.int64)
+    for row, (pattern, units) in enumerate(pairable.items()):
+        repeats[row] = units
+        for value, count in pattern:
+            distinct[row, column[value]] = count
+    matrix = np.repeat(distinct, repeats, axis=0)
     value_domain = [float(value) for value in domain] if level == "interval" else list(range(len(domain)))
     return float(krippendorff.alpha(value_counts=matrix, value_domain=value_domain, level_of_measurement=level))

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import statistics
-from collections import Counter, defaultdict
+from collections import Counter
 from datetime import timedelta
 
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.utils import timezone
 
 from verifybench import roles
 
-from . import kinds, workflow
+from . import agreement, kinds, workflow
 from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
 
 
@@ -235,7 +235,7 @@ class _AgreementAccumulator:
         self.kind, self.threshold = kind, threshold
         self.pair_counts: Counter = Counter()
         self.agreeing_pairs = 0
-        self.unit_counts: list[Counter] = []
+        self.unit_patterns: Counter = Counter()
 
     def add_item(self, tokens: list) -> None:
         if len(tokens) >= 2:
@@ -244,18 +244,16 @@ class _AgreementAccumulator:
             self.agreeing_pairs += int(self.kind.agree([first, second], self.threshold))
         values = [token for token in tokens if not (self.kind.numeric and token == kinds.UNSUITABLE)]
         if len(values) >= 2:
-            self.unit_counts.append(Counter(values))
+            self.unit_patterns[agreement.count_pattern(Counter(values))] += 1
 
     def figures(self) -> dict:
-        from . import agreement
-
         compared = sum(self.pair_counts.values())
         level = "interval" if self.kind.numeric else "nominal"
         return {
             "items_compared": compared,
             "raw_agreement": self.agreeing_pairs / compared if compared else None,
             "cohens_kappa": None if self.kind.numeric else agreement.kappa_from_pair_counts(self.pair_counts),
-            "krippendorff_alpha": agreement.alpha_from_value_counts(self.unit_counts, level=level),
+            "krippendorff_alpha": agreement.alpha_from_count_patterns(self.unit_patterns, level=level),
             "alpha_level": level,
         }
 

@@ -103,27 +103,32 @@ class CsvWriter(_Writer):
 
 
 class ParquetWriter(_Writer):
-    def __init__(self, path, columns, row_group_rows: int = 10_000):
+    """Row groups end at `row_group_rows` rows or `row_group_bytes` of text, whichever comes first, so long
+    completions do not make a row group (held in memory until written) arbitrarily large."""
+
+    def __init__(self, path, columns, row_group_rows: int = 10_000, row_group_bytes: int = 32 * 1024 * 1024):
         super().__init__(path, columns)
         self.schema = arrow_schema(columns)
         self.row_group_rows = row_group_rows
+        self.row_group_bytes = row_group_bytes
         self._pending: list[dict[str, Any]] = []
+        self._pending_bytes = 0
         self._writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
 
     def _write(self, rows):
-        self._pending.extend(
-            {c.name: (json.dumps(row[c.name], ensure_ascii=False) if c.kind == JSON else row[c.name])
-             for c in self.columns}
-            for row in rows
-        )
-        if len(self._pending) >= self.row_group_rows:
-            self._flush()
+        for row in rows:
+            values = {c.name: (json.dumps(row[c.name], ensure_ascii=False) if c.kind == JSON else row[c.name])
+                      for c in self.columns}
+            self._pending.append(values)
+            self._pending_bytes += sum(len(value) for value in values.values() if isinstance(value, str))
+            if len(self._pending) >= self.row_group_rows or self._pending_bytes >= self.row_group_bytes:
+                self._flush()
 
     def _flush(self):
         if self._pending:
             self._writer.write_table(pa.Table.from_pylist(self._pending, schema=self.schema),
-                                     row_group_size=self.row_group_rows)
-            self._pending = []
+                                     row_group_size=len(self._pending))
+            self._pending, self._pending_bytes = [], 0
 
     def _close(self):
         try:
