@@ -5,6 +5,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
+from verifybench.jobs import BackgroundJob
+
 from .judges import parsers, templates
 
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -350,7 +352,7 @@ def anonymous_submission_id(problem_id: int, model_name: str, run_index: int) ->
 # ---------------------------------------------------------------- verification runs and selections
 
 
-class VerificationRun(models.Model):
+class VerificationRun(BackgroundJob):
     """One verifier configuration applied to a scope of completions, as a Celery job (grading.tasks).
 
     The scope is a dataset or an annotation project's completions, narrowed by optional filters. Completions are
@@ -358,15 +360,6 @@ class VerificationRun(models.Model):
     dies loses at most its current chunk, and a resumed run goes on from the completions that still have no usable
     verdict for this configuration.
     """
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
-
-    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
     verifier = models.ForeignKey(VerifierConfig, on_delete=models.PROTECT, related_name="runs")
     dataset = models.ForeignKey(
@@ -383,21 +376,9 @@ class VerificationRun(models.Model):
     options = models.JSONField(
         default=dict, blank=True, help_text="chunk_delay: seconds to pause after each chunk (for tests and demos)."
     )
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0, help_text="Completions in scope with a usable verdict.")
     counts = models.JSONField(default=dict, blank=True, help_text="Verdicts in scope by status, and failed calls.")
-    cancel_requested = models.BooleanField(default=False)
-    error = models.TextField(blank=True)
-    attempt = models.PositiveIntegerField(default=1, help_text="Raised each time the run is resumed.")
-    run_token = models.CharField(max_length=32, blank=True, help_text="Identifies the execution that owns the run.")
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -413,10 +394,6 @@ class VerificationRun(models.Model):
 
     def __str__(self):
         return f"run {self.pk} of {self.verifier} ({self.status})"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in self.FINISHED
 
 
 class SelectionRecord(models.Model):

@@ -165,17 +165,7 @@ def _enqueue(run: VerificationRun) -> None:
 
 def cancel_run(run: VerificationRun) -> VerificationRun:
     """Ask a run to stop. A queued run is cancelled at once; a running one stops after its current chunk."""
-    with transaction.atomic():
-        run = VerificationRun.objects.select_for_update().get(pk=run.pk)
-        if run.is_finished:
-            raise RunRequestError(f"run {run.pk} has already ended ({run.status})")
-        run.cancel_requested = True
-        fields = ["cancel_requested"]
-        if run.status == VerificationRun.Status.QUEUED:
-            run.status, run.finished_at = VerificationRun.Status.CANCELLED, timezone.now()
-            fields += ["status", "finished_at"]
-        run.save(update_fields=fields)
-    return run
+    return jobs.request_cancel(VerificationRun, run.pk, RunRequestError, "run")
 
 
 def resume_run(run: VerificationRun, *, force: bool = False, enqueue: bool = True) -> VerificationRun:

@@ -14,8 +14,42 @@ import uuid
 from collections.abc import Callable
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
+
+
+class BackgroundJob(models.Model):
+    """The fields every long-running job row shares: its state, who owns it, and when things happened."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    attempt = models.PositiveIntegerField(default=1, help_text="Raised each time the job is run again.")
+    run_token = models.CharField(max_length=32, blank=True, help_text="Identifies the execution that owns the job.")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
 
 
 class Superseded(Exception):
@@ -81,6 +115,21 @@ def finish(model: type[models.Model], job_id: int, token: str, status: str, erro
     model.objects.filter(pk=job_id, run_token=token).update(
         status=status, error=error[:10_000], finished_at=now, heartbeat_at=now
     )
+
+
+def request_cancel(model: type[models.Model], job_id: int, refused: type[Exception], noun: str):
+    """Ask a job to stop: a queued job is cancelled at once, a running one stops at its next check."""
+    with transaction.atomic():
+        job = model.objects.select_for_update().get(pk=job_id)
+        if job.is_finished:
+            raise refused(f"{noun} {job.pk} has already ended ({job.status})")
+        job.cancel_requested = True
+        fields = ["cancel_requested"]
+        if job.status == model.Status.QUEUED:
+            job.status, job.finished_at = model.Status.CANCELLED, timezone.now()
+            fields += ["status", "finished_at"]
+        job.save(update_fields=fields)
+    return job
 
 
 def is_alive(job, stale_after: timedelta) -> bool:

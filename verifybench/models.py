@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from . import taxonomy
+from .jobs import BackgroundJob
 
 
 class Domain(models.TextChoices):
@@ -134,36 +135,15 @@ class PriorLabel(models.Model):
         return f"prior {self.source_format} label for {self.completion_id}: {self.is_correct}"
 
 
-class ExportJob(models.Model):
+class ExportJob(BackgroundJob):
     """One export of an annotation project's final labels as a zip bundle, run as a Celery job."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
-
-    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
     project = models.ForeignKey("annotation.AnnotationProject", on_delete=models.CASCADE, related_name="export_jobs")
     format = models.CharField(max_length=50, help_text="A registered export format, e.g. verifybench or mumath.")
     file_types = models.JSONField(default=list, help_text="Any of jsonl, csv, parquet.")
     options = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
-    cancel_requested = models.BooleanField(default=False)
-    error = models.TextField(blank=True)
-    attempt = models.PositiveIntegerField(default=1, help_text="Raised each time the job is restarted.")
-    run_token = models.CharField(max_length=32, blank=True, help_text="Identifies the run that owns the job.")
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     bundle_path = models.CharField(max_length=500, blank=True, help_text="File name under EXPORT_ROOT.")
     bundle_sha256 = models.CharField(max_length=64, blank=True)
     bundle_size = models.PositiveBigIntegerField(null=True, blank=True)
@@ -176,6 +156,3 @@ class ExportJob(models.Model):
     def __str__(self):
         return f"export {self.pk} ({self.format}, {self.status})"
 
-    @property
-    def is_finished(self) -> bool:
-        return self.status in self.FINISHED

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from . import jobs
 from .importing import (
     Conflict,
     ImportReport,
@@ -744,17 +745,7 @@ def cancel_export(job):
     """Ask a job to stop. A queued job is cancelled at once; a running one stops after its current chunk."""
     from .models import ExportJob
 
-    with transaction.atomic():
-        job = ExportJob.objects.select_for_update().get(pk=job.pk)
-        if job.is_finished:
-            raise ExportRequestError(f"export {job.pk} has already ended ({job.status})")
-        job.cancel_requested = True
-        fields = ["cancel_requested"]
-        if job.status == ExportJob.Status.QUEUED:
-            job.status, job.finished_at = ExportJob.Status.CANCELLED, timezone.now()
-            fields += ["status", "finished_at"]
-        job.save(update_fields=fields)
-    return job
+    return jobs.request_cancel(ExportJob, job.pk, ExportRequestError, "export")
 
 
 def restart_export(job, *, force: bool = False):
