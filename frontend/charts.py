@@ -25,8 +25,23 @@ class Tick:
     text: str
 
 
+class _PlotGeometry:
+    plot_left: float
+    plot_top: float
+    plot_width: float
+    plot_height: float
+
+    @property
+    def plot_right(self) -> float:
+        return self.plot_left + self.plot_width
+
+    @property
+    def plot_bottom(self) -> float:
+        return self.plot_top + self.plot_height
+
+
 @dataclass
-class Chart:
+class Chart(_PlotGeometry):
     width: int
     height: int
     plot_left: float
@@ -38,13 +53,34 @@ class Chart:
     y_ticks: list[Tick] = field(default_factory=list)
     value_labels: list[Tick] = field(default_factory=list)
 
-    @property
-    def plot_right(self) -> float:
-        return self.plot_left + self.plot_width
+
+@dataclass
+class Series:
+    label: str
+    color: str
+    legend_y: float
+    points: list[tuple[float, float, str]]  # x, y, tooltip
 
     @property
-    def plot_bottom(self) -> float:
-        return self.plot_top + self.plot_height
+    def polyline(self) -> str:
+        return " ".join(f"{x},{y}" for x, y, _ in self.points)
+
+
+@dataclass
+class LineChart(_PlotGeometry):
+    width: int = 560
+    height: int = 290
+    plot_left: float = 64
+    plot_top: float = 28
+    plot_width: float = 380
+    plot_height: float = 230
+    series: list[Series] = field(default_factory=list)
+    x_ticks: list[Tick] = field(default_factory=list)
+    y_ticks: list[Tick] = field(default_factory=list)
+
+    @property
+    def legend_x(self) -> float:
+        return self.plot_right + 24
 
 
 def nice_ceiling(value: float) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -19,6 +18,7 @@ from verifybench.models import Dataset
 from verifybench.taxonomy import COARSE_CLASSES
 
 from . import views_dashboard
+from .charts import LineChart, Series, Tick
 
 SERIES_COLORS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7b83", "#57606a")
 
@@ -139,49 +139,6 @@ views_dashboard.register_section("evaluation/dashboard_section.html", meta_eval_
 
 
 # ---------------------------------------------------------------- model evaluation and its chart
-
-
-@dataclass(frozen=True)
-class Tick:
-    position: float
-    text: str
-
-
-@dataclass
-class Series:
-    label: str
-    color: str
-    legend_y: float
-    points: list[tuple[float, float, str]]  # x, y, tooltip
-
-    @property
-    def polyline(self) -> str:
-        return " ".join(f"{x},{y}" for x, y, _ in self.points)
-
-
-@dataclass
-class LineChart:
-    width: int = 560
-    height: int = 290
-    plot_left: float = 64
-    plot_top: float = 28
-    plot_width: float = 380
-    plot_height: float = 230
-    series: list[Series] = field(default_factory=list)
-    x_ticks: list[Tick] = field(default_factory=list)
-    y_ticks: list[Tick] = field(default_factory=list)
-
-    @property
-    def plot_right(self) -> float:
-        return self.plot_left + self.plot_width
-
-    @property
-    def plot_bottom(self) -> float:
-        return self.plot_top + self.plot_height
-
-    @property
-    def legend_x(self) -> float:
-        return self.plot_right + 24
 
 
 def gpass_chart(entry: dict[str, Any], ks: list[int], taus: list[str]) -> LineChart:

@@ -5,7 +5,6 @@ Redis hands an unacknowledged message out again only after the visibility timeou
 restarted job carries a new attempt number, so that late redelivery is ignored when it comes. The export is slowed
 with the test-only option `chunk_delay` so that the kill lands mid-way.
 """
-import time
 import zipfile
 
 import pytest
@@ -13,16 +12,7 @@ import pytest
 from verifybench import services
 from verifybench.exports import runner
 from verifybench.models import ExportJob
-
-
-def wait_for(condition, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.waiting import wait_for
 
 
 @pytest.mark.worker

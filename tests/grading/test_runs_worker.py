@@ -5,7 +5,6 @@ worker killed, Redis hands the unacknowledged message out again only after its v
 default), and by then the resumed attempt has finished, so the late message is ignored. The run is slowed with the
 `chunk_delay` option so that the kill lands between chunks of a run that is still going.
 """
-import time
 
 import pytest
 from django.db.models import Count
@@ -15,16 +14,7 @@ from grading.models import Verdict, VerificationRun
 from grading.services import ensure_default_templates
 from tests.grading.test_runs import JUDGE_KEY_ENV, judge_verifier, make_dataset, rule_verifier
 from verifybench.models import Completion
-
-
-def wait_for(condition, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.waiting import wait_for
 
 
 def finished(run_id):
