@@ -20,7 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from verifybench.importing import IDENTIFIER, LIST, NON_NEGATIVE_INTEGER, TEXT, TEXT_OR_OBJECT, ImportReport
-from verifybench.importing.report import SHOWN_IN_SUMMARY, Conflict, LineError
+from verifybench.importing.report import Conflict, LineError
 from verifybench.services import ImportRejected
 
 from . import proof_scoring
@@ -48,31 +48,15 @@ class ProofImportReport(ImportReport):
     def changed_anything(self) -> bool:
         return bool(self.problems_created or self.submissions_created or self.dataset_created)
 
-    def summary(self) -> str:
-        name = self.source_name or "the file"
-        lines: list[str] = []
-        if not self.ok:
-            lines.append(
-                f"Rejected {name}: {self.error_count} invalid line error(s), {self.conflict_count} conflict(s) "
-                f"in {self.lines} line(s). Nothing was written."
-            )
-        else:
-            lines.append(f"Imported {name} into competition {self.dataset_name!r} (format {FORMAT_NAME}).")
-            lines.append(
-                f"  problems: {self.problems_created} created, {self.problems_unchanged} unchanged; "
-                f"rubrics: {self.rubrics_created} created; "
-                f"proofs: {self.submissions_created} created, {self.submissions_unchanged} unchanged."
-            )
-            if not self.changed_anything:
-                lines.append("  Nothing changed: every line was already imported.")
-            if self.rejected_lines:
-                lines.append(f"  Skipped {self.rejected_lines} line(s); they are in {self.rejects_path}.")
-        problems = sorted([*self.errors, *self.conflicts], key=lambda problem: problem.line)
-        lines.extend(f"  {problem}" for problem in problems[:SHOWN_IN_SUMMARY])
-        total = self.error_count + self.conflict_count
-        if total > SHOWN_IN_SUMMARY:
-            lines.append(f"  ... and {total - SHOWN_IN_SUMMARY} more.")
-        return "\n".join(lines)
+    def destination(self) -> str:
+        return f"competition {self.dataset_name!r} (format {FORMAT_NAME})"
+
+    def counts_line(self) -> str:
+        return (
+            f"problems: {self.problems_created} created, {self.problems_unchanged} unchanged; "
+            f"rubrics: {self.rubrics_created} created; "
+            f"proofs: {self.submissions_created} created, {self.submissions_unchanged} unchanged."
+        )
 
 
 @dataclass

@@ -85,6 +85,17 @@ class ImportReport:
         data["changed"] = self.changed_anything
         return data
 
+    def destination(self) -> str:
+        return f"dataset {self.dataset_name!r} (format {self.format})"
+
+    def counts_line(self) -> str:
+        return (
+            f"questions: {self.questions_created} created, {self.questions_unchanged} unchanged; "
+            f"completions: {self.completions_created} created, {self.completions_unchanged} unchanged; "
+            f"references: {self.references_created} created; "
+            f"prior labels: {self.prior_labels_created} created, {self.prior_labels_unchanged} unchanged."
+        )
+
     def summary(self) -> str:
         name = self.source_name or "the file"
         lines: list[str] = []
@@ -94,13 +105,8 @@ class ImportReport:
                 f"in {self.lines} line(s). Nothing was written."
             )
         else:
-            lines.append(f"Imported {name} into dataset {self.dataset_name!r} (format {self.format}).")
-            lines.append(
-                f"  questions: {self.questions_created} created, {self.questions_unchanged} unchanged; "
-                f"completions: {self.completions_created} created, {self.completions_unchanged} unchanged; "
-                f"references: {self.references_created} created; "
-                f"prior labels: {self.prior_labels_created} created, {self.prior_labels_unchanged} unchanged."
-            )
+            lines.append(f"Imported {name} into {self.destination()}.")
+            lines.append(f"  {self.counts_line()}")
             if not self.changed_anything:
                 lines.append("  Nothing changed: every line was already imported.")
             if self.rejected_lines:
