@@ -5,7 +5,6 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from verifybench import roles
 from verifybench.api.permissions import IsResearcherOrAdmin

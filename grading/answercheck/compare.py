@@ -14,12 +14,10 @@ import sympy
 from grading.answercheck.normalize import (
     clean_latex,
     normalize_words,
-    plain_text,
     strip_assignment,
     strip_trailing_units,
 )
 from grading.answercheck.parsing import (
-    TooExpensive,
     Unparseable,
     decimal_places,
     is_plain_number,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from grading.answercheck.choices import choice_letters, finite_state
-from grading.answercheck.compare import _delimited, split_top_level, split_values
+from grading.answercheck.compare import _delimited, split_values
 from grading.answercheck.normalize import clean_latex, normalize_words, plain_text, strip_assignment
 from grading.answercheck.parsing import TooExpensive, Unparseable, is_plain_number, parse_latex
 

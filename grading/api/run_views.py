@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from verifybench.api.permissions import IsResearcherOrAdmin
 
 from .. import runs, selectors, services
-from ..models import SelectionRecord, VerificationRun, VerifierConfig
+from ..models import SelectionRecord, VerifierConfig
 from . import run_serializers
 
 
