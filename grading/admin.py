@@ -35,6 +35,9 @@ class VerifierConfigAdmin(admin.ModelAdmin):
     list_filter = ("kind", "use_reference")
     search_fields = ("name", "model")
 
+    def get_changeform_initial_data(self, request):
+        return {**services.judge_config_defaults(), **super().get_changeform_initial_data(request)}
+
 
 @admin.register(Verdict)
 class VerdictAdmin(admin.ModelAdmin):

@@ -3,11 +3,21 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from .judges import templates
 from .models import PromptTemplate, Verdict, VerifierConfig
+
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+
+def judge_config_defaults() -> dict:
+    """What a new LLM judge configuration starts from: the endpoint in OPENAI_BASE_URL and the key in the
+    environment variable OPENAI_API_KEY, unless the configuration says otherwise."""
+    return {"base_url": settings.OPENAI_BASE_URL, "api_key_env": DEFAULT_API_KEY_ENV}
 
 
 def ensure_default_templates(template_model=PromptTemplate) -> list:

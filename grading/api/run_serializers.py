@@ -7,6 +7,7 @@ from verifybench.models import Dataset
 
 from .. import selection
 from ..models import PromptTemplate, VerifierConfig
+from ..services import judge_config_defaults
 
 SECRET_FIELDS = ("api_key", "key", "secret", "token")
 
@@ -36,6 +37,10 @@ class VerifierConfigSerializer(serializers.ModelSerializer):
         return super().to_internal_value(data)
 
     def validate(self, attrs):
+        if self.instance is None and attrs.get("kind") == VerifierConfig.Kind.JUDGE:
+            for field, default in judge_config_defaults().items():
+                if not attrs.get(field) and default:
+                    attrs[field] = default
         instance = VerifierConfig(**{**self._current_values(), **attrs})
         try:
             instance.clean()

@@ -354,3 +354,18 @@ def test_run_verifier_command_runs_here_and_resumes(dataset):
         call_command("run_verifier", "--verifier", "rules")
     with pytest.raises(CommandError, match="unknown domain"):
         call_command("run_verifier", "--verifier", "rules", "--dataset", dataset.name, "--domain", "x")
+
+
+@pytest.mark.django_db
+def test_a_new_judge_takes_the_endpoint_and_key_variable_from_the_environment(researcher, api_client_for, settings):
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:9999/v1"
+    template = PromptTemplate.objects.get(name="verifybench-final-judgment", version=1)
+    created = api_client_for(researcher).post(
+        "/api/grading/verifiers/", {"name": "default-endpoint", "kind": "judge", "model": "judge-model",
+                                    "template": template.pk}, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["base_url"] == "http://127.0.0.1:9999/v1"
+    assert created.json()["api_key_env"] == "OPENAI_API_KEY"
+    rule = api_client_for(researcher).post("/api/grading/verifiers/", {"name": "rules", "kind": "rule"},
+                                           format="json")
+    assert rule.status_code == 201 and rule.json()["base_url"] == "" and rule.json()["api_key_env"] == ""
