@@ -70,3 +70,26 @@ def competition_submissions(competition):
     from .models import ProofSubmission
 
     return ProofSubmission.objects.filter(problem__competition=competition)
+
+
+DEMO_RULE_VERIFIER = "sympy-rules"
+
+
+@register_demo_step(order=55)
+def verify_demo_dataset(context: DemoContext) -> None:
+    """Pre-annotate the demo completions with the rule-based verifier, so verdicts show beside human labels."""
+    from verifybench.demo import DEMO_DATASET_NAME
+
+    from . import runs
+    from .models import VerificationRun, VerifierConfig
+
+    dataset = context.datasets.get(DEMO_DATASET_NAME)
+    if dataset is None:
+        return
+    verifier, _ = VerifierConfig.objects.get_or_create(name=DEMO_RULE_VERIFIER, defaults={"kind": VerifierConfig.Kind.RULE})
+    if VerificationRun.objects.filter(verifier=verifier, dataset=dataset).exists():
+        return
+    run = runs.create_run(verifier=verifier, dataset=dataset, created_by=context.users.get("researcher1"),
+                          enqueue=False)
+    run = runs.execute_run(run.pk)
+    context.say(f"Verified the demo dataset with {DEMO_RULE_VERIFIER}: {run.counts}")
