@@ -7,4 +7,9 @@ class GradingConfig(AppConfig):
     verbose_name = "Verifiers, judges and proof grading"
 
     def ready(self):
+        from verifybench.services import register_file_importer
+
         from . import export_builders  # noqa: F401  (registers the matharena-proofs export format)
+        from .proof_import import FORMAT_NAME, import_into_competition
+
+        register_file_importer(FORMAT_NAME, import_into_competition)

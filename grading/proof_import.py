@@ -353,3 +353,10 @@ def _problem_conflict(existing: ProofProblem, line: _ProblemLine) -> tuple[str, 
         return "grading_scheme", (f"problem {line.problem_idx!r} is stored with a different grading scheme; "
                                   "edit its rubric in the app to make a new version")
     return None
+
+
+def import_into_competition(*, dataset_name: str, source, skip_invalid: bool = False, rejects_path=None,
+                            created_by=None, source_name: str = "") -> ProofImportReport:
+    """verifybench's import entry point for this format: the dataset name is the competition's name."""
+    return import_matharena_proofs(competition_name=dataset_name, source=source, skip_invalid=skip_invalid,
+                                   rejects_path=rejects_path, created_by=created_by, source_name=source_name)

@@ -26,6 +26,7 @@ from .importing import (
     RecordReader,
     UnknownFormat,
     WrittenRecord,
+    format_names,
     get_format,
 )
 from .importing.records import CompletionRecord, ParsedRecord, PriorLabelRecord, QuestionRecord
@@ -45,6 +46,22 @@ class ImportRejected(Exception):
     def __init__(self, report: ImportReport):
         super().__init__(report.summary())
         self.report = report
+
+
+# Formats whose lines are not questions and completions (e.g. MathArena proof problems and model proofs): the
+# owning app registers a function that imports the whole file with the same validation and all-or-nothing rules.
+_FILE_IMPORTERS: dict[str, Callable[..., ImportReport]] = {}
+
+
+def register_file_importer(name: str, importer: Callable[..., ImportReport]) -> None:
+    """`importer(*, dataset_name, source, skip_invalid, rejects_path, created_by, source_name)` returns a report
+    or raises ImportRejected, like import_jsonl."""
+    _FILE_IMPORTERS[name] = importer
+
+
+def import_format_names() -> list[str]:
+    """Every format import_jsonl accepts: the line formats of verifybench.importing and the registered importers."""
+    return sorted({*format_names(), *_FILE_IMPORTERS})
 
 
 def import_jsonl(
@@ -69,6 +86,9 @@ def import_jsonl(
         source_name = source_name or str(source)
     else:
         source_name = source_name or getattr(source, "name", "") or ""
+    if fmt in _FILE_IMPORTERS:
+        return _FILE_IMPORTERS[fmt](dataset_name=dataset_name, source=source, skip_invalid=skip_invalid,
+                                    rejects_path=rejects_path, created_by=created_by, source_name=source_name)
     report = ImportReport(dataset_name=dataset_name, source_name=source_name, skip_invalid=skip_invalid)
 
     if not dataset_name or not dataset_name.strip():

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from verifybench.importing import format_names
+from verifybench import services
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 
@@ -81,6 +81,7 @@ class ImportUploadSerializer(serializers.Serializer):
     )
 
     def validate_format(self, value: str) -> str:
-        if value and value not in format_names():
-            raise serializers.ValidationError(f"Unknown format {value!r}; choose one of: {', '.join(format_names())}.")
+        names = services.import_format_names()
+        if value and value not in names:
+            raise serializers.ValidationError(f"Unknown format {value!r}; choose one of: {', '.join(names)}.")
         return value

@@ -1,16 +1,12 @@
 import sys
 from pathlib import Path
 
-from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from verifybench import services
-from verifybench.importing import format_names
 
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
-# Formats whose rows are not questions and completions: the named command of the owning app imports them.
-DELEGATED_FORMATS = {"matharena-proofs": "import_proofs"}
 
 
 class Command(BaseCommand):
@@ -22,7 +18,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="the JSONL file to import")
         parser.add_argument("--dataset", required=True, help="name of the dataset to import into")
-        parser.add_argument("--format", dest="fmt", choices=[*format_names(), *DELEGATED_FORMATS],
+        parser.add_argument("--format", dest="fmt", choices=services.import_format_names(),
                             help="the file's format; detected from the first valid line when omitted")
         parser.add_argument("--skip-invalid", action="store_true",
                             help="import the valid lines and write the others to the rejects file")
@@ -30,10 +26,6 @@ class Command(BaseCommand):
                             help="where --skip-invalid writes the skipped lines (default: FILE.rejects.jsonl)")
 
     def handle(self, *args, file, dataset, fmt, skip_invalid, rejects, **options):
-        if fmt in DELEGATED_FORMATS:
-            call_command(DELEGATED_FORMATS[fmt], file, competition=dataset, skip_invalid=skip_invalid,
-                         rejects=rejects, stdout=self.stdout, stderr=self.stderr)
-            return
         path = Path(file)
         if not path.is_file():
             raise CommandError(f"{file}: no such file", returncode=EXIT_USAGE)

@@ -1,0 +1,65 @@
+"""MathArena proof files go through the same import entry points as the other formats: the command and the API."""
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from grading.models import Competition, ProofProblem, ProofSubmission
+from verifybench.models import Dataset
+
+PROBLEM = {
+    "problem_idx": 1, "problem": "Prove that $n^3 - n$ is divisible by $6$.", "points": 7,
+    "grading_scheme": [{"title": "Factor", "points": 3, "desc": "Writes (n-1)n(n+1)."},
+                       {"title": "Divisibility", "points": 4, "desc": "Argues 2 and 3 divide it."}],
+    "sample_solution": "Three consecutive integers contain a multiple of 2 and of 3.",
+}
+OUTPUT = {"problem_idx": 1, "model_name": "model-a", "model_config": {"temperature": 0.6}, "idx_answer": 0,
+          "answer": "$n^3-n=(n-1)n(n+1)$, a product of three consecutive integers."}
+
+
+def jsonl(*rows) -> bytes:
+    return "".join(json.dumps(row) + "\n" for row in rows).encode()
+
+
+def upload(client, content: bytes, **fields):
+    file = io.BytesIO(content)
+    file.name = "proofs.jsonl"
+    return client.post("/api/datasets/import/", {"file": file, "dataset": "API Olympiad", **fields},
+                       format="multipart")
+
+
+@pytest.mark.django_db
+def test_proof_file_imports_through_the_api(researcher, api_client_for):
+    response = upload(api_client_for(researcher), jsonl(PROBLEM, OUTPUT), format="matharena-proofs")
+    assert response.status_code == 201, response.content
+    assert response.json()["problems_created"] == 1 and response.json()["submissions_created"] == 1
+    competition = Competition.objects.get(name="API Olympiad")
+    assert ProofProblem.objects.filter(competition=competition).count() == 1
+    assert ProofSubmission.objects.filter(problem__competition=competition, model_name="model-a").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_bad_proof_line_rejects_the_upload_and_writes_nothing(researcher, api_client_for):
+    broken = dict(OUTPUT, idx_answer="first")
+    response = upload(api_client_for(researcher), jsonl(PROBLEM, broken), format="matharena-proofs")
+    assert response.status_code == 400
+    assert any(error["line"] == 2 and error["field"] == "idx_answer" for error in response.json()["errors"])
+    assert not Competition.objects.filter(name="API Olympiad").exists()
+    assert not ProofSubmission.objects.exists()
+
+
+@pytest.mark.django_db
+def test_annotators_cannot_import_proofs(annotator, api_client_for):
+    assert upload(api_client_for(annotator), jsonl(PROBLEM), format="matharena-proofs").status_code == 403
+    assert not Dataset.objects.exists()
+
+
+@pytest.mark.django_db
+def test_import_jsonl_command_imports_proofs(tmp_path):
+    path = tmp_path / "proofs.jsonl"
+    path.write_bytes(jsonl(PROBLEM, OUTPUT))
+    out = io.StringIO()
+    call_command("import_jsonl", str(path), dataset="Command Olympiad", format="matharena-proofs", stdout=out)
+    assert "competition 'Command Olympiad'" in out.getvalue()
+    assert ProofSubmission.objects.filter(problem__competition__name="Command Olympiad").count() == 1
