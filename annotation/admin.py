@@ -1,5 +1,8 @@
+from django import forms
 from django.contrib import admin
+from django.db import transaction
 
+from . import kinds, services
 from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
 
 
@@ -9,13 +12,40 @@ class MemberInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+class AnnotationProjectForm(forms.ModelForm):
+    class Meta:
+        model = AnnotationProject
+        fields = "__all__"
+
+    def clean_kind(self):
+        kind = self.cleaned_data["kind"]
+        if self.instance.pk is None and kind == kinds.PROOF_GRADE:
+            raise forms.ValidationError("Proof-grading projects are created from a competition's proofs on the "
+                                        "proof-grading pages or through /api/grading/competitions/{id}/projects/.")
+        if self.instance.pk is not None and kind != self.instance.kind:
+            raise forms.ValidationError("The kind of a project cannot change.")
+        return kind
+
+
 @admin.register(AnnotationProject)
 class AnnotationProjectAdmin(admin.ModelAdmin):
+    form = AnnotationProjectForm
     list_display = ["name", "dataset", "kind", "labels_per_item", "tiebreak_annotators", "is_active", "created_at"]
     list_filter = ["kind", "is_active", "dataset"]
     search_fields = ["name", "description", "dataset__name"]
     inlines = [MemberInline]
     readonly_fields = ["created_by", "created_at"]
+
+    def save_model(self, request, obj, form, change):
+        """A project added here gets every completion (or question) of its dataset as items, as one created
+        through the API or the dashboard does."""
+        if not change:
+            obj.created_by = request.user
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            if not change:
+                created = services.populate_items(obj)
+                self.message_user(request, f"{created} item(s) added to {obj.name}.")
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

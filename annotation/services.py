@@ -52,17 +52,23 @@ def create_project(
         project = AnnotationProject.objects.create(
             dataset=dataset, kind=kind, name=name or f"{dataset.name} {kind}", created_by=created_by, **settings
         )
-        if kind == kinds.ANSWER_TYPE:
-            questions = Question.objects.filter(dataset=dataset)
-            if question_ids is not None:
-                questions = questions.filter(pk__in=question_ids)
-            add_items(project, question_ids=list(questions.values_list("pk", flat=True)), seed=seed)
-        else:
-            completions = Completion.objects.filter(question__dataset=dataset)
-            if completion_ids is not None:
-                completions = completions.filter(pk__in=completion_ids)
-            add_items(project, completion_ids=list(completions.values_list("pk", flat=True)), seed=seed)
+        populate_items(project, completion_ids=completion_ids, question_ids=question_ids, seed=seed)
     return project
+
+
+def populate_items(project: AnnotationProject, *, completion_ids: list[int] | None = None,
+                   question_ids: list[int] | None = None, seed: int | None = None) -> int:
+    """Give a new project its items: every completion (or question, for answer types) of its dataset, or the
+    chosen ones. Returns how many were created."""
+    if project.kind == kinds.ANSWER_TYPE:
+        questions = Question.objects.filter(dataset=project.dataset)
+        if question_ids is not None:
+            questions = questions.filter(pk__in=question_ids)
+        return add_items(project, question_ids=list(questions.values_list("pk", flat=True)), seed=seed)
+    completions = Completion.objects.filter(question__dataset=project.dataset)
+    if completion_ids is not None:
+        completions = completions.filter(pk__in=completion_ids)
+    return add_items(project, completion_ids=list(completions.values_list("pk", flat=True)), seed=seed)
 
 
 def add_items(
