@@ -170,7 +170,8 @@ def item_review(item: Item) -> dict:
             {**label_dict(label), "display": "Unsuitable" if label.unsuitable else kind.display(label.value)}
             for label in labels
         ],
-        "verdicts": verdicts_for(completion) if completion is not None else [],
+        "verdicts": verdicts_for(completion) if completion is not None and item.project.verdict_visibility
+        != AnnotationProject.VerdictVisibility.NOBODY else [],
     }
 
 
