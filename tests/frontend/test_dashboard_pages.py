@@ -86,3 +86,26 @@ def test_a_project_adjudicator_may_see_the_dashboard(client, make_user):
     client.force_login(judge)
     assert client.get(reverse("dashboard-project", args=[project.pk])).status_code == 200
     assert client.get(reverse("dashboard-projects")).status_code == 404
+
+
+def test_dashboard_reports_gold_accuracy_per_annotator(client, researcher, make_user):
+    from annotation import services
+
+    dora = make_user(roles.ANNOTATOR, username="dora")
+    project = make_project(make_dataset(questions=3), annotators=[dora])
+    gold_items = list(project.items.order_by("id")[:2])
+    for item in gold_items:
+        services.mark_gold(project, item, True, actor=researcher)
+    project.gold_rate = 1.0
+    project.save()
+    answers = iter([True, False])  # one gold item right, one wrong
+    for _ in gold_items:
+        task = services.next_task(project, dora)
+        assert task.item.is_gold
+        services.submit_label(task, dora, value=next(answers))
+    client.force_login(researcher)
+    html = client.get(reverse("dashboard-project", args=[project.pk])).content.decode()
+    row = html.split('data-annotator="dora"')[1].split("</tr>")[0]
+    assert '0.50 <span class="muted">(1/2)</span>' in row
+    assert selectors.state_counts(project)["gold_items"] == 2
+    assert selectors.state_counts(project)["labels"] == 0  # gold labels are not dataset labels
