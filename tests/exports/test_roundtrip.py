@@ -59,3 +59,18 @@ def test_mumath_export_imports_back_with_the_same_problems_solutions_and_labels(
         source = candidates[completion.text]
         item = source.annotation_items.get(project=mumath_data.project)
         assert completion.prior_labels.get(source_format="mumath").is_correct is item.final_value
+
+
+def test_verifybench_hard_export_imports_back_with_every_resolved_item_and_its_label(verifybench_data, export_root):
+    data = export_file(verifybench_data.project, "verifybench-hard", "verifybench_hard.jsonl")
+    report = services.import_jsonl(dataset_name="hard reimported", source=io.BytesIO(data),
+                                   source_name="verifybench_hard.jsonl")  # format detected from the fields
+    exportable = verifybench_data.project.items.filter(state="resolved", excluded=False, is_gold=False)
+    assert report.ok and report.format == "verifybench"
+    assert report.completions_created == exportable.count() == report.prior_labels_created
+    for item in exportable.select_related("completion__question"):
+        copy = Completion.objects.get(question__dataset_id=report.dataset_id,
+                                      question__external_id=item.completion.question.external_id,
+                                      external_id=item.completion.external_id)
+        assert (copy.text, copy.model_name) == (item.completion.text, item.completion.model_name)
+        assert copy.prior_labels.get(source_format="verifybench").is_correct is item.final_value
