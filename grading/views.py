@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, Label
+from frontend import views_dashboard
 from frontend.rendering import render_markdown
 from verifybench import roles
 
@@ -250,15 +251,29 @@ def _researcher_competition(request, competition_id: int) -> Competition:
 @login_required
 def leaderboard_page(request, competition_id: int):
     competition = _researcher_competition(request, competition_id)
+    return render(request, "grading/leaderboard.html", {
+        **_leaderboard_context(competition), "projects": proof_selectors.proof_projects(competition),
+    })
+
+
+def _leaderboard_context(competition: Competition) -> dict:
     board = proof_selectors.competition_leaderboard(competition)
     entries = [
         {**entry.as_dict(), "cells": [entry.per_problem[problem] for problem in board.problems]}
         for entry in board.entries
     ]
-    return render(request, "grading/leaderboard.html", {
-        "competition": competition, "board": board, "entries": entries,
-        "projects": proof_selectors.proof_projects(competition),
-    })
+    return {"competition": competition, "board": board, "entries": entries}
+
+
+def leaderboard_section(project: AnnotationProject) -> dict:
+    """The project dashboard's leaderboard, for proof-grading projects (empty for the others)."""
+    if project.kind != AnnotationProject.Kind.PROOF_GRADE:
+        return {}
+    competition = Competition.objects.filter(dataset_id=project.dataset_id).first()
+    return _leaderboard_context(competition) if competition is not None else {}
+
+
+views_dashboard.register_section("grading/dashboard_section.html", leaderboard_section)
 
 
 @login_required

@@ -395,3 +395,24 @@ def test_export_job_writes_the_matharena_proof_bundle(project, graders, api_clie
         rows = read_rows(path, columns)
         assert rows[0]["final_points"] == 7 and rows[0]["final_method"] == "mean_of_two"
         assert rows[0]["grading_details_judge_2"][0]["max_points"] == 2 and rows[0]["points_judge_3"] is None
+
+
+def test_the_project_dashboard_shows_the_competitions_leaderboard(project, problem, graders, researcher,
+                                                                  api_client_for, client):
+    for grader in graders[:2]:
+        assert grade_as(api_client_for, project, grader, full_marks())[1].status_code == 201
+    client.force_login(researcher)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    section = html.split('data-testid="section-leaderboard"')[1].split("</section>")[0]
+    assert "Leaderboard: Test Olympiad" in section
+    assert "model-x" in section and "100.0" in section
+    assert f"/grading/competitions/{problem.competition.pk}/leaderboard.csv" in section
+
+
+def test_correctness_dashboards_have_no_leaderboard(researcher, client):
+    from verifybench.models import Dataset
+
+    dataset = Dataset.objects.create(name="plain")
+    plain = annotation_services.create_project(dataset=dataset, kind="correctness")
+    client.force_login(researcher)
+    assert 'data-testid="section-leaderboard"' not in client.get(f"/projects/{plain.pk}/dashboard/").content.decode()
