@@ -10,7 +10,6 @@ from django.urls import path, reverse
 from django.utils.text import Truncator
 
 from . import services
-from .importing import format_names
 from .models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 
@@ -22,7 +21,7 @@ class ImportUploadForm(forms.Form):
     file = forms.FileField(help_text="A JSONL file, one record per line.")
     dataset = forms.CharField(max_length=200, help_text="Name of the dataset to import into; created if new.")
     format = forms.ChoiceField(
-        choices=lambda: [("", "Detect from the file"), *((name, name) for name in format_names())], required=False,
+        choices=lambda: [("", "Detect from the file"), *((name, name) for name in services.import_format_names())], required=False,
     )
     skip_invalid = forms.BooleanField(
         required=False, help_text="Import the valid lines and skip the invalid ones instead of rejecting the file.",
