@@ -96,11 +96,14 @@ def main() -> None:
     )
 
     seconds, sampled = time_math_verify(rows, arguments.math_verify_sample)
-    projected = seconds / sampled * len(rows)
-    print(
-        f"math-verify parse+verify, 1 process: {seconds:.1f} s on a random sample of {sampled} rows; "
-        f"extrapolated to {len(rows)} rows: {projected:.0f} s (extrapolated, not measured)"
-    )
+    if sampled == len(rows):
+        print(f"math-verify parse+verify, 1 process: {seconds:.1f} s on the same {sampled} rows (measured)")
+    else:
+        projected = seconds / sampled * len(rows)
+        print(
+            f"math-verify parse+verify, 1 process: {seconds:.1f} s on a random sample of {sampled} rows; "
+            f"extrapolated to {len(rows)} rows: {projected:.0f} s (extrapolated, not measured)"
+        )
 
 
 if __name__ == "__main__":
