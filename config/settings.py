@@ -162,7 +162,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")
 
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
-# The key is read from the environment at call time and never stored or logged.
+# Judge configurations name the environment variable that holds their key; only these names (and names starting with
+# JUDGE_KEY_) are accepted, so a configuration can never make the server send one of its own secrets. The key is read
+# at call time and never stored or logged. Endpoint hosts are allowed by admins (grading.AllowedJudgeHost).
+JUDGE_API_KEY_ENVS = env_list("JUDGE_API_KEY_ENVS", "OPENAI_API_KEY")
 
 LOGGING = {
     "version": 1,

@@ -1,7 +1,17 @@
 from django.contrib import admin
 
+from verifybench import roles
+
 from . import services
-from .models import JudgeResponseCache, PromptTemplate, SelectionRecord, Verdict, VerificationRun, VerifierConfig
+from .models import (
+    AllowedJudgeHost,
+    JudgeResponseCache,
+    PromptTemplate,
+    SelectionRecord,
+    Verdict,
+    VerificationRun,
+    VerifierConfig,
+)
 
 
 @admin.register(PromptTemplate)
@@ -37,6 +47,28 @@ class VerifierConfigAdmin(admin.ModelAdmin):
 
     def get_changeform_initial_data(self, request):
         return {**services.judge_config_defaults(), **super().get_changeform_initial_data(request)}
+
+
+@admin.register(AllowedJudgeHost)
+class AllowedJudgeHostAdmin(admin.ModelAdmin):
+    """The hosts judges may call. Only admins change the list: a host on it receives API keys."""
+
+    list_display = ("host", "allow_private", "note", "created_by", "created_at")
+    readonly_fields = ("created_by", "created_at")
+
+    def has_add_permission(self, request):
+        return roles.is_admin(request.user)
+
+    def has_change_permission(self, request, obj=None):
+        return roles.is_admin(request.user)
+
+    def has_delete_permission(self, request, obj=None):
+        return roles.is_admin(request.user)
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(Verdict)

@@ -7,6 +7,7 @@ class GradingConfig(AppConfig):
     verbose_name = "Verifiers, judges and proof grading"
 
     def ready(self):
+        from . import checks  # noqa: F401  (registers the system checks)
         from verifybench.services import register_file_importer
 
         from . import export_builders  # noqa: F401  (registers the matharena-proofs export format)

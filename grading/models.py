@@ -7,9 +7,39 @@ from django.db import models
 
 from verifybench.jobs import BackgroundJob
 
-from .judges import parsers, templates
+from .judges import egress, parsers, templates
 
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class AllowedJudgeHost(models.Model):
+    """A host that LLM judge configurations may send requests (and their API keys) to. Only admins change the list.
+
+    `host` is a host name, an IP address, or `*.domain` for every sub-domain. Unless `allow_private` is set, the host
+    must resolve to public addresses only: loopback, private ranges and link-local addresses are refused.
+    """
+
+    host = models.CharField(max_length=255, unique=True)
+    allow_private = models.BooleanField(
+        default=False, help_text="Allow loopback, private and link-local addresses (e.g. a model served in-house)."
+    )
+    note = models.CharField(max_length=500, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["host"]
+
+    def __str__(self):
+        return f"{self.host}{' (private addresses allowed)' if self.allow_private else ''}"
+
+    def clean(self):
+        try:
+            self.host = egress.validate_host_pattern(self.host)
+        except ValueError as error:
+            raise ValidationError({"host": str(error)}) from None
 
 
 class TemplateInUseError(ValidationError):
@@ -131,8 +161,24 @@ class VerifierConfig(models.Model):
                 errors["template"] = "Required for an LLM judge."
         if self.api_key_env and not ENV_VAR_NAME.match(self.api_key_env):
             errors["api_key_env"] = "Give the name of an environment variable (letters, digits, _), never the key."
+        self._check_egress(errors)
         if errors:
             raise ValidationError(errors)
+
+    def _check_egress(self, errors: dict) -> None:
+        from .judges.policy import egress_policy
+
+        policy = egress_policy()
+        if self.api_key_env and "api_key_env" not in errors:
+            try:
+                policy.check_key_env(self.api_key_env)
+            except egress.EgressRefused as refused:
+                errors["api_key_env"] = str(refused)
+        if self.base_url and "base_url" not in errors:
+            try:
+                policy.check_url(self.base_url)
+            except egress.EgressRefused as refused:
+                errors["base_url"] = str(refused)
 
 
 class Verdict(models.Model):

@@ -86,6 +86,14 @@ def admin_role_user(make_user):
 
 
 @pytest.fixture
+def local_judge_host(db):
+    """Allow judges on 127.0.0.1, where the fake OpenAI-compatible server listens (a loopback address)."""
+    from grading.models import AllowedJudgeHost
+
+    return AllowedJudgeHost.objects.get_or_create(host="127.0.0.1", defaults={"allow_private": True})[0]
+
+
+@pytest.fixture
 def api_client_for(db):
     def make(user: User | None) -> APIClient:
         client = APIClient()

@@ -6,7 +6,8 @@ from annotation.models import AnnotationProject
 from verifybench.models import Dataset
 
 from .. import selection
-from ..models import PromptTemplate, VerifierConfig
+from ..judges import egress
+from ..models import AllowedJudgeHost, PromptTemplate, VerifierConfig
 from ..services import judge_config_defaults
 
 SECRET_FIELDS = ("api_key", "key", "secret", "token")
@@ -53,6 +54,21 @@ class VerifierConfigSerializer(serializers.ModelSerializer):
             return {}
         return {field: getattr(self.instance, field) for field in self.Meta.fields
                 if field not in ("id", "created_at", "updated_at")}
+
+
+class AllowedJudgeHostSerializer(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = AllowedJudgeHost
+        fields = ["id", "host", "allow_private", "note", "created_by", "created_at"]
+        read_only_fields = ["id", "created_by", "created_at"]
+
+    def validate_host(self, host):
+        try:
+            return egress.validate_host_pattern(host)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
 
 
 class RunCreateSerializer(serializers.Serializer):

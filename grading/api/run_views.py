@@ -8,10 +8,10 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from verifybench.api.permissions import IsResearcherOrAdmin
+from verifybench.api.permissions import IsAdminRole, IsResearcherOrAdmin
 
 from .. import runs, selectors, services
-from ..models import SelectionRecord, VerifierConfig
+from ..models import AllowedJudgeHost, SelectionRecord, VerifierConfig
 from . import run_serializers
 
 
@@ -28,6 +28,17 @@ class VerifierConfigViewSet(viewsets.ModelViewSet):
         except ProtectedError:
             return Response({"detail": "this verifier has verdicts or runs; it cannot be deleted"},
                             status=status.HTTP_409_CONFLICT)
+
+
+class AllowedJudgeHostViewSet(viewsets.ModelViewSet):
+    """Admins only: the hosts LLM judges may call (and so receive API keys). Private addresses only when allowed."""
+
+    queryset = AllowedJudgeHost.objects.select_related("created_by").order_by("host")
+    serializer_class = run_serializers.AllowedJudgeHostSerializer
+    permission_classes = [IsAdminRole]
+
+    def perform_create(self, serializer):
+        serializer.save(created_by=self.request.user)
 
 
 class VerificationRunViewSet(viewsets.GenericViewSet):

@@ -23,9 +23,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from decimal import Decimal
 
+import httpx2
 import openai
 
 from .caching import CachedResponse, ResponseCache, judge_cache_key
+from .egress import EgressPolicy, EgressRefused
 from .parsers import INCONCLUSIVE, ParsedVerdict, parse_output
 from .templates import COT_EXTRACT, TemplateText, render_extraction_messages, render_messages
 
@@ -44,6 +46,23 @@ class JudgeConfigurationError(RuntimeError):
 
 class MissingApiKeyError(JudgeConfigurationError):
     pass
+
+
+class EndpointNotAllowedError(JudgeConfigurationError):
+    """The configuration names a key variable or an endpoint that the egress policy refuses."""
+
+
+class _GuardedTransport(httpx2.HTTPTransport):
+    """Checks, before each request, that the host is allowed and resolves only to allowed addresses."""
+
+    def __init__(self, policy: EgressPolicy, **kwargs):
+        super().__init__(**kwargs)
+        self._policy = policy
+
+    def handle_request(self, request):
+        self._policy.check_addresses(request.url.host, request.url.port or (443 if request.url.scheme == "https"
+                                                                            else 80))
+        return super().handle_request(request)
 
 
 @dataclass(frozen=True)
@@ -195,10 +214,17 @@ class JudgeClient:
         self,
         settings: JudgeSettings,
         *,
+        policy: EgressPolicy,
         cache: ResponseCache | None = None,
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = random.random,
     ):
+        # Both checks come before the key is read: a refused variable is never even looked at.
+        try:
+            policy.check_key_env(settings.api_key_env)
+            policy.check_endpoint(settings.base_url)
+        except EgressRefused as refused:
+            raise EndpointNotAllowedError(f"Judge config {settings.name!r}: {refused}") from None
         api_key = os.environ.get(settings.api_key_env, "")
         if not api_key.strip():
             raise MissingApiKeyError(
@@ -216,6 +242,7 @@ class JudgeClient:
             api_key=api_key,
             max_retries=0,
             timeout=settings.timeout_seconds,
+            http_client=openai.DefaultHttpxClient(follow_redirects=False, transport=_GuardedTransport(policy)),
         )
 
     def close(self) -> None:
@@ -391,7 +418,7 @@ class JudgeClient:
                 retryable = True
             except openai.APIConnectionError as error:
                 description = self._redact(f"connection error: {error.__cause__ or error}")[:500]
-                retryable = True
+                retryable = not isinstance(error.__cause__, EgressRefused)
             else:
                 return self._outcome(response, attempt)
             if not retryable or attempt >= max_attempts:
@@ -427,6 +454,12 @@ def default_cache() -> ResponseCache:
     return DatabaseResponseCache()
 
 
+def default_policy() -> EgressPolicy:
+    from .policy import egress_policy
+
+    return egress_policy()
+
+
 def judge_completion(
     config,
     *,
@@ -434,10 +467,13 @@ def judge_completion(
     reference: str,
     completion: str,
     cache: ResponseCache | None = None,
+    policy: EgressPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> JudgeResult:
-    """Judge one completion with a judge VerifierConfig (or JudgeSettings); the database cache by default."""
-    return judge_batch(config, [JudgeInput(question, reference, completion)], cache=cache, sleep=sleep)[0]
+    """Judge one completion with a judge VerifierConfig (or JudgeSettings); the database cache and the egress policy
+    of the settings and the admins' host list by default."""
+    return judge_batch(config, [JudgeInput(question, reference, completion)], cache=cache, policy=policy,
+                       sleep=sleep)[0]
 
 
 def judge_batch(
@@ -445,9 +481,11 @@ def judge_batch(
     items: Sequence[JudgeInput],
     *,
     cache: ResponseCache | None = None,
+    policy: EgressPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[JudgeResult]:
     """Judge many completions in parallel, bounded by the configuration's concurrency limit."""
     settings = config if isinstance(config, JudgeSettings) else JudgeSettings.from_config(config)
-    with JudgeClient(settings, cache=cache if cache is not None else default_cache(), sleep=sleep) as client:
+    with JudgeClient(settings, policy=policy if policy is not None else default_policy(),
+                     cache=cache if cache is not None else default_cache(), sleep=sleep) as client:
         return client.judge_many(items)

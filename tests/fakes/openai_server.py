@@ -53,6 +53,13 @@ class EchoAuthorization:
     prefix: str = "Your header was: "
 
 
+@dataclass(frozen=True)
+class Redirect:
+    """A 307 to another address (an endpoint trying to bounce the client, and its key, elsewhere)."""
+
+    location: str
+
+
 @dataclass
 class RecordedRequest:
     path: str
@@ -214,6 +221,8 @@ class FakeOpenAIServer:
             extra = {"Retry-After": behaviour.retry_after} if behaviour.retry_after is not None else {}
             error = {"message": behaviour.message, "type": "server_error" if behaviour.code >= 500 else "error"}
             return behaviour.code, {"error": error}, extra
+        if isinstance(behaviour, Redirect):
+            return 307, {"error": {"message": "moved", "type": "redirect"}}, {"Location": behaviour.location}
         if isinstance(behaviour, Slow):
             if self._stopping.wait(behaviour.seconds):
                 return None

@@ -14,14 +14,16 @@ from grading.judges.client import (
     judge_batch,
     judge_completion,
 )
+from grading.judges.egress import EgressPolicy, HostRule
 from grading.judges.templates import DEFAULT_TEMPLATES, FINAL_JUDGMENT
 from grading.models import JudgeResponseCache, PromptTemplate, Verdict, VerifierConfig
 from grading.services import record_verdict
 from tests.fakes.openai_server import CORRECT_MARKER, UNDECIDED_MARKER, EchoAuthorization, Reply, Slow, Status
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
-KEY_ENV = "MATHLABEL_TEST_JUDGE_KEY"
+KEY_ENV = "JUDGE_KEY_MATHLABEL_TEST"
 _names = itertools.count(1)
+LOOPBACK_POLICY = EgressPolicy(hosts=(HostRule("127.0.0.1", allow_private=True),))
 
 
 @pytest.fixture
@@ -32,7 +34,7 @@ def judge_key(monkeypatch):
 
 
 @pytest.fixture
-def make_judge(db, fake_openai, judge_key):
+def make_judge(db, fake_openai, judge_key, local_judge_host):
     def make(template_name: str = "verifybench-final-judgment", **overrides) -> VerifierConfig:
         fields = {
             "name": f"fake-judge-{next(_names)}",
@@ -246,7 +248,7 @@ def test_concurrency_limit_is_shared_by_clients_of_one_configuration(fake_openai
     outcomes = []
 
     def run(prefix):
-        with JudgeClient(settings) as client:
+        with JudgeClient(settings, policy=LOOPBACK_POLICY) as client:
             outcomes.extend(client.judge_many([JudgeInput("Q", "R", f"{prefix}{n}") for n in range(4)]))
 
     threads = [threading.Thread(target=run, args=(prefix,)) for prefix in "ab"]

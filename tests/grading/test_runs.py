@@ -11,11 +11,11 @@ from django.db.models import Count
 
 from annotation import services as annotation_services
 from grading import runs
-from grading.models import PromptTemplate, Verdict, VerificationRun, VerifierConfig
+from grading.models import AllowedJudgeHost, PromptTemplate, Verdict, VerificationRun, VerifierConfig
 from tests.fakes.openai_server import CORRECT_MARKER
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
-JUDGE_KEY_ENV = "MATHLABEL_TEST_RUN_JUDGE_KEY"
+JUDGE_KEY_ENV = "JUDGE_KEY_MATHLABEL_TEST_RUN"
 _names = itertools.count(1)
 
 
@@ -47,6 +47,7 @@ def rule_verifier(name: str = "rules") -> VerifierConfig:
 
 
 def judge_verifier(base_url: str, name: str | None = None) -> VerifierConfig:
+    AllowedJudgeHost.objects.get_or_create(host="127.0.0.1", defaults={"allow_private": True})
     return VerifierConfig.objects.create(
         name=name or f"judge-{next(_names)}", kind=VerifierConfig.Kind.JUDGE, base_url=base_url, model="fake-judge",
         api_key_env=JUDGE_KEY_ENV, template=PromptTemplate.objects.get(name="verifybench-final-judgment", version=1),
@@ -298,14 +299,14 @@ def test_run_and_verifier_endpoints_are_for_researchers_only(dataset, annotator,
 
 
 @pytest.mark.django_db
-def test_verifier_configs_name_the_key_variable_and_never_take_a_key(researcher, api_client_for):
+def test_verifier_configs_name_the_key_variable_and_never_take_a_key(researcher, api_client_for, local_judge_host):
     client = api_client_for(researcher)
     template = PromptTemplate.objects.get(name="verifybench-final-judgment", version=1)
     judge = {"name": "qwen", "kind": "judge", "base_url": "http://127.0.0.1:8000/v1", "model": "qwen3-32b",
-             "api_key_env": "QWEN_KEY", "template": template.pk}
+             "api_key_env": "JUDGE_KEY_QWEN", "template": template.pk}
     created = client.post("/api/grading/verifiers/", judge, format="json")
     assert created.status_code == 201, created.content
-    assert created.json()["api_key_env"] == "QWEN_KEY" and "api_key" not in created.json()
+    assert created.json()["api_key_env"] == "JUDGE_KEY_QWEN" and "api_key" not in created.json()
 
     refused = client.post("/api/grading/verifiers/", {**judge, "name": "leaky", "api_key": "sk-secret"},
                           format="json")
@@ -357,7 +358,8 @@ def test_run_verifier_command_runs_here_and_resumes(dataset):
 
 
 @pytest.mark.django_db
-def test_a_new_judge_takes_the_endpoint_and_key_variable_from_the_environment(researcher, api_client_for, settings):
+def test_a_new_judge_takes_the_endpoint_and_key_variable_from_the_environment(researcher, api_client_for, settings,
+                                                                              local_judge_host):
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9999/v1"
     template = PromptTemplate.objects.get(name="verifybench-final-judgment", version=1)
     created = api_client_for(researcher).post(
