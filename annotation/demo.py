@@ -2,7 +2,8 @@
 with a conflict waiting for the adjudicator."""
 from __future__ import annotations
 
-from verifybench.demo import DEMO_DATASET_NAME, register_demo_step
+from core.demo import register_demo_step
+from verifybench.demo import DEMO_DATASET_NAME
 
 from . import services
 from .models import AnnotationProject, ProjectMember

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from verifybench import taxonomy
+from core import taxonomy
 
 CORRECTNESS = "correctness"
 ANSWER_TYPE = "answer_type"

@@ -8,9 +8,10 @@ from datetime import timedelta
 from django.db.models import Count
 from django.utils import timezone
 
-from verifybench import roles
+from core import roles
+from core.metrics import agreement
 
-from . import agreement, kinds, workflow
+from . import kinds, workflow
 from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
 
 

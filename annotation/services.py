@@ -10,7 +10,7 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from verifybench import roles
+from core import roles
 from verifybench.models import Completion, Dataset, Question
 
 from . import kinds, workflow

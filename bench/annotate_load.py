@@ -143,7 +143,7 @@ def create_annotators(count: int) -> list[tuple[int, str]]:
     from django.contrib.auth.models import Group, User
     from rest_framework.authtoken.models import Token
 
-    from verifybench import roles
+    from core import roles
 
     group = Group.objects.get(name=roles.ANNOTATOR)
     users = []

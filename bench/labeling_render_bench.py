@@ -27,7 +27,6 @@ from django.conf import settings  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from django.urls import reverse  # noqa: E402
-
 from render_bench import make_completion, report, timings  # noqa: E402
 
 
@@ -52,7 +51,7 @@ def run(args) -> None:
 
     from annotation import services
     from annotation.models import ProjectMember, Task
-    from verifybench import roles
+    from core import roles
     from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
     text = make_completion(args.chars)

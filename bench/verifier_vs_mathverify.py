@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.taxonomy import UnknownAnswerType, parse_answer_type  # noqa: E402
 from grading.answercheck import verify  # noqa: E402
-from verifybench.taxonomy import UnknownAnswerType, parse_answer_type  # noqa: E402
 
 
 def load(path: Path) -> list[dict]:

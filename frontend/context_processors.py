@@ -1,4 +1,4 @@
-from verifybench import roles as role_rules
+from core import roles as role_rules
 
 
 def roles(request):

@@ -8,7 +8,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from verifybench import roles
+from core import roles
 from verifybench.models import Dataset
 
 from . import selectors

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import kinds, selectors, services, workflow
 from annotation.models import AnnotationProject, Item, ProjectMember
-from verifybench import taxonomy
+from core import taxonomy
 
 from .rendering import final_answer_span, render_markdown, render_with_final_answer
 

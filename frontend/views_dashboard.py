@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import kinds, selectors, services
 from annotation.models import AnnotationProject, Item, ProjectMember
-from verifybench import roles
+from core import roles
 from verifybench.models import Dataset
 
 from . import charts

@@ -12,10 +12,11 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotation.models import AnnotationProject
-from verifybench import evaluation, roles, selectors
-from verifybench.metrics import passk
+from core import roles
+from core.metrics import passk
+from core.taxonomy import COARSE_CLASSES
+from verifybench import evaluation, selectors
 from verifybench.models import Dataset
-from verifybench.taxonomy import COARSE_CLASSES
 
 from . import views_dashboard
 from .charts import LineChart, Series, Tick

@@ -19,9 +19,12 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import AnnotationProject
-from grading import runs, selection, selectors as grading_selectors, services as grading_services
+from core import roles, taxonomy
+from grading import runs, selection
+from grading import selectors as grading_selectors
+from grading import services as grading_services
 from grading.models import SelectionRecord, VerificationRun, VerifierConfig
-from verifybench import roles, services as export_services, taxonomy
+from verifybench import services as export_services
 from verifybench.exports import COMMON_OPTIONS, FILE_TYPES, export_format_names, get_export_format
 from verifybench.models import Completion, Dataset, Domain, ExportJob
 

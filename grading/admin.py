@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from verifybench import roles
+from core import roles
 
 from . import services
 from .models import (

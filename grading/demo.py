@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from verifybench.demo import DemoContext, register_demo_step
+from core.demo import DemoContext, register_demo_step
 
 from . import proof_services
 from .models import ModelInfo, ProofProblem

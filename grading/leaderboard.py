@@ -12,7 +12,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from verifybench.metrics.bootstrap import bootstrap_mean_ci
+from core.metrics.bootstrap import bootstrap_mean_ci
 
 
 @dataclass(frozen=True)

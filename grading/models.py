@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from verifybench.jobs import BackgroundJob
+from core.jobs.models import BackgroundJob
 
 from .judges import egress, parsers, templates
 

@@ -23,7 +23,8 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
-from verifybench import jobs, taxonomy
+from core import taxonomy
+from core.jobs import protocol as jobs
 from verifybench.models import Completion, Domain
 
 from .answercheck import BatchItem, verify_batch

@@ -16,9 +16,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, Label
+from core import roles
 from frontend import views_dashboard
 from frontend.rendering import render_markdown
-from verifybench import roles
 
 from . import proof_scoring, proof_selectors, proof_services
 from .models import Competition, Rubric

@@ -18,8 +18,8 @@ from django.contrib.auth.models import Group, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from core import roles
 from tests.fakes.openai_server import fake_openai  # noqa: F401  (fixture)
-from verifybench import roles
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")

@@ -1,7 +1,7 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from verifybench import roles
+from core import roles
 
 
 @pytest.mark.django_db

@@ -1,114 +1,17 @@
-"""Demo data for a fresh install: users for every role and the demo VerifyBench dataset.
-
-Loading is a list of steps run in order; each step must be idempotent so that running the loader twice
-changes nothing. Other apps add their own steps (an annotation project, a proof competition) from a
-`demo.py` module of their own, which `load_demo` imports before running:
-
-    from verifybench.demo import register_demo_step
-
-    @register_demo_step(order=50)
-    def create_demo_annotation_project(context):
-        researcher = context.users["researcher1"]
-        dataset = context.datasets["demo"]
-        ...
-"""
+"""Demo step of the benchmark data: the demo VerifyBench dataset, imported like any file."""
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.db import transaction
-from django.utils.module_loading import autodiscover_modules
 
-from verifybench import roles
-from verifybench.services import import_jsonl
-from verifybench.models import Dataset
+from core.demo import DemoContext, register_demo_step
 
-DEMO_PASSWORD = "mathlabel-demo"
+from .models import Dataset
+from .services import import_jsonl
+
 DEMO_DATASET_NAME = "demo"
 DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo" / "verifybench_demo.jsonl"
-DEMO_USERS: tuple[tuple[str, str], ...] = (
-    ("annotator1", roles.ANNOTATOR),
-    ("annotator2", roles.ANNOTATOR),
-    ("annotator3", roles.ANNOTATOR),
-    ("adjudicator1", roles.ADJUDICATOR),
-    ("researcher1", roles.RESEARCHER),
-    ("admin1", roles.ADMIN),
-)
-
-
-@dataclass(frozen=True)
-class DemoLogin:
-    username: str
-    role: str
-    password: str
-    created: bool
-
-
-@dataclass
-class DemoContext:
-    """What the steps share: where to report, and the users and datasets created by earlier steps."""
-
-    stdout: TextIO
-    users: dict = field(default_factory=dict)
-    datasets: dict[str, Dataset] = field(default_factory=dict)
-    logins: list[DemoLogin] = field(default_factory=list)
-
-    def say(self, message: str) -> None:
-        self.stdout.write(message + "\n")
-
-
-DemoStepFunction = Callable[[DemoContext], None]
-
-
-@dataclass(frozen=True)
-class DemoStep:
-    name: str
-    run: DemoStepFunction
-    order: int
-
-
-DEMO_STEPS: list[DemoStep] = []
-
-
-def register_demo_step(function: DemoStepFunction | None = None, *, order: int = 100):
-    """Add a step to the demo loader; usable as `@register_demo_step` or `@register_demo_step(order=50)`.
-
-    Steps run by ascending `order`, then in registration order. Registering the same function again
-    (a module imported twice) replaces the earlier entry instead of running it twice.
-    """
-
-    def register(step_function: DemoStepFunction) -> DemoStepFunction:
-        name = f"{step_function.__module__}.{step_function.__qualname__}"
-        DEMO_STEPS[:] = [step for step in DEMO_STEPS if step.name != name]
-        DEMO_STEPS.append(DemoStep(name=name, run=step_function, order=order))
-        return step_function
-
-    return register(function) if function is not None else register
-
-
-@register_demo_step(order=10)
-def create_demo_users(context: DemoContext) -> None:
-    user_model = get_user_model()
-    for username, role in DEMO_USERS:
-        user = user_model.objects.filter(username=username).first()
-        created = user is None
-        if created:
-            is_admin = role == roles.ADMIN
-            user = user_model.objects.create_user(
-                username=username, password=DEMO_PASSWORD, is_staff=is_admin, is_superuser=is_admin,
-            )
-            user.groups.add(Group.objects.get(name=role))
-        context.users[username] = user
-        context.logins.append(DemoLogin(username=username, role=role, password=DEMO_PASSWORD, created=created))
-    created_count = sum(login.created for login in context.logins)
-    context.say(f"Demo users: {created_count} created, {len(context.logins) - created_count} already present.")
 
 
 @register_demo_step(order=20)
@@ -122,17 +25,3 @@ def import_demo_dataset(context: DemoContext) -> None:
     )
     context.datasets[DEMO_DATASET_NAME] = Dataset.objects.get(name=DEMO_DATASET_NAME)
     context.say(report.summary())
-
-
-def load_demo(stdout: TextIO | None = None) -> list[DemoLogin]:
-    """Run every registered demo step, print the demo logins and return them."""
-    autodiscover_modules("demo")
-    context = DemoContext(stdout=stdout or sys.stdout)
-    for step in sorted(DEMO_STEPS, key=lambda step: step.order):
-        with transaction.atomic():
-            step.run(context)
-    context.say("")
-    context.say("Demo logins (password for every account: %s):" % DEMO_PASSWORD)
-    for login in context.logins:
-        context.say(f"  {login.username:<14} {login.role}")
-    return context.logins

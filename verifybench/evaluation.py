@@ -1,8 +1,8 @@
 """Evaluation from the database: verifiers and judges against final human labels (meta-evaluation), and
 models by Pass@k / G-Pass@k_tau / mG-Pass@k from human labels or verdicts.
 
-The figures themselves come from the pure modules `verifybench.metrics.judge_eval` and
-`verifybench.metrics.passk`; this module only gathers their input rows and reports what it left out.
+The figures themselves come from the pure modules `core.metrics.judge_eval` and
+`core.metrics.passk`; this module only gathers their input rows and reports what it left out.
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any
 
 from annotation import kinds
 from annotation.models import AnnotationProject
+from core.metrics import judge_eval, passk
 from grading.models import VerifierConfig
 from verifybench import selectors
-from verifybench.metrics import judge_eval, passk
 from verifybench.models import Dataset
 
 DEFAULT_KS = (4, 8, 16)

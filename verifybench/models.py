@@ -1,8 +1,8 @@
 from django.conf import settings
 from django.db import models
 
-from . import taxonomy
-from .jobs import BackgroundJob
+from core import taxonomy
+from core.jobs.models import BackgroundJob
 
 
 class Domain(models.TextChoices):

@@ -16,7 +16,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from . import jobs
+from core.jobs import protocol as jobs
+
 from .importing import (
     Conflict,
     ImportReport,

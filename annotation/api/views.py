@@ -6,8 +6,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 
-from verifybench import roles
-from verifybench.api.permissions import IsResearcherOrAdmin
+from core import roles
+from core.permissions import IsResearcherOrAdmin
 
 from .. import selectors, services
 from ..models import AnnotationProject, Item, ProjectMember, Task

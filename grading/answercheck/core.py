@@ -4,8 +4,7 @@ from __future__ import annotations
 import math
 import re
 
-from verifybench.taxonomy import UnknownAnswerType, parse_answer_type
-
+from core.taxonomy import UnknownAnswerType, parse_answer_type
 from grading.answercheck import choices, compare, strings
 from grading.answercheck.deadline import ChildProcessFailed, DeadlineExceeded, run_with_deadline
 from grading.answercheck.detect import detect_answer_type

@@ -8,7 +8,7 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from verifybench.api.permissions import IsAdminRole, IsResearcherOrAdmin
+from core.permissions import IsAdminRole, IsResearcherOrAdmin
 
 from .. import runs, selectors, services
 from ..models import AllowedJudgeHost, SelectionRecord, VerifierConfig

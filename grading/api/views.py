@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import Item
-from verifybench.api.permissions import IsResearcherOrAdmin
+from core.permissions import IsResearcherOrAdmin
 
 from .. import proof_selectors, proof_services
 from ..models import Competition, Rubric

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from verifybench import roles
+from core import roles
 
 from .helpers import DEFAULT_PASSWORD, save_screenshot
 

@@ -6,7 +6,7 @@ import pytest
 
 from annotation import workflow
 from annotation.models import Item, ItemEvent
-from verifybench import roles
+from core import roles
 
 from .labeling_fixtures import label_item, make_dataset, make_project
 from .test_labeling_browser import open_label_page

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifybench import roles
+from core import roles
 
 from .helpers import make_completion
 from .test_rendering import XSS_PAYLOADS

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotation import selectors, services
-from verifybench import roles
+from core import roles
 
 from .labeling_fixtures import label_item, make_dataset, make_project
 

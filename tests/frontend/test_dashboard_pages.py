@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from annotation import selectors
 from annotation.models import AnnotationProject, ProjectMember
-from verifybench import roles
+from core import roles
 
 from .labeling_fixtures import label_item, make_dataset, make_project
 from .test_pages import assert_csp_clean

@@ -7,9 +7,9 @@ import zipfile
 import pytest
 from playwright.sync_api import expect
 
+from core import roles
 from grading import runs
 from grading.models import VerificationRun
-from verifybench import roles
 from verifybench.models import ExportJob
 
 from .helpers import SCREENSHOT_DIR

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotation import services, workflow
 from annotation.models import Item, Label, Task
-from verifybench import roles
+from core import roles
 
 from .labeling_fixtures import make_dataset, make_project
 

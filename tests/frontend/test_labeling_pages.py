@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import Task
-from verifybench import roles
+from core import roles
 
 from .labeling_fixtures import HIDDEN_MODEL_NAME, PRIOR_LABEL_ANNOTATOR, label_item, make_dataset, make_project
 from .test_pages import assert_csp_clean

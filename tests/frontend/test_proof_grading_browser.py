@@ -6,8 +6,8 @@ import pytest
 
 from annotation import workflow
 from annotation.models import Item, Label
+from core import roles
 from grading import proof_services
-from verifybench import roles
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,11 +12,11 @@ from django.core.management import call_command
 
 from annotation import services as annotation_services
 from annotation import workflow
+from core import roles
 from grading import proof_export, proof_scoring, proof_services
 from grading.export_builders import plan_matharena_proofs
 from grading.models import ModelInfo, Rubric, RubricInUseError
 from grading.proof_import import import_matharena_proofs
-from verifybench import roles
 from verifybench.exports import get_export_format
 from verifybench.services import ImportRejected
 

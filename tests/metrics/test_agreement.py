@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.agreement import (
+from core.metrics.agreement import (
     alpha_from_labels,
     annotator_stats,
     cohens_kappa,

@@ -4,7 +4,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation import agreement
+from core.metrics import agreement
 
 NOMINAL = st.sampled_from([True, False, "__unsuitable__"])
 INTERVAL = st.sampled_from([0, 1, 2, 3.5, 5, 7])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifybench.metrics.judge_eval import agreement_matrix, evaluate_verdicts, to_csv_rows
+from core.metrics.judge_eval import agreement_matrix, evaluate_verdicts, to_csv_rows
 
 # item, human_correct, verdict, answer_class, author model -> cell of the confusion matrix
 ROWS = [

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifybench.metrics.passk import (
+from core.metrics.passk import (
     evaluate_models,
     g_pass_at_k,
     g_pass_at_k_exact,

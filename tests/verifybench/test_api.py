@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from verifybench import roles
+from core import roles
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 

@@ -3,8 +3,8 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from rest_framework.test import APIRequestFactory
 
-from verifybench import roles
-from verifybench.api.permissions import IsAdminRole, IsResearcherOrAdmin, ReadOnlyOrResearcher, any_role
+from core import roles
+from core.permissions import IsAdminRole, IsResearcherOrAdmin, ReadOnlyOrResearcher, any_role
 
 factory = APIRequestFactory()
 

@@ -6,7 +6,8 @@ from django.contrib.auth import authenticate
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
-from verifybench import demo, roles, taxonomy
+from core import demo, roles, taxonomy
+from verifybench import demo as dataset_demo
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 
@@ -36,7 +37,7 @@ def test_load_demo_creates_the_dataset_and_users_and_is_idempotent(db):
     assert admin.is_staff and admin.is_superuser
     assert "researcher1" in out.getvalue() and demo.DEMO_PASSWORD in out.getvalue()
 
-    dataset = Dataset.objects.get(name=demo.DEMO_DATASET_NAME)
+    dataset = Dataset.objects.get(name=dataset_demo.DEMO_DATASET_NAME)
     assert dataset.questions.count() >= 24
     assert set(dataset.questions.values_list("answer_class", flat=True)) == {"A", "B", "C", "D"}
     assert Completion.objects.filter(question__dataset=dataset).count() == 4 * dataset.questions.count()
@@ -81,7 +82,7 @@ def test_load_demo_command_refuses_without_debug_unless_forced(db, settings):
 
 
 def test_demo_file_covers_the_answer_types_with_four_models_per_question():
-    rows = [json.loads(line) for line in demo.DEMO_FILE.read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in dataset_demo.DEMO_FILE.read_text(encoding="utf-8").splitlines()]
     by_question: dict[str, list[dict]] = {}
     for row in rows:
         by_question.setdefault(row["question_id"], []).append(row)

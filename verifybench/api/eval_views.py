@@ -11,10 +11,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import AnnotationProject
+from core.permissions import IsResearcherOrAdmin
 from verifybench import evaluation
 from verifybench.models import Dataset
-
-from .permissions import IsResearcherOrAdmin
 
 
 class CSVRenderer(BaseRenderer):

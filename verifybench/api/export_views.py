@@ -7,11 +7,10 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from annotation.models import AnnotationProject
+from core.permissions import IsResearcherOrAdmin
 from verifybench import services
 from verifybench.exports import FILE_TYPES, export_format_names
 from verifybench.models import ExportJob
-
-from .permissions import IsResearcherOrAdmin
 
 
 class ExportJobSerializer(serializers.ModelSerializer):

@@ -7,11 +7,11 @@ from rest_framework.exceptions import APIException
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
+from core.permissions import IsResearcherOrAdmin
 from verifybench import services
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 from . import filters, serializers
-from .permissions import IsResearcherOrAdmin
 
 _FALSE_VALUES = {"0", "false", "no", "off"}
 

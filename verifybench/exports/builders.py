@@ -13,7 +13,7 @@ from django.db.models import BooleanField, Case, F, FilteredRelation, Q, Value, 
 
 from annotation import workflow
 from annotation.models import Item, Label
-from verifybench import taxonomy
+from core import taxonomy
 
 from .columns import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS
 from .registry import ExportFormat, ExportPlan, ExportRow, Option, RowFacts, register_export_format

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifybench import taxonomy
+from core import taxonomy
 
 from .records import CompletionRecord, FieldError, ParsedRecord, PriorLabelRecord, QuestionRecord
 

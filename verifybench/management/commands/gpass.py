@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
 from rich.table import Table
 
-from verifybench.metrics.passk import (
+from core.metrics.passk import (
     evaluate_models,
     g_pass_key,
     mg_pass_key,

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from annotation.models import AnnotationProject
+from core.metrics.judge_eval import COARSE_CLASSES, BinaryReport
 from verifybench import evaluation
-from verifybench.metrics.judge_eval import COARSE_CLASSES, BinaryReport
 
 
 def percent(value: float | None) -> str:

@@ -1,4 +1,4 @@
-"""DRF permissions built on the role groups in `verifybench.roles`.
+"""DRF permissions built on the role groups in `core.roles`.
 
 Annotators and adjudicators only ever see items through the annotation workflow, so the lab-wide
 data endpoints (datasets, questions, references, completions, prior labels) are for researchers
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from verifybench import roles
+from core import roles
 
 
 def _authenticated(request) -> bool:

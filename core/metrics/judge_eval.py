@@ -25,7 +25,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.agreement import cohens_kappa, raw_agreement
+from core.metrics.agreement import cohens_kappa, raw_agreement
 
 VERDICTS = ("correct", "incorrect", "inconclusive")
 COARSE_CLASSES = ("A", "B", "C", "D")

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from verifybench.demo import load_demo
+from core.demo import load_demo
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from verifybench import roles
+from core import roles
 
 
 class Command(BaseCommand):

@@ -19,7 +19,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from verifybench.metrics.bootstrap import bootstrap_mean_ci
+from core.metrics.bootstrap import bootstrap_mean_ci
 
 TauLike = float | int | str | Fraction | Decimal
 

@@ -1,1 +1,0 @@
-"""Pure metric computations (no Django imports): model stability, judge meta-evaluation, bootstrap intervals."""
