@@ -2,7 +2,9 @@ from django import forms
 from django.contrib import admin
 from django.db import transaction
 
-from . import kinds, services
+from core import subjects
+
+from . import services
 from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
 
 
@@ -13,15 +15,21 @@ class MemberInline(admin.TabularInline):
 
 
 class AnnotationProjectForm(forms.ModelForm):
+    kind = forms.ChoiceField()
+
     class Meta:
         model = AnnotationProject
         fields = "__all__"
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = [(kind.name, kind.title) for kind in subjects.all_kinds()]
+
     def clean_kind(self):
         kind = self.cleaned_data["kind"]
-        if self.instance.pk is None and kind == kinds.PROOF_GRADE:
-            raise forms.ValidationError("Proof-grading projects are created from a competition's proofs on the "
-                                        "proof-grading pages or through /api/grading/competitions/{id}/projects/.")
+        if self.instance.pk is None and subjects.get(kind).subject_ids is None:
+            raise forms.ValidationError(subjects.get(kind).extra.get(
+                "created_from", f"{subjects.get(kind).title} projects are not made from a dataset's rows."))
         if self.instance.pk is not None and kind != self.instance.kind:
             raise forms.ValidationError("The kind of a project cannot change.")
         return kind
@@ -87,7 +95,7 @@ class EventInline(admin.TabularInline):
 class ItemAdmin(ReadOnlyAdmin):
     list_display = ["id", "project", "state", "resolution", "label_count", "required_labels", "excluded", "is_gold"]
     list_filter = ["project", "state", "resolution", "excluded", "is_gold"]
-    search_fields = ["completion__external_id", "question__external_id", "completion__question__external_id"]
+    search_fields = ["=subject_id"]
     list_select_related = ["project"]
     inlines = [LabelInline, EventInline]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.demo import register_demo_step
 from verifybench.demo import DEMO_DATASET_NAME
+from verifybench.models import PriorLabel
 
 from . import services
 from .models import AnnotationProject, ProjectMember
@@ -37,7 +38,7 @@ def create_demo_annotation_projects(context) -> None:
                                           created_by=researcher, seed=7)
         _members(project, context)
         def from_prior(item):
-            first = item.completion.prior_labels.first()
+            first = PriorLabel.objects.filter(completion_id=item.subject_id).first()
             return bool(first.is_correct) if first else True
 
         # annotator2 and annotator3 have worked through part of the queue; annotator3 disagrees now and then.

@@ -2,15 +2,12 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from . import kinds, workflow
+from core import labels, subjects
+
+from . import workflow
 
 
 class AnnotationProject(models.Model):
-    class Kind(models.TextChoices):
-        CORRECTNESS = kinds.CORRECTNESS, "Correctness"
-        ANSWER_TYPE = kinds.ANSWER_TYPE, "Answer type"
-        PROOF_GRADE = kinds.PROOF_GRADE, "Proof grade"
-
     class VerdictVisibility(models.TextChoices):
         NOBODY = "nobody", "Nobody"
         ADJUDICATORS = "adjudicators", "Adjudicators only"
@@ -19,7 +16,7 @@ class AnnotationProject(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     dataset = models.ForeignKey("verifybench.Dataset", on_delete=models.PROTECT, related_name="annotation_projects")
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    kind = models.CharField(max_length=30, help_text="A registered subject kind (core.subjects), e.g. correctness.")
     labels_per_item = models.PositiveSmallIntegerField(default=2)
     tiebreak_annotators = models.PositiveSmallIntegerField(default=1)
     agreement_threshold = models.FloatField(
@@ -54,8 +51,18 @@ class AnnotationProject(models.Model):
         return workflow.Policy(self.labels_per_item, self.tiebreak_annotators, self.agreement_threshold)
 
     @property
-    def judgement(self) -> kinds.Kind:
-        return kinds.get_kind(self.kind)
+    def subject_kind(self) -> subjects.SubjectKind:
+        return subjects.get(self.kind)
+
+    @property
+    def judgement(self) -> labels.LabelRules:
+        return self.subject_kind.rules
+
+    def get_kind_display(self) -> str:
+        try:
+            return self.subject_kind.title
+        except subjects.UnknownSubjectKind:
+            return self.kind
 
 
 class ProjectMember(models.Model):
@@ -91,14 +98,12 @@ class Item(models.Model):
         OVERRIDE = workflow.BY_OVERRIDE, "By admin override"
 
     project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="items")
-    completion = models.ForeignKey(
-        "verifybench.Completion", null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_items"
+    subject_id = models.BigIntegerField(
+        help_text="What the item is about: a row of the project kind's subject table (a completion, a question, a "
+                  "proof), named by core.subjects."
     )
-    question = models.ForeignKey(
-        "verifybench.Question", null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_items"
-    )
-    proof_submission = models.ForeignKey(
-        "grading.ProofSubmission", null=True, blank=True, on_delete=models.PROTECT, related_name="annotation_items"
+    answer_type = models.CharField(
+        max_length=2, blank=True, help_text="The subject's answer type when it has one, copied for per-type figures."
     )
     state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING)
     resolution = models.CharField(max_length=20, choices=Resolution.choices, default="", blank=True)
@@ -117,18 +122,7 @@ class Item(models.Model):
     class Meta:
         ordering = ["project_id", "id"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["project", "completion"], condition=models.Q(completion__isnull=False),
-                name="one_item_per_completion_per_project",
-            ),
-            models.UniqueConstraint(
-                fields=["project", "question"], condition=models.Q(completion__isnull=True, question__isnull=False),
-                name="one_item_per_question_per_project",
-            ),
-            models.UniqueConstraint(
-                fields=["project", "proof_submission"], condition=models.Q(proof_submission__isnull=False),
-                name="one_item_per_proof_per_project",
-            ),
+            models.UniqueConstraint(fields=["project", "subject_id"], name="one_item_per_subject_per_project"),
             models.CheckConstraint(
                 condition=models.Q(label_count__lte=models.F("required_labels")) | models.Q(is_gold=True),
                 name="item_labels_within_required",
@@ -141,10 +135,16 @@ class Item(models.Model):
                 name="item_queue_order",
             ),
             models.Index(fields=["project", "state"], name="item_project_state"),
+            models.Index(fields=["subject_id"], name="item_subject"),
         ]
 
     def __str__(self):
         return f"item {self.pk} ({self.state})"
+
+    @property
+    def subject(self):
+        """What the item is about (a completion, a question, a proof...), loaded through its project's kind."""
+        return self.project.subject_kind.load(self.subject_id)
 
 
 class Task(models.Model):

@@ -8,10 +8,11 @@ from datetime import timedelta
 from django.db.models import Count
 from django.utils import timezone
 
-from core import roles
+from core import labels, roles
 from core.metrics import agreement
+from core.subjects import ViewContext
 
-from . import kinds, workflow
+from . import workflow
 from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
 
 
@@ -45,65 +46,35 @@ def can_review(project: AnnotationProject, user) -> bool:
 
 
 def own_task(user, task_id: int) -> Task | None:
-    return (
-        Task.objects.select_related("item__project", "item__completion__question", "item__question")
-        .filter(pk=task_id, annotator=user)
-        .first()
-    )
-
-
-def _reference(question) -> dict:
-    reference = question.primary_reference if question is not None else None
-    if reference is None:
-        return {"final_answer": "", "solution": ""}
-    return {"final_answer": reference.final_answer, "solution": reference.solution}
-
-
-def item_subject(item: Item):
-    """The question and (for completion items) the completion an item is about; (None, None) for a proof."""
-    completion = item.completion
-    question = completion.question if completion is not None else item.question
-    return question, completion
+    return Task.objects.select_related("item__project").filter(pk=task_id, annotator=user).first()
 
 
 def task_payload(task: Task) -> dict:
     """The task as its annotator may see it: no one else's label or note, no prior label, no model name
-    unless the project shows it, no verdicts unless the project shows them, nothing that marks gold items."""
-    item = task.item
-    if item.proof_submission_id is not None:
-        from grading.proof_selectors import proof_task_payload
+    unless the project shows it, no verdicts unless the project shows them, nothing that marks gold items.
 
-        return proof_task_payload(task)
+    The subject's part comes from the project kind's subject plug-in (core.subjects), given only what the
+    project allows this annotator to see."""
+    item = task.item
     project = item.project
-    question, completion = item_subject(item)
-    payload = {
+    # only a submitted task has a label (submitting is what ends a lease), so a fresh claim needs no lookup
+    label = Label.objects.filter(task=task).first() if task.status == Task.Status.SUBMITTED else None
+    context = ViewContext(
+        kind=project.kind,
+        project={"id": project.pk, "name": project.name, "kind": project.kind},
+        show_model_names=project.show_model_names,
+        show_verdicts=project.verdict_visibility == AnnotationProject.VerdictVisibility.EVERYONE,
+        my_label=label_dict(label, with_annotator=False) if label is not None else None,
+        threshold=project.agreement_threshold,
+    )
+    return {
         "task_id": task.pk,
         "item_id": item.pk,
         "project": {"id": project.pk, "name": project.name, "kind": project.kind},
         "status": task.status,
         "lease_expires_at": task.expires_at.isoformat(),
-        "question": {
-            "text": question.text,
-            # in an answer-type project the imported answer type is the very label being asked for
-            "answer_type": "" if project.kind == kinds.ANSWER_TYPE else question.answer_type,
-            "subject": question.subject,
-        },
-        "reference": _reference(question),
-        "completion": None,
-        "my_label": None,
-        "verdicts": [],
+        **project.subject_kind.task_view(item.subject_id, context),
     }
-    if completion is not None:
-        payload["completion"] = {"text": completion.text}
-        if project.show_model_names:
-            payload["completion"]["model_name"] = completion.model_name
-    # only a submitted task has a label (submitting is what ends a lease), so a fresh claim needs no lookup
-    label = Label.objects.filter(task=task).first() if task.status == Task.Status.SUBMITTED else None
-    if label is not None:
-        payload["my_label"] = label_dict(label, with_annotator=False)
-    if project.verdict_visibility == AnnotationProject.VerdictVisibility.EVERYONE and completion is not None:
-        payload["verdicts"] = verdicts_for(completion)
-    return payload
 
 
 def label_dict(label: Label, *, with_annotator: bool = True) -> dict:
@@ -123,57 +94,50 @@ def label_dict(label: Label, *, with_annotator: bool = True) -> dict:
     return data
 
 
-def verdicts_for(completion) -> list[dict]:
-    """Automatic verdicts on a completion, for the people allowed to see them."""
-    from grading.models import Verdict
-
-    verdicts = Verdict.objects.filter(completion=completion).select_related("verifier").order_by("verifier__name")
-    return [
-        {
-            "verifier": verdict.verifier.name,
-            "kind": verdict.verifier.kind,
-            "status": verdict.status,
-            "extracted_answer": verdict.extracted_answer,
-            "explanation": verdict.explanation or verdict.reason,
-        }
-        for verdict in verdicts
-    ]
-
-
 def item_review(item: Item) -> dict:
-    """Everything about an item for adjudicators and researchers: all labels with who gave them, verdicts."""
-    if item.proof_submission_id is not None:
-        from grading.proof_selectors import proof_item_review
-
-        return proof_item_review(item)
-    question, completion = item_subject(item)
-    labels = Label.objects.filter(item=item).select_related("annotator").order_by("created_at", "id")
-    kind = item.project.judgement
+    """Everything about an item for adjudicators and researchers: all labels with who gave them, and what the
+    subject plug-in shows reviewers (the verdicts too, unless the project hides them from everyone)."""
+    project = item.project
+    rules = project.judgement
+    labels_given = [
+        {**label_dict(label), "display": "Unsuitable" if label.unsuitable else rules.display(label.value)}
+        for label in Label.objects.filter(item=item).select_related("annotator").order_by("created_at", "id")
+    ]
+    context = ViewContext(
+        kind=project.kind,
+        project={"id": project.pk, "name": project.name, "kind": project.kind},
+        show_model_names=True,
+        show_verdicts=project.verdict_visibility != AnnotationProject.VerdictVisibility.NOBODY,
+        labels=labels_given,
+        threshold=project.agreement_threshold,
+    )
     return {
         "item_id": item.pk,
-        "project": {"id": item.project_id, "name": item.project.name, "kind": item.project.kind},
+        "project": {"id": item.project_id, "name": project.name, "kind": project.kind},
         "state": item.state,
         "resolution": item.resolution,
         "final_value": item.final_value,
-        "final_display": kind.display(item.final_value) if item.final_value is not None else None,
+        "final_display": rules.display(item.final_value) if item.final_value is not None else None,
         "excluded": item.excluded,
         "is_gold": item.is_gold,
         "gold_value": item.gold_value,
         "required_labels": item.required_labels,
-        "question": {"id": question.pk, "external_id": question.external_id, "text": question.text,
-                     "answer_type": question.answer_type},
-        "reference": _reference(question),
-        "completion": None if completion is None else {
-            "id": completion.pk, "external_id": completion.external_id, "text": completion.text,
-            "model_name": completion.model_name,
-        },
-        "labels": [
-            {**label_dict(label), "display": "Unsuitable" if label.unsuitable else kind.display(label.value)}
-            for label in labels
-        ],
-        "verdicts": verdicts_for(completion) if completion is not None and item.project.verdict_visibility
-        != AnnotationProject.VerdictVisibility.NOBODY else [],
+        "labels": labels_given,
+        **project.subject_kind.review_view(item.subject_id, context),
     }
+
+
+def summaries(items) -> dict[int, dict]:
+    """{item_id: the subject plug-in's summary (name, title, detail)} for a list of items."""
+    by_kind: dict[str, list] = {}
+    for item in items:
+        by_kind.setdefault(item.project.kind, []).append(item)
+    found: dict[int, dict] = {}
+    for kind_items in by_kind.values():
+        of_subject = kind_items[0].project.subject_kind.summaries([item.subject_id for item in kind_items])
+        for item in kind_items:
+            found[item.pk] = of_subject.get(item.subject_id, {"name": str(item.subject_id), "title": "", "detail": ""})
+    return found
 
 
 def history(item: Item) -> list[dict]:
@@ -194,7 +158,7 @@ def history(item: Item) -> list[dict]:
 def conflicts(project: AnnotationProject):
     return (
         Item.objects.filter(project=project, state=workflow.NEEDS_ADJUDICATION, is_gold=False)
-        .select_related("completion__question", "question")
+        .select_related("project")
         .order_by("priority", "id")
     )
 
@@ -233,7 +197,7 @@ class _AgreementAccumulator:
     (nominal for labels with "unsuitable" as a category of its own, interval for scores without them).
     """
 
-    def __init__(self, kind: kinds.Kind, threshold: float):
+    def __init__(self, kind: labels.LabelRules, threshold: float):
         self.kind, self.threshold = kind, threshold
         self.pair_counts: Counter = Counter()
         self.agreeing_pairs = 0
@@ -244,7 +208,7 @@ class _AgreementAccumulator:
             first, second = tokens[0], tokens[1]
             self.pair_counts[(first, second)] += 1
             self.agreeing_pairs += int(self.kind.agree([first, second], self.threshold))
-        values = [token for token in tokens if not (self.kind.numeric and token == kinds.UNSUITABLE)]
+        values = [token for token in tokens if not (self.kind.numeric and token == labels.UNSUITABLE)]
         if len(values) >= 2:
             self.unit_patterns[agreement.count_pattern(Counter(values))] += 1
 
@@ -265,11 +229,10 @@ def _stream_label_tokens(project: AnnotationProject):
     rows = (
         Label.objects.filter(item__project=project, item__is_gold=False)
         .order_by("item_id", "created_at", "id")
-        .values_list("item_id", "value", "unsuitable", "item__completion__question__answer_type",
-                     "item__question__answer_type")
+        .values_list("item_id", "value", "unsuitable", "item__answer_type")
     )
-    for item_id, value, unsuitable, completion_type, question_type in rows.iterator(chunk_size=5000):
-        yield item_id, (completion_type or question_type or "?"), (kinds.UNSUITABLE if unsuitable else value)
+    for item_id, value, unsuitable, answer_type in rows.iterator(chunk_size=5000):
+        yield item_id, (answer_type or "?"), (labels.UNSUITABLE if unsuitable else value)
 
 
 def _agreement(project: AnnotationProject, *, by_answer_type: bool) -> dict:
@@ -311,7 +274,7 @@ def annotator_table(project: AnnotationProject) -> list[dict]:
             "annotator": label.annotator.username, "labels": 0, "agree_with_final": 0, "resolved_labeled": 0,
             "seconds": [], "gold_seen": 0, "gold_correct": 0,
         })
-        token = kinds.UNSUITABLE if label.unsuitable else label.value
+        token = labels.UNSUITABLE if label.unsuitable else label.value
         if label.item.is_gold:
             row["gold_seen"] += 1
             row["gold_correct"] += int(
@@ -322,7 +285,7 @@ def annotator_table(project: AnnotationProject) -> list[dict]:
         if label.seconds_spent is not None:
             row["seconds"].append(label.seconds_spent)
         if label.item.state == workflow.RESOLVED:
-            final = kinds.UNSUITABLE if label.item.excluded else label.item.final_value
+            final = labels.UNSUITABLE if label.item.excluded else label.item.final_value
             row["resolved_labeled"] += 1
             row["agree_with_final"] += int(kind.agree([token, final], project.agreement_threshold))
     table = []

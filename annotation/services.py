@@ -10,10 +10,9 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from core import roles
-from verifybench.models import Completion, Dataset, Question
+from core import labels, roles, subjects
 
-from . import kinds, workflow
+from . import workflow
 from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
 
 
@@ -35,61 +34,54 @@ class InvalidSubmission(WorkflowError):
 
 def create_project(
     *,
-    dataset: Dataset,
+    dataset,
     kind: str,
     name: str = "",
     created_by=None,
-    completion_ids: list[int] | None = None,
-    question_ids: list[int] | None = None,
+    subject_ids: list[int] | None = None,
     seed: int | None = None,
     **settings,
 ) -> AnnotationProject:
-    """Create a project and its items: every completion (or question, for answer types) of the dataset, or a subset."""
-    kinds.get_kind(kind)
-    if kind == kinds.PROOF_GRADE:
-        raise InvalidSubmission("proof-grading projects are created from proof submissions by the grading app")
+    """Create a project and its items: every subject the dataset offers for this kind (every completion for
+    correctness, every question for answer types), or the chosen ones."""
+    try:
+        subject_kind = subjects.get(kind)
+    except subjects.UnknownSubjectKind as exc:
+        raise InvalidSubmission(exc.args[0]) from None
+    if subject_kind.subject_ids is None:
+        raise InvalidSubmission(subject_kind.extra.get(
+            "created_from", f"{subject_kind.title} projects are not made from a dataset's rows."))
     with transaction.atomic():
         project = AnnotationProject.objects.create(
             dataset=dataset, kind=kind, name=name or f"{dataset.name} {kind}", created_by=created_by, **settings
         )
-        populate_items(project, completion_ids=completion_ids, question_ids=question_ids, seed=seed)
+        populate_items(project, subject_ids=subject_ids, seed=seed)
     return project
 
 
-def populate_items(project: AnnotationProject, *, completion_ids: list[int] | None = None,
-                   question_ids: list[int] | None = None, seed: int | None = None) -> int:
-    """Give a new project its items: every completion (or question, for answer types) of its dataset, or the
-    chosen ones. Returns how many were created."""
-    if project.kind == kinds.ANSWER_TYPE:
-        questions = Question.objects.filter(dataset=project.dataset)
-        if question_ids is not None:
-            questions = questions.filter(pk__in=question_ids)
-        return add_items(project, question_ids=list(questions.values_list("pk", flat=True)), seed=seed)
-    completions = Completion.objects.filter(question__dataset=project.dataset)
-    if completion_ids is not None:
-        completions = completions.filter(pk__in=completion_ids)
-    return add_items(project, completion_ids=list(completions.values_list("pk", flat=True)), seed=seed)
+def populate_items(project: AnnotationProject, *, subject_ids: list[int] | None = None, seed: int | None = None) -> int:
+    """Give a new project its items: every subject its dataset offers for the project's kind, or the chosen ones.
+    Returns how many were created."""
+    offered = project.subject_kind.subject_ids(project.dataset_id, subject_ids)
+    return add_items(project, subject_ids=offered, seed=seed)
 
 
 def add_items(
     project: AnnotationProject,
     *,
-    completion_ids: list[int] = (),
-    question_ids: list[int] = (),
+    subject_ids: list[int] = (),
     priority: int = 0,
     seed: int | None = None,
     extra: dict | None = None,
 ) -> int:
     """Add items to a project, skipping any it already has. Returns how many were created."""
     rng = random.Random(seed)
+    subject_ids = list(subject_ids)
+    answer_types = project.subject_kind.answer_types(subject_ids) if subject_ids else {}
     new_items = [
-        Item(project=project, completion_id=cid, required_labels=project.labels_per_item, priority=priority,
-             random_key=rng.random(), **(extra or {}))
-        for cid in completion_ids
-    ] + [
-        Item(project=project, question_id=qid, required_labels=project.labels_per_item, priority=priority,
-             random_key=rng.random(), **(extra or {}))
-        for qid in question_ids
+        Item(project=project, subject_id=subject_id, answer_type=answer_types.get(subject_id, ""),
+             required_labels=project.labels_per_item, priority=priority, random_key=rng.random(), **(extra or {}))
+        for subject_id in subject_ids
     ]
     before = project.items.count()
     Item.objects.bulk_create(new_items, batch_size=2000, ignore_conflicts=True)
@@ -147,8 +139,8 @@ def _capacity_left(item: Item, now, exclude_task: Task | None = None) -> int:
     return item.required_labels - item.label_count - leases.count()
 
 
-# what task_payload reads, fetched with the claim instead of one query each
-_PAYLOAD_RELATIONS = ("item__project", "item__completion__question", "item__question")
+# what task_payload reads of the item, fetched with the claim instead of one query each
+_PAYLOAD_RELATIONS = ("item__project",)
 
 
 def _current_lease(project: AnnotationProject, user, now) -> Task | None:
@@ -286,7 +278,7 @@ def submit_label(
     else:
         try:
             cleaned = kind.clean(value)
-        except kinds.InvalidValue as exc:
+        except labels.InvalidValue as exc:
             raise InvalidSubmission(str(exc)) from exc
     now = timezone.now()
     with transaction.atomic():
@@ -365,9 +357,9 @@ def _event_value(value, unsuitable, reason, note):
     return {"value": value, "unsuitable": unsuitable, "unsuitable_reason": reason, "note": note}
 
 
-def votes_for(item: Item) -> list[kinds.Vote]:
+def votes_for(item: Item) -> list[labels.Vote]:
     return [
-        kinds.Vote(label.annotator_id, label.value, label.unsuitable)
+        labels.Vote(label.annotator_id, label.value, label.unsuitable)
         for label in Label.objects.filter(item=item).order_by("created_at", "id")
     ]
 
@@ -402,11 +394,11 @@ def _decide(item: Item, user, *, value, unsuitable: bool, rationale: str, event:
         raise InvalidSubmission("a written rationale is required")
     project = item.project
     if unsuitable:
-        cleaned = kinds.UNSUITABLE
+        cleaned = labels.UNSUITABLE
     else:
         try:
             cleaned = project.judgement.clean(value)
-        except kinds.InvalidValue as exc:
+        except labels.InvalidValue as exc:
             raise InvalidSubmission(str(exc)) from exc
     with transaction.atomic():
         item = Item.objects.select_for_update().get(pk=item.pk)

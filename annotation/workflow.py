@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .kinds import UNSUITABLE, Kind, Vote
+from core.labels import UNSUITABLE, LabelRules, Vote
 
 PENDING = "pending"
 IN_PROGRESS = "in_progress"
@@ -74,7 +74,7 @@ def _resolved(value, resolution: str, required: int) -> Outcome:
     return Outcome(RESOLVED, required, resolution, value, excluded=False)
 
 
-def evaluate(kind: Kind, policy: Policy, votes: list[Vote]) -> Outcome:
+def evaluate(kind: LabelRules, policy: Policy, votes: list[Vote]) -> Outcome:
     """Where an item stands given its human labels (gold items never come here)."""
     first_round = policy.labels_per_item
     with_tiebreak = first_round + policy.tiebreak_annotators

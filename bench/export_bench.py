@@ -91,7 +91,8 @@ def populate(args) -> int:
     from django.utils import timezone
 
     from annotation.models import AnnotationProject, Item, Label, Task
-    from verifybench.models import Completion, Dataset, ExportJob, Question, ReferenceAnswer
+    from reports.models import ExportJob
+    from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
     rng = random.Random(args.seed)
     texts = Texts(rng, args.min_text, args.max_text)
@@ -134,9 +135,10 @@ def populate(args) -> int:
     copy(Completion, ["id", "question", "external_id", "model_name", "sampling", "sample_index", "is_greedy", "text",
                       "content_hash", "metadata", "created_at"], completions())
     finals = [rng.random() < 0.45 for _ in range(args.completions)]
-    copy(Item, ["id", "project", "completion", "state", "resolution", "required_labels", "label_count", "started",
-                "final_value", "excluded", "priority", "random_key", "is_gold", "resolved_at", "created_at"],
-         ((c + 1, project.pk, c + 1, "resolved", rng.choice(RESOLUTIONS), 2, 2, True,
+    copy(Item, ["id", "project", "subject_id", "answer_type", "state", "resolution", "required_labels", "label_count",
+                "started", "final_value", "excluded", "priority", "random_key", "is_gold", "resolved_at", "created_at"],
+         ((c + 1, project.pk, c + 1, CODES[min(c // per_question, args.questions - 1) % len(CODES)], "resolved",
+           rng.choice(RESOLUTIONS), 2, 2, True,
            "true" if finals[c] else "false", False, 0, rng.random(), False, now, now)
           for c in range(args.completions)))
     pairs = [(c + 1, slot, rng.choice(annotator_ids[slot::2])) for c in range(args.completions) for slot in (0, 1)]
@@ -161,7 +163,7 @@ def run_export(args) -> None:
     """The measured part, alone in its own process."""
     setup_django(args.database_url, args.export_root)
     from annotation.models import AnnotationProject
-    from verifybench import services
+    from reports import services
 
     project = AnnotationProject.objects.get(pk=args.project)
     options = {"per_type": args.per_type} if args.format == "verifybench" else {}

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "verifybench",
     "annotation",
     "grading",
+    "reports",
     "frontend",
 ]
 

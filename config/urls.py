@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/", include("verifybench.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("grading.api.urls")),
+    path("api/", include("reports.api.urls")),
     path("", include("frontend.urls")),
 ]
 

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import path
 
-from . import views, views_annotation, views_dashboard, views_evaluation, views_jobs
+from . import views, views_annotation, views_dashboard, views_evaluation, views_grading, views_jobs
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -30,5 +30,12 @@ urlpatterns = [
     path("runs/<int:run_id>/resume/", views_jobs.run_resume, name="jobs-run-resume"),
     path("exports/<int:export_id>/cancel/", views_jobs.export_cancel, name="jobs-export-cancel"),
     path("exports/<int:export_id>/download/", views_jobs.export_download, name="jobs-export-download"),
-    path("grading/", include("grading.urls")),
+    path("grading/", views_grading.proof_home, name="proof-home"),
+    path("grading/projects/<int:project_id>/next/", views_grading.next_proof_task, name="proof-next"),
+    path("grading/tasks/<int:task_id>/", views_grading.grade_page, name="proof-grade"),
+    path("grading/items/<int:item_id>/", views_grading.conflict_page, name="proof-conflict"),
+    path("grading/competitions/<int:competition_id>/leaderboard/", views_grading.leaderboard_page,
+         name="proof-leaderboard"),
+    path("grading/competitions/<int:competition_id>/leaderboard.csv", views_grading.leaderboard_csv,
+         name="proof-leaderboard-csv"),
 ]

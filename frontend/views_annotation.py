@@ -15,9 +15,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import kinds, selectors, services, workflow
+from annotation import selectors, services, workflow
 from annotation.models import AnnotationProject, Item, ProjectMember
 from core import taxonomy
+from grading.proof_subject import PROOF_GRADE
+from verifybench.label_rules import ANSWER_TYPE, CORRECTNESS
 
 from .rendering import final_answer_span, render_markdown, render_with_final_answer
 
@@ -48,7 +50,7 @@ def taxonomy_choices() -> tuple[dict, ...]:
 def _annotator_project(user, project_id: int) -> AnnotationProject:
     """The project if the user labels in it; a 404 otherwise (its existence is not disclosed)."""
     project = AnnotationProject.objects.select_related("dataset").filter(pk=project_id).first()
-    if project is None or project.kind == kinds.PROOF_GRADE:
+    if project is None or project.kind == PROOF_GRADE:
         raise Http404("No such labeling project.")
     if not services.is_member(project, user, ProjectMember.Role.ANNOTATOR):
         raise Http404("No such labeling project.")
@@ -74,7 +76,7 @@ def task_context(task, project: AnnotationProject) -> dict:
         "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
         "completion_html": "",
         "has_final_answer": False,
-        "is_answer_type": project.kind == kinds.ANSWER_TYPE,
+        "is_answer_type": project.kind == ANSWER_TYPE,
         "my_label": payload["my_label"],
     }
     completion = payload["completion"]
@@ -92,8 +94,8 @@ def _page_context(request, project: AnnotationProject, task) -> dict:
     context = {
         "project": project,
         "progress": selectors.my_progress(project, request.user),
-        "is_answer_type": project.kind == kinds.ANSWER_TYPE,
-        "answer_types": taxonomy_choices() if project.kind == kinds.ANSWER_TYPE else (),
+        "is_answer_type": project.kind == ANSWER_TYPE,
+        "answer_types": taxonomy_choices() if project.kind == ANSWER_TYPE else (),
     }
     if task is not None:
         context.update(task_context(task, project))
@@ -138,15 +140,20 @@ def label_fragment(request, project_id: int):
 def conflicts_page(request, project_id: int):
     project = _adjudicated_project(request.user, project_id)
     conflicts = list(selectors.conflicts(project))
-    rows = []
-    for item in conflicts:
-        question, completion = selectors.item_subject(item)
-        rows.append({"item": item, "question": question, "completion": completion})
+    summaries = selectors.summaries(conflicts)
+    rows = [{"item": item, "summary": summaries[item.pk], "review_url": review_url(item)} for item in conflicts]
     return render(request, "annotation/conflicts.html", {"project": project, "rows": rows})
 
 
+def review_url(item: Item) -> str:
+    """Where an item is reviewed and decided: proofs on the proof-grading conflict page, the rest here."""
+    if item.project.kind == PROOF_GRADE:
+        return reverse("proof-conflict", args=[item.pk])
+    return reverse("annotation-adjudicate", args=[item.pk])
+
+
 def _decision_value(project: AnnotationProject, raw: str):
-    if project.kind == kinds.CORRECTNESS:
+    if project.kind == CORRECTNESS:
         return {"correct": True, "incorrect": False}.get(raw, raw)
     return raw
 
@@ -161,10 +168,9 @@ def _next_conflict(project: AnnotationProject, after: Item | None = None) -> Ite
 @login_required
 @require_http_methods(["GET", "POST"])
 def adjudicate_page(request, item_id: int):
-    item = get_object_or_404(Item.objects.select_related("project__dataset", "completion__question", "question"),
-                             pk=item_id)
+    item = get_object_or_404(Item.objects.select_related("project__dataset"), pk=item_id)
     project = item.project
-    if not selectors.can_adjudicate(project, request.user) or item.proof_submission_id is not None:
+    if not selectors.can_adjudicate(project, request.user) or project.kind == PROOF_GRADE:
         raise Http404("No such item.")
     error = ""
     form = {"decision": "", "rationale": ""}
@@ -203,7 +209,7 @@ def adjudicate_page(request, item_id: int):
         "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
         "completion_html": completion_html,
         "has_final_answer": has_final_answer,
-        "is_answer_type": project.kind == kinds.ANSWER_TYPE,
+        "is_answer_type": project.kind == ANSWER_TYPE,
         "answer_types": taxonomy_choices(),
         "can_decide": item.state == workflow.NEEDS_ADJUDICATION and not item.is_gold,
         "form": form,

@@ -18,9 +18,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import kinds, selectors, services
+from annotation import selectors, services
 from annotation.models import AnnotationProject, Item, ProjectMember
-from core import roles
+from core import roles, subjects
 from verifybench.models import Dataset
 
 from . import charts
@@ -48,8 +48,7 @@ def _users_with_role(role: str):
 class ProjectForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="Shown to annotators and on the dashboard.")
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), empty_label=None)
-    kind = forms.ChoiceField(choices=[(kinds.CORRECTNESS, "Correctness of each completion"),
-                                      (kinds.ANSWER_TYPE, "Answer type of each question")])
+    kind = forms.ChoiceField()
     labels_per_item = forms.IntegerField(min_value=1, max_value=10, initial=2,
                                          help_text="Independent labels before an item can resolve by agreement.")
     tiebreak_annotators = forms.IntegerField(
@@ -65,6 +64,8 @@ class ProjectForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = [(kind.name, kind.extra.get("form_title", kind.title))
+                                       for kind in subjects.all_kinds() if kind.creatable_from_dataset]
         self.fields["annotators"].queryset = _users_with_role(roles.ANNOTATOR)
         self.fields["adjudicators"].queryset = _users_with_role(roles.ADJUDICATOR)
 

@@ -15,7 +15,9 @@ from annotation.models import AnnotationProject
 from core import roles
 from core.metrics import passk
 from core.taxonomy import COARSE_CLASSES
-from verifybench import evaluation, selectors
+from reports import evaluation
+from reports import selectors
+from verifybench.label_rules import CORRECTNESS
 from verifybench.models import Dataset
 
 from . import views_dashboard
@@ -111,7 +113,7 @@ def meta_eval_page(request, project_id: int):
 
 def meta_eval_section(project: AnnotationProject) -> dict:
     """Dashboard section: one summary row per verifier with verdicts on a correctness project."""
-    if project.kind != AnnotationProject.Kind.CORRECTNESS:
+    if project.kind != CORRECTNESS:
         return {"applies": False}
     try:
         result = evaluation.meta_evaluate(project)

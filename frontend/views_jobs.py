@@ -24,9 +24,11 @@ from grading import runs, selection
 from grading import selectors as grading_selectors
 from grading import services as grading_services
 from grading.models import SelectionRecord, VerificationRun, VerifierConfig
-from verifybench import services as export_services
-from verifybench.exports import COMMON_OPTIONS, FILE_TYPES, export_format_names, get_export_format
-from verifybench.models import Completion, Dataset, Domain, ExportJob
+from reports import services as export_services
+from reports.exports import COMMON_OPTIONS, FILE_TYPES, export_format_names, get_export_format
+from reports.models import ExportJob
+from verifybench.label_rules import CORRECTNESS
+from verifybench.models import Completion, Dataset, Domain
 
 from . import views_dashboard
 
@@ -112,7 +114,7 @@ class RunForm(ScopeFiltersMixin):
         self.fields["verifier"].queryset = VerifierConfig.objects.order_by("name")
         self.fields["verifier"].label_from_instance = _verifier_label
         choices = [(self.SCOPE_DATASET, f"Every completion of the dataset {dataset.name}")]
-        if project is not None and project.kind == AnnotationProject.Kind.CORRECTNESS:
+        if project is not None and project.kind == CORRECTNESS:
             choices.insert(0, (self.SCOPE_PROJECT, f"The completions of this project ({project.name})"))
         self.fields["scope"].choices = choices
         self.fields["scope"].initial = choices[0][0]

@@ -7,10 +7,14 @@ class GradingConfig(AppConfig):
     verbose_name = "Verifiers, judges and proof grading"
 
     def ready(self):
-        from . import checks  # noqa: F401  (registers the system checks)
+        from . import (
+            checks,  # noqa: F401  (registers the system checks)
+            proof_subject,
+        )
+
+        proof_subject.register()
         from verifybench.services import register_file_importer
 
-        from . import export_builders  # noqa: F401  (registers the matharena-proofs export format)
         from .proof_import import FORMAT_NAME, import_into_competition
 
         register_file_importer(FORMAT_NAME, import_into_competition)

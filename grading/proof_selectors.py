@@ -1,5 +1,6 @@
-"""Read-side queries of proof grading. What a grader may see goes through `proof_task_payload`: never a model
-name, never another grader's label."""
+"""Read-side queries of proof grading: grading tasks and conflicts, competitions, final scores and leaderboards.
+What a grader sees of a proof is built by `grading.proof_subject`: never a model name, never another grader's
+label."""
 from __future__ import annotations
 
 import csv
@@ -8,10 +9,12 @@ import io
 from django.db.models import Prefetch
 
 from annotation import workflow
-from annotation.models import AnnotationProject, Item, Label, Task
+from annotation.models import AnnotationProject, Item, Task
 
 from . import leaderboard, proof_scoring
 from .models import Competition, ModelInfo, OfficialSolution, ProofProblem, ProofSubmission, Rubric
+
+PROOF_GRADE = "proof_grade"  # the project kind of proof grading (grading.proof_subject)
 
 
 def rubric_dict(rubric: Rubric | None) -> dict | None:
@@ -36,84 +39,26 @@ def problem_dict(problem: ProofProblem, *, with_solutions: bool = True) -> dict:
     return data
 
 
+
+
+
 def own_proof_task(user, task_id: int) -> Task | None:
     return (
-        Task.objects.select_related("item__project", "item__proof_submission__problem__competition")
-        .filter(pk=task_id, annotator=user, item__proof_submission__isnull=False)
+        Task.objects.select_related("item__project")
+        .filter(pk=task_id, annotator=user, item__project__kind=PROOF_GRADE)
         .first()
     )
 
 
-def _grade_dict(label: Label, *, with_annotator: bool) -> dict:
-    data = {
-        "score": label.value,
-        "details": label.details,
-        "note": label.note,
-        "is_tiebreak": label.is_tiebreak,
-        "created_at": label.created_at.isoformat(),
-    }
-    if with_annotator:
-        data["grader"] = {"id": label.annotator_id, "username": label.annotator.username}
-    return data
-
-
-def proof_task_payload(task: Task) -> dict:
-    """A proof task as its grader may see it: the problem, the rubric to grade with, the anonymous proof."""
-    item = task.item
-    submission = item.proof_submission
-    problem = submission.problem
-    label = Label.objects.filter(task=task).first()
-    rubric = None
-    if label is not None and label.details.get("rubric_id"):
-        rubric = Rubric.objects.filter(pk=label.details["rubric_id"]).first()
-    rubric = rubric or problem.latest_rubric()
-    return {
-        "task_id": task.pk,
-        "item_id": item.pk,
-        "project": {"id": item.project_id, "name": item.project.name, "kind": item.project.kind},
-        "status": task.status,
-        "lease_expires_at": task.expires_at.isoformat(),
-        "problem": problem_dict(problem),
-        "rubric": rubric_dict(rubric),
-        "submission": {"anonymous_id": submission.anonymous_id, "text": submission.text},
-        "my_grade": _grade_dict(label, with_annotator=False) if label is not None else None,
-    }
-
-
-def proof_item_review(item: Item) -> dict:
-    """A proof item for adjudicators and researchers: every grade side by side with its justifications.
-    The proof stays anonymous here too."""
-    submission = item.proof_submission
-    labels = Label.objects.filter(item=item).select_related("annotator").order_by("created_at", "id")
-    rubric_ids = {label.details.get("rubric_id") for label in labels if label.details}
-    rubrics = {rubric.pk: rubric_dict(rubric) for rubric in Rubric.objects.filter(pk__in=rubric_ids)}
-    return {
-        "item_id": item.pk,
-        "project": {"id": item.project_id, "name": item.project.name, "kind": item.project.kind,
-                    "agreement_threshold": item.project.agreement_threshold},
-        "state": item.state,
-        "resolution": item.resolution,
-        "final_value": item.final_value,
-        "final_display": f"{item.final_value:g}" if isinstance(item.final_value, (int, float)) else None,
-        "excluded": item.excluded,
-        "is_gold": item.is_gold,
-        "required_labels": item.required_labels,
-        "problem": problem_dict(submission.problem),
-        "submission": {"anonymous_id": submission.anonymous_id, "text": submission.text},
-        "rubrics": rubrics,
-        "labels": [
-            {**_grade_dict(label, with_annotator=True), "value": label.value, "unsuitable": label.unsuitable,
-             "unsuitable_reason": label.unsuitable_reason}
-            for label in labels
-        ],
-    }
+def submission_of(item: Item) -> ProofSubmission:
+    return ProofSubmission.objects.select_related("problem__competition").get(pk=item.subject_id)
 
 
 def proof_conflicts(project: AnnotationProject):
     return (
         Item.objects.filter(project=project, state=workflow.NEEDS_ADJUDICATION, is_gold=False,
-                            proof_submission__isnull=False)
-        .select_related("proof_submission__problem")
+                            project__kind=PROOF_GRADE)
+        .select_related("project")
         .order_by("priority", "id")
     )
 
@@ -129,7 +74,7 @@ def competition_problems(competition: Competition):
 
 
 def proof_projects(competition: Competition | None = None):
-    projects = AnnotationProject.objects.filter(kind="proof_grade")
+    projects = AnnotationProject.objects.filter(kind=PROOF_GRADE)
     if competition is not None:
         projects = projects.filter(dataset_id=competition.dataset_id)
     return projects.order_by("-created_at")
@@ -142,11 +87,12 @@ def final_scores(competition: Competition) -> dict[int, dict]:
     """
     items = (
         Item.objects.filter(
-            proof_submission__problem__competition=competition, state=workflow.RESOLVED, excluded=False,
-            is_gold=False,
+            project__kind=PROOF_GRADE,
+            subject_id__in=ProofSubmission.objects.filter(problem__competition=competition).values("pk"),
+            state=workflow.RESOLVED, excluded=False, is_gold=False,
         )
         .order_by("resolved_at", "id")
-        .values_list("proof_submission_id", "final_value", "resolution", "id")
+        .values_list("subject_id", "final_value", "resolution", "id")
     )
     return {
         submission_id: {"final": final, "resolution": resolution, "item_id": item_id}

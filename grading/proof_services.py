@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
-from annotation import kinds
 from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, ProjectMember, Task
 from verifybench.models import Dataset
 
 from . import proof_scoring
 from .models import Competition, OfficialSolution, ProofProblem, ProofSubmission, Rubric
+from .proof_subject import PROOF_GRADE
 
 DEFAULT_THRESHOLD = 1.0
 
@@ -153,16 +152,14 @@ def create_proof_project(
     submissions = ProofSubmission.objects.filter(problem__competition=competition)
     if problems:
         submissions = submissions.filter(problem__in=problems)
-    rng = random.Random(seed)
     with transaction.atomic():
         project = AnnotationProject.objects.create(
-            name=name, dataset=competition.dataset, kind=kinds.PROOF_GRADE, agreement_threshold=float(threshold),
+            name=name, dataset=competition.dataset, kind=PROOF_GRADE, agreement_threshold=float(threshold),
             created_by=created_by, show_model_names=False, **settings,
         )
-        Item.objects.bulk_create(
-            Item(project=project, proof_submission_id=submission_id, required_labels=project.labels_per_item,
-                 random_key=rng.random())
-            for submission_id in submissions.order_by("problem__position", "id").values_list("pk", flat=True)
+        annotation_services.add_items(
+            project, subject_ids=list(submissions.order_by("problem__position", "id").values_list("pk", flat=True)),
+            seed=seed,
         )
         for user in graders:
             annotation_services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
@@ -174,12 +171,8 @@ def create_proof_project(
 def add_submissions_to_project(project: AnnotationProject, submissions: Iterable[ProofSubmission],
                                *, seed: int | None = None) -> int:
     """Add items for submissions the project does not have yet; returns how many were added."""
-    rng = random.Random(seed)
-    have = set(project.items.exclude(proof_submission=None).values_list("proof_submission_id", flat=True))
-    new = [Item(project=project, proof_submission=s, required_labels=project.labels_per_item, random_key=rng.random())
-           for s in submissions if s.pk not in have]
-    Item.objects.bulk_create(new)
-    return len(new)
+    return annotation_services.add_items(project, subject_ids=[submission.pk for submission in submissions],
+                                         seed=seed)
 
 
 # ---------------------------------------------------------------- grades
@@ -216,7 +209,7 @@ def _choices_from(chain: Any, awarded: Any, deductions: Any, justifications: Any
 def proof_task_rubric(task: Task, rubric_id: int | None = None) -> Rubric:
     """The rubric a grade of this task is given against: the one named (any version of the task's problem) or
     the latest."""
-    problem = task.item.proof_submission.problem
+    problem = ProofProblem.objects.get(submissions__pk=task.item.subject_id)
     if rubric_id is not None:
         rubric = problem.rubrics.filter(pk=rubric_id).first()
         if rubric is None:
@@ -239,7 +232,7 @@ def grade_task(
     the breakdown and the rubric version, which from then on cannot change.
     """
     item = task.item
-    if item.project.kind != kinds.PROOF_GRADE or item.proof_submission_id is None:
+    if item.project.kind != PROOF_GRADE:
         raise ProofGradingError(["this task is not a proof to grade"])
     if task.annotator_id != user.pk:
         raise annotation_services.NotAllowed("this task is not yours")
@@ -274,8 +267,8 @@ def grade_task(
 
 def decide_proof(item: Item, user, *, score: Any, rationale: str) -> Item:
     """An adjudicator's final score for a proof whose graders did not agree, with a written rationale."""
-    submission = item.proof_submission
-    if submission is None:
+    submission = ProofSubmission.objects.select_related("problem").filter(pk=item.subject_id).first()
+    if item.project.kind != PROOF_GRADE or submission is None:
         raise ProofGradingError(["this item is not a proof"])
     max_points = submission.problem.max_points
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= max_points:

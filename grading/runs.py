@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
+from annotation.models import Item
 from core import taxonomy
 from core.jobs import protocol as jobs
 from verifybench.models import Completion, Domain
@@ -67,7 +68,8 @@ def clean_options(options) -> dict:
 def scope_completions(run: VerificationRun):
     """The completions a run covers, in id order."""
     if run.project_id is not None:
-        completions = Completion.objects.filter(annotation_items__project_id=run.project_id)
+        subjects = Item.objects.filter(project_id=run.project_id).values("subject_id")
+        completions = Completion.objects.filter(pk__in=subjects)
     else:
         completions = Completion.objects.filter(question__dataset_id=run.dataset_id)
     if run.answer_types:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from django.db.models import Q
+
 from verifybench.models import Completion
 
 from .models import SelectionRecord, Verdict, VerificationRun, VerifierConfig

@@ -10,7 +10,6 @@ from django.db import transaction
 from .judges import templates
 from .models import PromptTemplate, Verdict, VerifierConfig
 
-
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
@@ -187,7 +186,7 @@ def select_for_annotation(
     with transaction.atomic():
         project = annotation_services.create_project(
             dataset=dataset, kind="correctness", name=name or f"{dataset.name} {strategy} selection",
-            created_by=created_by, completion_ids=result.completion_ids, seed=seed, **(project_settings or {}),
+            created_by=created_by, subject_ids=result.completion_ids, seed=seed, **(project_settings or {}),
         )
         record = SelectionRecord.objects.create(
             project=project, dataset=dataset, strategy=strategy, seed=seed, parameters=report["parameters"],

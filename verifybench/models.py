@@ -2,7 +2,6 @@ from django.conf import settings
 from django.db import models
 
 from core import taxonomy
-from core.jobs.models import BackgroundJob
 
 
 class Domain(models.TextChoices):
@@ -133,26 +132,3 @@ class PriorLabel(models.Model):
 
     def __str__(self):
         return f"prior {self.source_format} label for {self.completion_id}: {self.is_correct}"
-
-
-class ExportJob(BackgroundJob):
-    """One export of an annotation project's final labels as a zip bundle, run as a Celery job."""
-
-    project = models.ForeignKey("annotation.AnnotationProject", on_delete=models.CASCADE, related_name="export_jobs")
-    format = models.CharField(max_length=50, help_text="A registered export format, e.g. verifybench or mumath.")
-    file_types = models.JSONField(default=list, help_text="Any of jsonl, csv, parquet.")
-    options = models.JSONField(default=dict, blank=True)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
-    bundle_path = models.CharField(max_length=500, blank=True, help_text="File name under EXPORT_ROOT.")
-    bundle_sha256 = models.CharField(max_length=64, blank=True)
-    bundle_size = models.PositiveBigIntegerField(null=True, blank=True)
-    manifest = models.JSONField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status", "created_at"], name="exportjob_status_created")]
-
-    def __str__(self):
-        return f"export {self.pk} ({self.format}, {self.status})"
-

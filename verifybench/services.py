@@ -16,8 +16,6 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from core.jobs import protocol as jobs
-
 from .importing import (
     Conflict,
     ImportReport,
@@ -720,90 +718,3 @@ class _progress_bar:
         if self._progress is not None:
             self._progress.stop()
         return False
-
-
-# -- exports ------------------------------------------------------------------------------------------------------
-
-
-class ExportRequestError(ValueError):
-    """An export request that cannot be carried out; the message says why."""
-
-
-def create_export(
-    *, project, format: str, file_types=None, options=None, created_by=None, enqueue: bool = True,
-):
-    """Validate an export request, create its ExportJob and queue `run_export` once the transaction commits."""
-    from .exports import InvalidExportOptions, UnknownExportFormat, clean_file_types, get_export_format
-    from .models import ExportJob
-
-    try:
-        export_format = get_export_format(format)
-        cleaned_types = clean_file_types(file_types)
-        export_format.clean_options(options)
-    except (UnknownExportFormat, InvalidExportOptions) as exc:
-        raise ExportRequestError(exc.args[0]) from None
-    if project.kind != export_format.project_kind:
-        raise ExportRequestError(
-            f"{format} exports need a {export_format.project_kind} project; project {project.pk} is {project.kind}"
-        )
-    job = ExportJob.objects.create(
-        project=project, format=export_format.name, file_types=cleaned_types, options=dict(options or {}),
-        created_by=created_by,
-    )
-    if enqueue:
-        _enqueue_export(job)
-    return job
-
-
-def _enqueue_export(job) -> None:
-    from .tasks import run_export
-
-    job_id, attempt = job.pk, job.attempt
-    transaction.on_commit(lambda: run_export.delay(job_id, attempt))
-
-
-def cancel_export(job):
-    """Ask a job to stop. A queued job is cancelled at once; a running one stops after its current chunk."""
-    from .models import ExportJob
-
-    return jobs.request_cancel(ExportJob, job.pk, ExportRequestError, "export")
-
-
-def restart_export(job, *, force: bool = False):
-    """Run a failed, cancelled or dead job again from the start, as a new attempt.
-
-    A running job counts as dead when its heartbeat is older than EXPORT_STALE_SECONDS; `force` restarts it anyway
-    (for a caller who knows its worker is gone). The new run deletes every file the earlier runs left.
-    """
-    from .exports import runner
-    from .models import ExportJob
-
-    with transaction.atomic():
-        job = ExportJob.objects.select_for_update().get(pk=job.pk)
-        if job.status == ExportJob.Status.SUCCEEDED:
-            raise ExportRequestError(f"export {job.pk} has succeeded; start a new export instead")
-        if job.status == ExportJob.Status.RUNNING and not force and job.heartbeat_at and \
-                timezone.now() - job.heartbeat_at < runner.stale_after():
-            raise ExportRequestError(f"export {job.pk} is running; cancel it or wait until it is stale")
-        job.attempt += 1
-        job.status, job.cancel_requested, job.run_token = ExportJob.Status.QUEUED, False, ""
-        job.progress_done = job.progress_total = 0
-        job.error, job.finished_at = "", None
-        job.save(update_fields=["attempt", "status", "cancel_requested", "run_token", "progress_done",
-                                "progress_total", "error", "finished_at"])
-        _enqueue_export(job)
-    return job
-
-
-def run_export_now(job):
-    """Run an export job in this process (the export command); returns the job as it ended."""
-    from .exports import runner
-
-    return runner.run_job(job.pk)
-
-
-def export_bundle(job):
-    """The path of a succeeded job's zip, or None while there is none."""
-    from .exports import runner
-
-    return runner.bundle_file(job)

@@ -1,6 +1,7 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from core import subjects
 from verifybench.models import Dataset
 
 from ..models import AnnotationProject, Item, ProjectMember
@@ -28,6 +29,8 @@ class ProjectSerializer(serializers.ModelSerializer):
         }
 
     def validate_kind(self, kind):
+        if kind not in subjects.names():
+            raise serializers.ValidationError(f"{kind!r} is not a project kind; choose from {', '.join(subjects.names())}")
         if self.instance is not None and kind != self.instance.kind:
             raise serializers.ValidationError("the kind of a project cannot change")
         return kind
@@ -87,5 +90,5 @@ class ConflictSerializer(serializers.ModelSerializer):
         fields = ["id", "state", "required_labels", "label_count", "priority", "question_external_id"]
 
     def get_question_external_id(self, item) -> str:
-        question = item.completion.question if item.completion_id else item.question
-        return question.external_id
+        summary = self.context.get("summaries", {}).get(item.pk, {})
+        return summary.get("question_external_id") or summary.get("name", "")

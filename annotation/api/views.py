@@ -41,6 +41,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
+        completion_ids, question_ids = data.pop("completion_ids", None), data.pop("question_ids", None)
+        data["subject_ids"] = completion_ids if completion_ids is not None else question_ids
         try:
             serializer.instance = services.create_project(created_by=self.request.user, **data)
         except services.WorkflowError as exc:
@@ -80,7 +82,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         if not selectors.can_adjudicate(project, request.user):
             raise PermissionDenied("only adjudicators see conflicts")
         page = self.paginate_queryset(selectors.conflicts(project))
-        return self.get_paginated_response(serializers.ConflictSerializer(page, many=True).data)
+        context = {"summaries": selectors.summaries(page)}
+        return self.get_paginated_response(serializers.ConflictSerializer(page, many=True, context=context).data)
 
     @extend_schema(request=serializers.MemberSerializer, responses=serializers.MemberSerializer(many=True),
                    summary="List or add project members (annotators, adjudicators)")
@@ -104,7 +107,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         item = get_object_or_404(Item, pk=serializer.validated_data["item_id"], project=project)
         try:
             item = services.mark_gold(project, item, serializer.validated_data["value"], actor=request.user)
-        except (services.WorkflowError, services.kinds.InvalidValue) as exc:
+        except (services.WorkflowError, services.labels.InvalidValue) as exc:
             return Response({"detail": str(exc)}, status=getattr(exc, "status_code", 400))
         return Response({"item_id": item.pk, "is_gold": True, "gold_value": item.gold_value})
 
@@ -129,10 +132,9 @@ class TaskViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def submit(self, request, pk=None):
         task = self.get_task(pk)
-        if task.item.project.kind == services.kinds.PROOF_GRADE and not request.data.get("unsuitable"):
-            return Response({"detail": "a proof is graded against its rubric: post your choices to "
-                                       f"/api/grading/tasks/{task.pk}/grade/; a bare total is not accepted"},
-                            status=status.HTTP_400_BAD_REQUEST)
+        elsewhere = task.item.project.subject_kind.submit_elsewhere
+        if elsewhere and not request.data.get("unsuitable"):
+            return Response({"detail": elsewhere.format(task_id=task.pk)}, status=status.HTTP_400_BAD_REQUEST)
         serializer = serializers.SubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
@@ -155,7 +157,7 @@ class TaskViewSet(viewsets.GenericViewSet):
 class ItemViewSet(viewsets.GenericViewSet):
     """Items for adjudicators and researchers: labels side by side, history, decisions."""
 
-    queryset = Item.objects.select_related("project", "completion__question", "question")
+    queryset = Item.objects.select_related("project")
 
     def get_item(self, pk, *, need_adjudicator=False):
         item = self.get_queryset().filter(pk=pk).first()

@@ -18,6 +18,7 @@ from core.permissions import IsResearcherOrAdmin
 
 from .. import proof_selectors, proof_services
 from ..models import Competition, Rubric
+from ..proof_subject import PROOF_GRADE
 from . import serializers
 
 
@@ -50,7 +51,7 @@ class ProofTaskViewSet(viewsets.GenericViewSet):
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="One of your proof tasks: problem, rubric, anonymous proof")
     def retrieve(self, request, pk=None):
-        return Response(proof_selectors.proof_task_payload(self.get_task(pk)))
+        return Response(annotation_selectors.task_payload(self.get_task(pk)))
 
     @extend_schema(request=serializers.GradeSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
                    summary="Grade a proof against its rubric; the server computes the score (400 lists every error)")
@@ -199,8 +200,8 @@ class CompetitionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
 class ProofItemViewSet(viewsets.GenericViewSet):
     """Proof items for adjudicators: grades side by side, and the final score with a rationale."""
 
-    queryset = Item.objects.select_related("project", "proof_submission__problem").filter(
-        proof_submission__isnull=False
+    queryset = Item.objects.select_related("project").filter(
+        project__kind=PROOF_GRADE
     )
 
     def get_item(self, pk, *, need_adjudicator=False) -> Item:
@@ -213,7 +214,7 @@ class ProofItemViewSet(viewsets.GenericViewSet):
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="A proof item with every grade and justification")
     def retrieve(self, request, pk=None):
-        return Response(proof_selectors.proof_item_review(self.get_item(pk)))
+        return Response(annotation_selectors.item_review(self.get_item(pk)))
 
     @extend_schema(request=serializers.DecisionSerializer, responses=OpenApiTypes.OBJECT,
                    summary="Set the final score of a proof that needs adjudication, with a rationale")
@@ -227,4 +228,4 @@ class ProofItemViewSet(viewsets.GenericViewSet):
                                                rationale=serializer.validated_data["rationale"])
         except annotation_services.WorkflowError as exc:
             return _error(exc)
-        return Response(proof_selectors.proof_item_review(get_object_or_404(self.get_queryset(), pk=item.pk)))
+        return Response(annotation_selectors.item_review(get_object_or_404(self.get_queryset(), pk=item.pk)))

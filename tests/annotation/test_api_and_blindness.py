@@ -210,7 +210,7 @@ class TestQualityFigures:
         answers = {}  # completion text -> (alice, bob)
         for user in (alice, bob):
             while (task := services.next_task(project, user)) is not None:
-                index = task.item.completion.question.external_id + task.item.completion.external_id
+                index = task.item.subject.question.external_id + task.item.subject.external_id
                 pattern = {"q0c0": (True, True), "q0c1": (False, False), "q1c0": (True, False),
                            "q1c1": (False, False), "q2c0": (True, True), "q2c1": (False, True)}[index]
                 answers[task.item_id] = pattern
@@ -263,7 +263,7 @@ class TestBlindness:
     def test_annotator_never_sees_others_labels_prior_labels_model_names_or_gold(self, team):
         project, (a, b, c) = team["project"], team["clients"]
         for item in project.items.all():
-            PriorLabel.objects.create(completion=item.completion, is_correct=True, source_format="verifybench",
+            PriorLabel.objects.create(completion=item.subject, is_correct=True, source_format="verifybench",
                                       annotators=["prior-annotator-xyz"], source_file="prior-file-xyz.jsonl")
         gold = project.items.order_by("-id").first()
         services.mark_gold(project, gold, True, actor=User.objects.get(pk=team["people"][0].pk))

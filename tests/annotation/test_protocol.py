@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation import services, workflow
 from annotation.models import AnnotationProject, Item, ItemEvent, Label, Task
+from verifybench.models import Completion, Question
 
 from .conftest import build_dataset, label_item, only_item_project
 
@@ -36,12 +37,14 @@ class TestProjectSettings:
         project, _, _ = make_project(annotators=0)
         assert project.items.count() == 6
         assert set(project.items.values_list("required_labels", flat=True)) == {2}
-        assert not project.items.filter(completion__isnull=True).exists()
+        assert set(project.items.values_list("subject_id", flat=True)) == set(
+            Completion.objects.filter(question__dataset=corpus).values_list("pk", flat=True))
 
     def test_answer_type_project_has_an_item_per_question(self, make_project):
         project, _, _ = make_project(annotators=0, kind="answer_type")
         assert project.items.count() == 3
-        assert not project.items.filter(question__isnull=True).exists()
+        assert set(project.items.values_list("subject_id", flat=True)) == set(
+            Question.objects.filter(dataset=project.dataset).values_list("pk", flat=True))
 
     def test_proof_grade_projects_come_from_the_grading_app(self, corpus):
         with pytest.raises(services.InvalidSubmission, match="grading app"):
@@ -49,8 +52,8 @@ class TestProjectSettings:
 
     def test_add_items_skips_existing(self, make_project, corpus):
         project, _, _ = make_project(annotators=0)
-        completion_ids = list(project.items.values_list("completion_id", flat=True))
-        assert services.add_items(project, completion_ids=completion_ids) == 0
+        completion_ids = list(project.items.values_list("subject_id", flat=True))
+        assert services.add_items(project, subject_ids=completion_ids) == 0
 
 
 class TestTransitionsThroughLabels:
@@ -453,7 +456,7 @@ class TestScoreAgreement:
 
         project = AnnotationProject.objects.create(dataset=corpus, kind="proof_grade", name="scores",
                                                    agreement_threshold=1.0)
-        services.add_items(project, completion_ids=list(
+        services.add_items(project, subject_ids=list(
             corpus.questions.values_list("completions__pk", flat=True)), seed=3)
         people = [make_user("annotator") for _ in range(3)]
         for user in people:

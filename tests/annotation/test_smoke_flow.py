@@ -52,7 +52,7 @@ def test_progress_reports_agreement(dataset, make_user, api_client_for, research
         services.add_member(project, user)
     for user in annotators:
         while (task := services.next_task(project, user)) is not None:
-            services.submit_label(task, user, value=task.item.completion.text.endswith("1}"), seconds_spent=4.0)
+            services.submit_label(task, user, value=task.item.subject.text.endswith("1}"), seconds_spent=4.0)
     body = api_client_for(researcher).get(f"/api/projects/{project.pk}/progress/").json()
     assert body["by_state"]["resolved"] == 6
     assert body["agreement"]["raw_agreement"] == 1.0

@@ -3,15 +3,22 @@ import math
 
 import pytest
 
-from annotation import kinds, workflow
-from annotation.kinds import UNSUITABLE, Vote
+from annotation import workflow
+from core import labels, subjects
+from core.labels import UNSUITABLE, Vote
 from annotation.workflow import (
-    IN_PROGRESS, NEEDS_ADJUDICATION, NEEDS_TIEBREAK, PENDING, RESOLVED, IllegalTransition, Policy,
+    IN_PROGRESS,
+    NEEDS_ADJUDICATION,
+    NEEDS_TIEBREAK,
+    PENDING,
+    RESOLVED,
+    IllegalTransition,
+    Policy,
 )
 
-CORRECTNESS = kinds.get_kind(kinds.CORRECTNESS)
-ANSWER_TYPE = kinds.get_kind(kinds.ANSWER_TYPE)
-PROOF_GRADE = kinds.get_kind(kinds.PROOF_GRADE)
+CORRECTNESS = subjects.get("correctness").rules
+ANSWER_TYPE = subjects.get("answer_type").rules
+PROOF_GRADE = subjects.get("proof_grade").rules
 
 
 def votes(*tokens):
@@ -153,22 +160,22 @@ class TestKindValues:
 
     @pytest.mark.parametrize("raw", [None, "maybe", 2, [True], {"value": True}])
     def test_correctness_refuses_anything_else(self, raw):
-        with pytest.raises(kinds.InvalidValue, match="true .correct. or false"):
+        with pytest.raises(labels.InvalidValue, match="true .correct. or false"):
             CORRECTNESS.clean(raw)
 
     def test_answer_type_codes(self):
         assert ANSWER_TYPE.clean("B3") == "B3"
         for raw in ("Z9", 3, None, ""):
-            with pytest.raises(kinds.InvalidValue):
+            with pytest.raises(labels.InvalidValue):
                 ANSWER_TYPE.clean(raw)
 
     def test_proof_grade_scores(self):
         assert PROOF_GRADE.clean(7) == 7.0
         assert PROOF_GRADE.clean({"score": 3.5}) == 3.5
         for raw in (True, "7", None, math.nan, math.inf):
-            with pytest.raises(kinds.InvalidValue, match="numeric score"):
+            with pytest.raises(labels.InvalidValue, match="numeric score"):
                 PROOF_GRADE.clean(raw)
 
     def test_unknown_kind(self):
-        with pytest.raises(kinds.InvalidValue, match="unknown kind"):
-            kinds.get_kind("sentiment")
+        with pytest.raises(labels.InvalidValue, match="unknown kind"):
+            subjects.get("sentiment")

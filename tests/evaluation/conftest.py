@@ -52,7 +52,7 @@ def set_verdicts(verifier: VerifierConfig, statuses: dict[Completion, str]) -> N
 
 def resolve(project: AnnotationProject, completion: Completion, value, *, excluded=False, is_gold=False,
             state=Item.State.RESOLVED) -> Item:
-    item = Item.objects.get(project=project, completion=completion)
+    item = Item.objects.get(project=project, subject_id=completion.pk)
     Item.objects.filter(pk=item.pk).update(state=state, final_value=value, excluded=excluded, is_gold=is_gold)
     item.refresh_from_db()
     return item

@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation import services
-from verifybench import evaluation
+from reports import evaluation
 
 from .conftest import rule_verifier
 

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from verifybench import evaluation
+from reports import evaluation
 
 pytestmark = pytest.mark.django_db
 
@@ -59,8 +59,10 @@ def test_warns_when_fewer_than_3k_samples(sample_fixture):
 
 def test_unlabeled_completions_are_reported(sample_fixture):
     from annotation.models import Item
+    from verifybench.models import Completion
 
-    Item.objects.filter(project=sample_fixture.project, completion__external_id="b3").update(state="in_progress")
+    b3 = Completion.objects.filter(question__dataset=sample_fixture.dataset, external_id="b3").values("pk")
+    Item.objects.filter(project=sample_fixture.project, subject_id__in=b3).update(state="in_progress")
     source = evaluation.CorrectnessSource(project=sample_fixture.project)
     result = evaluation.model_evaluate(sample_fixture.dataset, source, [1], ["1.0"], bootstrap=0)
     assert result["models"]["beta"]["samples_per_question"] == {"min": 3, "max": 3}

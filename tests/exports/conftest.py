@@ -45,7 +45,7 @@ class LabelledData:
         annotators = self.annotators[:2] if annotators is None else annotators
         resolved = state == workflow.RESOLVED
         item = Item.objects.create(
-            project=self.project, completion=completion, state=state, resolution=resolution if resolved else "",
+            project=self.project, subject_id=completion.pk, answer_type=completion.question.answer_type, state=state, resolution=resolution if resolved else "",
             required_labels=max(2, len(annotators)), label_count=0 if is_gold else len(annotators),
             final_value=value if resolved and not excluded else None, excluded=excluded, is_gold=is_gold,
             gold_value=value if is_gold else None, random_key=next(_keys) / 1000,

@@ -4,7 +4,7 @@ import zipfile
 
 import pytest
 
-from verifybench.models import ExportJob
+from reports.models import ExportJob
 
 
 @pytest.fixture

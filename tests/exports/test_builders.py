@@ -4,9 +4,9 @@ import zipfile
 
 import pytest
 
-from verifybench import services
-from verifybench.exports import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS, read_rows
-from verifybench.models import ExportJob
+from reports.exports import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS, read_rows
+from reports import services
+from reports.models import ExportJob
 
 VERIFYBENCH_FIELDS = ["question_id", "question", "answer", "completion_id", "completion", "completion_model",
                       "gold_correct", "answer_type", "answer_subtype", "source", "annotator"]

@@ -4,7 +4,7 @@ import zipfile
 import pytest
 from django.core.management import CommandError, call_command
 
-from verifybench.models import ExportJob
+from reports.models import ExportJob
 
 
 def test_export_command_writes_the_bundle_to_out(verifybench_data, export_root, tmp_path, capsys):

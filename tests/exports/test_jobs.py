@@ -4,10 +4,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from verifybench import services
-from verifybench.exports import ExportFormat, ExportPlan, register_export_format, unregister_export_format
-from verifybench.exports import builders, runner
-from verifybench.models import ExportJob
+from reports.exports import ExportFormat, ExportPlan, builders, register_export_format, runner, unregister_export_format
+from reports import services
+from reports.models import ExportJob
 
 
 @pytest.fixture

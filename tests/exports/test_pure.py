@@ -2,7 +2,7 @@
 import pyarrow.parquet as pq
 import pytest
 
-from verifybench.exports import (
+from reports.exports import (
     MUMATH_COLUMNS,
     VERIFYBENCH_COLUMNS,
     ExportFormat,
@@ -16,9 +16,9 @@ from verifybench.exports import (
     register_export_format,
     unregister_export_format,
 )
-from verifybench.exports.manifest import ManifestCounts
-from verifybench.exports.selection import choose_balanced, choose_models, choose_subset, pick_one
-from verifybench.exports.writers import open_writer, sha256_of
+from reports.exports.manifest import ManifestCounts
+from reports.exports.selection import choose_balanced, choose_models, choose_subset, pick_one
+from reports.exports.writers import open_writer, sha256_of
 
 ROWS = [
     {"question_id": "q1", "question": "Is $x, y$ \"ok\"?\nline two", "answer": "1,2", "completion_id": "c1",

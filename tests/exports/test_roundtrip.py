@@ -2,8 +2,11 @@
 import io
 import zipfile
 
-from verifybench import services
-from verifybench.models import Completion, ExportJob, PriorLabel, Question, ReferenceAnswer
+from annotation.models import Item
+from reports import services
+from verifybench import services as import_services
+from reports.models import ExportJob
+from verifybench.models import Completion, PriorLabel, Question, ReferenceAnswer
 
 
 def export_file(project, fmt, name, **options) -> bytes:
@@ -24,7 +27,7 @@ def question_view(dataset):
 
 def test_verifybench_export_imports_back_with_the_same_questions_completions_and_labels(verifybench_data, export_root):
     data = export_file(verifybench_data.project, "verifybench", "verifybench.jsonl", per_type=2, seed=5)
-    report = services.import_jsonl(dataset_name="vb reimported", source=io.BytesIO(data), fmt="verifybench",
+    report = import_services.import_jsonl(dataset_name="vb reimported", source=io.BytesIO(data), fmt="verifybench",
                                    source_name="verifybench.jsonl")
     assert report.ok and report.completions_created == 10 and report.prior_labels_created == 10
     imported = Completion.objects.filter(question__dataset_id=report.dataset_id)
@@ -35,7 +38,7 @@ def test_verifybench_export_imports_back_with_the_same_questions_completions_and
         source = Completion.objects.get(question__dataset=verifybench_data.dataset,
                                         question__external_id=completion.question.external_id,
                                         external_id=completion.external_id)
-        item = source.annotation_items.get(project=verifybench_data.project)
+        item = Item.objects.get(project=verifybench_data.project, subject_id=source.pk)
         label = PriorLabel.objects.get(completion=completion, source_format="verifybench")
         assert (completion.text, completion.model_name, completion.content_hash) == (
             source.text, source.model_name, source.content_hash)
@@ -45,7 +48,7 @@ def test_verifybench_export_imports_back_with_the_same_questions_completions_and
 
 def test_mumath_export_imports_back_with_the_same_problems_solutions_and_labels(mumath_data, export_root):
     data = export_file(mumath_data.project, "mumath", "mumath.jsonl", seed=2)
-    report = services.import_jsonl(dataset_name="mu reimported", source=io.BytesIO(data), fmt="mumath",
+    report = import_services.import_jsonl(dataset_name="mu reimported", source=io.BytesIO(data), fmt="mumath",
                                    source_name="mumath.jsonl")
     assert report.ok and report.questions_created == 3 and report.prior_labels_created == 10
     for completion in Completion.objects.filter(question__dataset_id=report.dataset_id).select_related("question"):
@@ -57,20 +60,20 @@ def test_mumath_export_imports_back_with_the_same_problems_solutions_and_labels(
             c.text: c for c in Completion.objects.filter(question=original_question, model_name=completion.model_name)
         }
         source = candidates[completion.text]
-        item = source.annotation_items.get(project=mumath_data.project)
+        item = Item.objects.get(project=mumath_data.project, subject_id=source.pk)
         assert completion.prior_labels.get(source_format="mumath").is_correct is item.final_value
 
 
 def test_verifybench_hard_export_imports_back_with_every_resolved_item_and_its_label(verifybench_data, export_root):
     data = export_file(verifybench_data.project, "verifybench-hard", "verifybench_hard.jsonl")
-    report = services.import_jsonl(dataset_name="hard reimported", source=io.BytesIO(data),
+    report = import_services.import_jsonl(dataset_name="hard reimported", source=io.BytesIO(data),
                                    source_name="verifybench_hard.jsonl")  # format detected from the fields
     exportable = verifybench_data.project.items.filter(state="resolved", excluded=False, is_gold=False)
     assert report.ok and report.format == "verifybench"
     assert report.completions_created == exportable.count() == report.prior_labels_created
-    for item in exportable.select_related("completion__question"):
+    for item in exportable.select_related("project"):
         copy = Completion.objects.get(question__dataset_id=report.dataset_id,
-                                      question__external_id=item.completion.question.external_id,
-                                      external_id=item.completion.external_id)
-        assert (copy.text, copy.model_name) == (item.completion.text, item.completion.model_name)
+                                      question__external_id=item.subject.question.external_id,
+                                      external_id=item.subject.external_id)
+        assert (copy.text, copy.model_name) == (item.subject.text, item.subject.model_name)
         assert copy.prior_labels.get(source_format="verifybench").is_correct is item.final_value

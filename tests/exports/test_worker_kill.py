@@ -9,10 +9,10 @@ import zipfile
 
 import pytest
 
-from verifybench import services
-from verifybench.exports import runner
-from verifybench.models import ExportJob
+from reports.exports import runner
 from tests.waiting import wait_for
+from reports import services
+from reports.models import ExportJob
 
 
 @pytest.mark.worker

@@ -63,4 +63,4 @@ def label_everything(project, annotators) -> None:
     """Each annotator labels every item with the truth, so every item resolves by agreement."""
     for user in annotators:
         while (task := services.next_task(project, user)) is not None:
-            services.submit_label(task, user, value=is_right(task.item.completion))
+            services.submit_label(task, user, value=is_right(task.item.subject))

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from core import roles
 from grading import runs
 from grading.models import VerificationRun
-from verifybench.models import ExportJob
+from reports.models import ExportJob
 
 from .helpers import SCREENSHOT_DIR
 from .jobs_fixtures import correctness_project, label_everything, make_verifiable_dataset, rule_verifier

@@ -18,11 +18,10 @@ from annotation import services as annotation_services
 from annotation.models import AnnotationProject, ProjectMember
 from grading import runs
 from grading.models import SelectionRecord, Verdict, VerificationRun
-from verifybench import services as export_services
-from verifybench.models import ExportJob
+from reports import services as export_services
+from reports.models import ExportJob
 
-from .jobs_fixtures import (correctness_project, is_right, label_everything, make_verifiable_dataset,
-                            rule_verifier)
+from .jobs_fixtures import correctness_project, is_right, label_everything, make_verifiable_dataset, rule_verifier
 from .test_pages import assert_csp_clean
 
 pytestmark = pytest.mark.django_db
@@ -371,8 +370,8 @@ def test_verifybench_selection_makes_a_project_and_shows_its_report(client, rese
     assert project.name == "Round one" and project.kind == "correctness" and project.labels_per_item == 2
     assert record.picked == 10 == project.items.count()  # 2 + 2 for two questions, 2 + 0 for the short one
     assert record.seed == 11 and record.strategy == "verifybench"
-    assert all(is_right(item.completion) == (Verdict.objects.get(completion=item.completion).status == "correct")
-               for item in project.items.select_related("completion"))
+    assert all(is_right(item.subject) == (Verdict.objects.get(completion=item.subject).status == "correct")
+               for item in project.items.select_related("project"))
 
     page = client.get(response.url)
     assert page.status_code == 200

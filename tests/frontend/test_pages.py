@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import AnnotationProject, ProjectMember
+
 from .helpers import DEFAULT_PASSWORD, make_completion
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "frontend" / "templates"
@@ -74,11 +75,11 @@ def test_annotator_without_projects_sees_an_honest_empty_state(client, annotator
 def test_annotator_sees_their_projects_with_progress(client, annotator):
     completion = make_completion("The answer is $\\boxed{1}$.")
     project = AnnotationProject.objects.create(
-        name="Telescoping sums", dataset=completion.question.dataset, kind=AnnotationProject.Kind.CORRECTNESS
+        name="Telescoping sums", dataset=completion.question.dataset, kind="correctness"
     )
     ProjectMember.objects.create(project=project, user=annotator, role=ProjectMember.Role.ANNOTATOR)
     other = AnnotationProject.objects.create(
-        name="Not mine", dataset=completion.question.dataset, kind=AnnotationProject.Kind.CORRECTNESS
+        name="Not mine", dataset=completion.question.dataset, kind="correctness"
     )
     client.force_login(annotator)
     html = client.get(reverse("home")).content.decode()

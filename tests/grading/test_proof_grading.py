@@ -13,11 +13,12 @@ from django.core.management import call_command
 from annotation import services as annotation_services
 from annotation import workflow
 from core import roles
-from grading import proof_export, proof_scoring, proof_services
-from grading.export_builders import plan_matharena_proofs
+from grading import proof_scoring, proof_services
 from grading.models import ModelInfo, Rubric, RubricInUseError
 from grading.proof_import import import_matharena_proofs
-from verifybench.exports import get_export_format
+from reports.exports import get_export_format
+from reports.exports import matharena_rows as proof_export
+from reports.exports.matharena_proofs import plan_matharena_proofs
 from verifybench.services import ImportRejected
 
 pytestmark = pytest.mark.django_db
@@ -373,8 +374,8 @@ def test_grading_page_refuses_missing_justifications_and_leaderboard_pages_rende
 
 
 def test_export_job_writes_the_matharena_proof_bundle(project, graders, api_client_for, tmp_path, settings):
-    from verifybench import services as data_services
-    from verifybench.exports import read_rows
+    from reports.exports import read_rows
+    from reports import services as data_services
 
     settings.EXPORT_ROOT = str(tmp_path)
     grade_as(api_client_for, project, graders[0], full_marks())

@@ -158,7 +158,7 @@ def test_cancel_stops_between_chunks_and_a_queued_run_is_cancelled_at_once(datas
 def test_a_project_scope_with_filters_covers_only_its_matching_completions(dataset):
     completion_ids = list(Completion.objects.filter(question__dataset=dataset).order_by("pk")
                           .values_list("pk", flat=True)[:10])
-    project = annotation_services.create_project(dataset=dataset, kind="correctness", completion_ids=completion_ids)
+    project = annotation_services.create_project(dataset=dataset, kind="correctness", subject_ids=completion_ids)
     run = run_now(runs.create_run(verifier=rule_verifier(), project=project, models=["model-0"], enqueue=False))
     verified = set(verdicts_per_completion(run.verifier))
     assert run.total == 5 and verified <= set(completion_ids)

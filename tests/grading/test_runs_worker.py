@@ -13,8 +13,8 @@ from grading import runs
 from grading.models import Verdict, VerificationRun
 from grading.services import ensure_default_templates
 from tests.grading.test_runs import JUDGE_KEY_ENV, judge_verifier, make_dataset, rule_verifier
-from verifybench.models import Completion
 from tests.waiting import wait_for
+from verifybench.models import Completion
 
 
 def finished(run_id):

@@ -51,7 +51,7 @@ def test_a_verifybench_selection_becomes_a_project_with_its_report(judged, resea
     assert Item.objects.filter(project=project).count() == 8 * 4 == record.picked
     assert record.report["questions_short"] == 0 and record.report["picked_correct"] == 16
     assert record.strategy == "verifybench" and list(record.verifiers.all()) == configs[:1]
-    picked = set(Item.objects.filter(project=project).values_list("completion_id", flat=True))
+    picked = set(Item.objects.filter(project=project).values_list("subject_id", flat=True))
     assert picked == {pick["completion_id"] for pick in record.report["picks"]}
     assert project.selection_record == record
 
@@ -63,7 +63,7 @@ def test_a_verifybench_hard_selection_keeps_disagreements_up_to_the_target(judge
     report = record.report
     assert report["contested"] == 8 * 3 and report["picked"] == 10 == project.items.count()
     assert sum(stratum["allocated"] for stratum in report["strata"]) == 10
-    texts = set(Completion.objects.filter(annotation_items__project=project).values_list("external_id", flat=True))
+    texts = set(Completion.objects.filter(pk__in=project.items.values("subject_id")).values_list("external_id", flat=True))
     assert texts <= {"c0", "c1", "c5"}
 
     _, again = services.select_for_annotation(dataset=dataset, strategy="verifybench-hard", verifiers=configs,

@@ -126,7 +126,7 @@ def test_researchers_and_admins_manage_datasets(user_fixture, request, api_clien
 def test_deleting_a_dataset_in_use_is_a_409_and_deletes_nothing(researcher_client, data):
     from annotation.models import AnnotationProject
 
-    AnnotationProject.objects.create(name="round 1", dataset=data["algebra"], kind=AnnotationProject.Kind.CORRECTNESS)
+    AnnotationProject.objects.create(name="round 1", dataset=data["algebra"], kind="correctness")
     response = researcher_client.delete(f"/api/datasets/{data['algebra'].pk}/")
     assert response.status_code == 409
     assert "round 1" in response.json()["detail"]

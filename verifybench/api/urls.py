@@ -1,7 +1,6 @@
-from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import eval_views, export_views, views
+from . import views
 
 router = SimpleRouter()
 router.register("datasets", views.DatasetViewSet, basename="dataset")
@@ -9,9 +8,5 @@ router.register("questions", views.QuestionViewSet, basename="question")
 router.register("references", views.ReferenceAnswerViewSet, basename="reference")
 router.register("completions", views.CompletionViewSet, basename="completion")
 router.register("prior-labels", views.PriorLabelViewSet, basename="prior-label")
-router.register("exports", export_views.ExportJobViewSet, basename="export")
 
-urlpatterns = router.urls + [
-    path("projects/<int:project_id>/meta-eval/", eval_views.MetaEvalView.as_view(), name="project-meta-eval"),
-    path("datasets/<int:dataset_id>/model-eval/", eval_views.ModelEvalView.as_view(), name="dataset-model-eval"),
-]
+urlpatterns = router.urls

@@ -1,8 +1,9 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import kinds, services
+from annotation import services
 from annotation.models import ProjectMember
+from core import subjects
 from verifybench.models import Dataset
 
 
@@ -11,7 +12,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--kind", required=True, choices=[k for k in kinds.KIND_NAMES if k != kinds.PROOF_GRADE])
+        parser.add_argument("--kind", required=True,
+                            choices=[kind.name for kind in subjects.all_kinds() if kind.subject_ids is not None])
         parser.add_argument("--name", default="")
         parser.add_argument("--labels-per-item", type=int, default=2)
         parser.add_argument("--tiebreak-annotators", type=int, default=1)

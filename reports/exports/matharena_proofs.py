@@ -1,20 +1,24 @@
 """The `matharena-proofs` export format: the graded proofs of a proof-grading project in MathArena's layout.
 
-Registered with the export registry from GradingConfig.ready(). Only resolved, non-excluded, non-gold proof
-items are read; the row itself is built by the pure `grading.proof_export.matharena_graded_row`.
+Registered with the export registry when the registry loads its built-in formats. Only resolved, non-excluded, non-gold proof
+items are read; the row itself is built by the pure `reports.exports.matharena_rows.matharena_graded_row`.
 """
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
 
+from django.db.models import OuterRef, Subquery
+
 from annotation import workflow
 from annotation.models import Item, Label
-from verifybench.exports import Column, ExportFormat, ExportPlan, ExportRow, RowFacts, register_export_format
-from verifybench.exports.columns import INT, JSON, STRING
+from grading import proof_scoring
+from grading.models import ProofSubmission, Rubric
+from grading.proof_subject import PROOF_GRADE
 
-from . import proof_export, proof_scoring
-from .models import Rubric
+from . import matharena_rows
+from .columns import INT, JSON, STRING, Column
+from .registry import ExportFormat, ExportPlan, ExportRow, RowFacts, register_export_format
 
 _KINDS = {
     "problem_idx": JSON, "problem": STRING, "model_name": STRING, "model_config": JSON, "idx_answer": INT,
@@ -22,21 +26,21 @@ _KINDS = {
 }
 COLUMNS: tuple[Column, ...] = tuple(
     Column(name, _KINDS.get(name, INT if name.startswith("max_points") else JSON))
-    for name in proof_export.column_names()
+    for name in matharena_rows.column_names()
 )
 
 
 def exportable_proof_items(project, options: dict):
-    items = Item.objects.filter(
-        project=project, state=workflow.RESOLVED, excluded=False, is_gold=False, proof_submission__isnull=False,
-    )
+    items = Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
     if options.get("question_ids"):
-        items = items.filter(proof_submission__problem__problem_idx__in=options["question_ids"])
+        chosen = ProofSubmission.objects.filter(problem__problem_idx__in=options["question_ids"]).values("pk")
+        items = items.filter(subject_id__in=chosen)
     return items
 
 
 def _rows(item_ids: list[int]) -> list[ExportRow]:
-    items = Item.objects.filter(pk__in=item_ids).select_related("proof_submission__problem").order_by("id")
+    items = list(Item.objects.filter(pk__in=item_ids).order_by("id"))
+    submissions = ProofSubmission.objects.select_related("problem").in_bulk([item.subject_id for item in items])
     labels_by_item: dict[int, list[Label]] = defaultdict(list)
     for label in Label.objects.filter(item_id__in=item_ids, unsuitable=False).order_by("item_id", "created_at", "id"):
         labels_by_item[label.item_id].append(label)
@@ -45,13 +49,13 @@ def _rows(item_ids: list[int]) -> list[ExportRow]:
                for rubric in Rubric.objects.filter(pk__in=rubric_ids)}
     rows = []
     for item in items:
-        submission = item.proof_submission
+        submission = submissions[item.subject_id]
         judges = [
-            proof_export.JudgeGrade(total=label.value, max_points=label.details.get("max_points", 7),
+            matharena_rows.JudgeGrade(total=label.value, max_points=label.details.get("max_points", 7),
                                     rubric=rubrics[label.details["rubric_id"]], details=label.details)
             for label in labels_by_item[item.pk] if label.details.get("rubric_id") in rubrics
-        ][: proof_export.JUDGE_SLOTS]
-        data = proof_export.matharena_graded_row(
+        ][: matharena_rows.JUDGE_SLOTS]
+        data = matharena_rows.matharena_graded_row(
             problem_idx=submission.problem.problem_idx, problem=submission.problem.statement,
             model_name=submission.model_name, model_config=submission.model_config,
             idx_answer=submission.run_index, answer=submission.text, judges=judges,
@@ -62,7 +66,8 @@ def _rows(item_ids: list[int]) -> list[ExportRow]:
 
 
 def plan_matharena_proofs(project, options: dict) -> ExportPlan:
-    items = exportable_proof_items(project, options).order_by("proof_submission__problem__position", "id")
+    position = ProofSubmission.objects.filter(pk=OuterRef("subject_id")).values("problem__position")[:1]
+    items = exportable_proof_items(project, options).annotate(position=Subquery(position)).order_by("position", "id")
     item_ids = list(items.values_list("id", flat=True))
     size = options["chunk_size"]
 
@@ -85,5 +90,5 @@ def describe_matharena_proofs(options: dict) -> str:
 
 MATHARENA_PROOFS = register_export_format(ExportFormat(
     name="matharena-proofs", title="MathArena proofs (graded)", columns=COLUMNS, plan=plan_matharena_proofs,
-    file_stem="matharena_proofs", describe=describe_matharena_proofs, project_kind="proof_grade",
+    file_stem="matharena_proofs", describe=describe_matharena_proofs, project_kind=PROOF_GRADE,
 ), replace=True)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from annotation.models import AnnotationProject
 from core.metrics.judge_eval import COARSE_CLASSES, BinaryReport
-from verifybench import evaluation
+from reports import evaluation
 
 
 def percent(value: float | None) -> str:

@@ -6,8 +6,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import AnnotationProject
-from verifybench import evaluation
-from verifybench.management.commands import gpass
+from reports import evaluation
+from reports.management.commands import gpass
 from verifybench.models import Dataset
 
 

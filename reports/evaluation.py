@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation import kinds
 from annotation.models import AnnotationProject
+from core.labels import InvalidValue
 from core.metrics import judge_eval, passk
 from grading.models import VerifierConfig
-from verifybench import selectors
+from verifybench.label_rules import CORRECTNESS, CorrectnessRules
 from verifybench.models import Dataset
+
+from . import selectors
 
 DEFAULT_KS = (4, 8, 16)
 DEFAULT_TAUS = ("0.25", "0.5", "0.75", "1.0")
@@ -87,7 +89,7 @@ class MetaEvaluation:
 
 
 def _correctness_project(project: AnnotationProject) -> None:
-    if project.kind != AnnotationProject.Kind.CORRECTNESS:
+    if project.kind != CORRECTNESS:
         raise EvaluationError(
             f"project {project.pk} ({project.name}) is a {project.get_kind_display().lower()} project; "
             "meta-evaluation needs the final labels of a correctness project"
@@ -96,8 +98,8 @@ def _correctness_project(project: AnnotationProject) -> None:
 
 def _human_label(row: dict[str, Any]) -> bool:
     try:
-        return kinds.get_kind(kinds.CORRECTNESS).clean(row["final_value"])
-    except kinds.InvalidValue as error:
+        return CorrectnessRules().clean(row["final_value"])
+    except InvalidValue as error:
         raise EvaluationError(f"item {row['item_id']}: final value {row['final_value']!r} is not a correctness label") from error
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from django.db.models import BooleanField, Case, F, FilteredRelation, Q, Value, When
+from django.db.models import F, FilteredRelation, Q
 
 from annotation import workflow
 from annotation.models import Item, Label
 from core import taxonomy
+from verifybench.models import Completion
 
 from .columns import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS
 from .registry import ExportFormat, ExportPlan, ExportRow, Option, RowFacts, register_export_format
@@ -21,41 +22,63 @@ from .selection import choose_balanced, choose_models, choose_subset, pick_one
 
 COARSE_TYPES = tuple(taxonomy.COARSE_CLASSES)
 
-_ROW_FIELDS = (
-    "id", "is_correct", "resolution",
-    "completion__external_id", "completion__text", "completion__model_name",
-    "completion__question_id", "completion__question__external_id", "completion__question__text",
-    "completion__question__source", "completion__question__domain",
-    "completion__question__answer_type", "completion__question__answer_class",
-    "reference_final_answer", "reference_solution",
+_COMPLETION_FIELDS = (
+    "pk", "external_id", "text", "model_name",
+    "question_id", "question__external_id", "question__text", "question__source", "question__domain",
+    "question__answer_type", "question__answer_class", "reference_final_answer", "reference_solution",
 )
+_PAGE = 5000
 
 
 def exportable_items(project, options: dict):
     """Items whose final label may be exported: resolved, not unsuitable, not gold, with a boolean final label."""
     items = Item.objects.filter(
-        project=project, state=workflow.RESOLVED, excluded=False, is_gold=False, completion__isnull=False,
-        final_value__in=[True, False],
+        project=project, state=workflow.RESOLVED, excluded=False, is_gold=False, final_value__in=[True, False],
     )
     if options.get("question_ids"):
-        items = items.filter(completion__question__external_id__in=options["question_ids"])
+        chosen = Completion.objects.filter(question__dataset_id=project.dataset_id,
+                                           question__external_id__in=options["question_ids"])
+        items = items.filter(subject_id__in=chosen.values("pk"))
     return items
 
 
-def _with_reference(items):
-    """Join the primary reference answer and turn the JSON final label into a boolean in the database."""
-    return items.annotate(
-        primary_reference=FilteredRelation(
-            "completion__question__references", condition=Q(completion__question__references__is_primary=True)
-        ),
+def _completions(ids) -> dict[int, dict]:
+    """The completions (with their question and primary reference) of these ids, as records keyed by id."""
+    rows = Completion.objects.filter(pk__in=list(ids)).annotate(
+        primary_reference=FilteredRelation("question__references", condition=Q(question__references__is_primary=True)),
         reference_final_answer=F("primary_reference__final_answer"),
         reference_solution=F("primary_reference__solution"),
-        is_correct=Case(When(final_value=True, then=Value(True)), default=Value(False), output_field=BooleanField()),
-    )
+    ).values_list(*_COMPLETION_FIELDS)
+    found = {}
+    for values in rows:
+        record = dict(zip(_COMPLETION_FIELDS, values, strict=True))
+        found[record.pop("pk")] = {f"completion__{key}" if not key.startswith("reference_") else key: value
+                                   for key, value in record.items()}
+    return found
 
 
-def _row_values(items) -> Iterable[tuple]:
-    return _with_reference(items).values_list(*_ROW_FIELDS)
+def _records(item_rows: list[tuple]) -> list[dict]:
+    """Export records of (item_id, subject_id, final_value, resolution) rows, in the order given."""
+    completions = _completions(row[1] for row in item_rows)
+    return [
+        {"id": item_id, "is_correct": final is True, "resolution": resolution, **completions[subject_id]}
+        for item_id, subject_id, final, resolution in item_rows if subject_id in completions
+    ]
+
+
+def _completion_facts(items, *fields: str):
+    """(final_value, *completion fields) of every exportable item, read in pages: no join, flat memory per page."""
+    last_id = 0
+    while True:
+        page = list(items.filter(pk__gt=last_id).order_by("id").values_list("id", "subject_id", "final_value")[:_PAGE])
+        if not page:
+            return
+        last_id = page[-1][0]
+        values = {row[0]: row[1:] for row in
+                  Completion.objects.filter(pk__in=[row[1] for row in page]).values_list("pk", *fields)}
+        for _, subject_id, final in page:
+            if subject_id in values:
+                yield (final, *values[subject_id])
 
 
 def _annotators(item_ids: list[int]) -> dict[int, list[int]]:
@@ -130,10 +153,8 @@ def mumath_row(values: dict, annotators: list[int]) -> ExportRow:
 
 def _rows_for(item_ids: list[int], make_row) -> list[ExportRow]:
     """The rows of these items, in the order given."""
-    found = {}
-    for values in _row_values(Item.objects.filter(pk__in=item_ids)):
-        record = dict(zip(_ROW_FIELDS, values))
-        found[record["id"]] = record
+    rows = Item.objects.filter(pk__in=item_ids).values_list("id", "subject_id", "final_value", "resolution")
+    found = {record["id"]: record for record in _records(list(rows))}
     annotators = _annotators(item_ids)
     return [make_row(found[item_id], annotators.get(item_id, [])) for item_id in item_ids if item_id in found]
 
@@ -166,11 +187,12 @@ def plan_natural(project, options: dict) -> ExportPlan:
         # materialised by the server) across the progress updates committed between chunks.
         last_id = 0
         while True:
-            page = list(_row_values(items.filter(pk__gt=last_id).order_by("id"))[:size])
+            page = list(items.filter(pk__gt=last_id).order_by("id")
+                        .values_list("id", "subject_id", "final_value", "resolution")[:size])
             if not page:
                 return
-            records = [dict(zip(_ROW_FIELDS, values)) for values in page]
-            last_id = records[-1]["id"]
+            last_id = page[-1][0]
+            records = _records(page)
             annotators = _annotators([record["id"] for record in records])
             yield [verifybench_row(record, annotators.get(record["id"], [])) for record in records]
 
@@ -191,13 +213,9 @@ def plan_balanced(project, options: dict) -> ExportPlan:
     per_type, seed, size = options["per_type"], options["seed"], options["chunk_size"]
     labels_by_question: dict[int, set[bool]] = defaultdict(set)
     letter_of: dict[int, str] = {}
-    rows = (
-        exportable_items(project, options)
-        .order_by("completion__question_id")
-        .values_list("completion__question_id", "completion__question__answer_class",
-                     "completion__question__answer_type", "final_value")
-    )
-    for question_id, letter, code, final in rows.iterator(chunk_size=size):
+    facts = _completion_facts(exportable_items(project, options), "question_id", "question__answer_class",
+                              "question__answer_type")
+    for final, question_id, letter, code in facts:
         labels_by_question[question_id].add(bool(final))
         letter_of[question_id] = letter or (code[0] if code else "")
     candidates: dict[str, list[int]] = defaultdict(list)
@@ -221,10 +239,10 @@ def plan_balanced(project, options: dict) -> ExportPlan:
     def chunks() -> Iterator[list[ExportRow]]:
         for questions in _chunked(ordered_questions, max(1, size // 2)):
             by_question: dict[int, dict[bool, list[int]]] = defaultdict(lambda: {True: [], False: []})
-            items = exportable_items(project, options).filter(completion__question_id__in=questions)
-            for item_id, question_id, final in items.order_by("id").values_list(
-                "id", "completion__question_id", "final_value"
-            ):
+            question_of = dict(Completion.objects.filter(question_id__in=questions).values_list("pk", "question_id"))
+            items = exportable_items(project, options).filter(subject_id__in=list(question_of))
+            for item_id, subject_id, final in items.order_by("id").values_list("id", "subject_id", "final_value"):
+                question_id = question_of[subject_id]
                 by_question[question_id][bool(final)].append(item_id)
             picked = []
             for question_id in questions:
@@ -258,8 +276,7 @@ def describe_balanced(options: dict) -> str:
 def plan_mumath(project, options: dict) -> ExportPlan:
     seed, size, wanted_models = options["seed"], options["chunk_size"], options["models"]
     problems_by_model: dict[str, set[int]] = defaultdict(set)
-    pairs = exportable_items(project, options).values_list("completion__question_id", "completion__model_name")
-    for question_id, model in pairs.distinct().order_by().iterator(chunk_size=size):
+    for _, question_id, model in _completion_facts(exportable_items(project, options), "question_id", "model_name"):
         problems_by_model[model].add(question_id)
     models = choose_models({m: len(p) for m, p in problems_by_model.items()}, wanted_models,
                            options.get("author_models"))
@@ -281,13 +298,11 @@ def plan_mumath(project, options: dict) -> ExportPlan:
     def chunks() -> Iterator[list[ExportRow]]:
         for questions in _chunked(problems, max(1, size // max(1, len(models)))):
             by_pair: dict[tuple[int, str], list[int]] = defaultdict(list)
-            items = exportable_items(project, options).filter(
-                completion__question_id__in=questions, completion__model_name__in=models
-            )
-            for item_id, question_id, model in items.order_by("id").values_list(
-                "id", "completion__question_id", "completion__model_name"
-            ):
-                by_pair[(question_id, model)].append(item_id)
+            pair_of = {pk: (question_id, model) for pk, question_id, model in Completion.objects.filter(
+                question_id__in=questions, model_name__in=models).values_list("pk", "question_id", "model_name")}
+            items = exportable_items(project, options).filter(subject_id__in=list(pair_of))
+            for item_id, subject_id in items.order_by("id").values_list("id", "subject_id"):
+                by_pair[pair_of[subject_id]].append(item_id)
             picked = [
                 pick_one(by_pair[(question_id, model)], seed, "solution", question_id, model)
                 for question_id in questions for model in models if by_pair.get((question_id, model))

@@ -1,4 +1,5 @@
-"""Proof-grading pages: the grading page of a task, the conflict page for adjudicators, competition leaderboards.
+"""Proof-grading pages (under /grading/): the grading page of a task, the conflict page for adjudicators,
+competition leaderboards.
 
 Proofs, statements, solutions and rubric texts are untrusted Markdown: they reach templates only through
 frontend.rendering.render_markdown. Scores are always computed on the server by grading.proof_services.
@@ -17,11 +18,12 @@ from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, Label
 from core import roles
-from frontend import views_dashboard
-from frontend.rendering import render_markdown
+from grading import proof_scoring, proof_selectors, proof_services
+from grading.models import Competition, Rubric
+from grading.proof_subject import PROOF_GRADE
 
-from . import proof_scoring, proof_selectors, proof_services
-from .models import Competition, Rubric
+from . import views_dashboard
+from .rendering import render_markdown
 
 
 def _rubric_view(rubric: Rubric) -> dict:
@@ -89,14 +91,15 @@ def _initial_choices(task_label: Label | None, rubric_view: dict) -> dict:
 @login_required
 def proof_home(request):
     user = request.user
-    grading_projects = [p for p in annotation_selectors.projects_for(user).filter(kind="proof_grade")]
-    conflicts = []
+    grading_projects = list(annotation_selectors.projects_for(user).filter(kind=PROOF_GRADE))
+    conflicts: list[Item] = []
     for project in grading_projects:
         if annotation_selectors.can_adjudicate(project, user):
             conflicts.extend(proof_selectors.proof_conflicts(project))
+    summaries = annotation_selectors.summaries(conflicts)
     return render(request, "grading/home.html", {
         "grading_projects": grading_projects,
-        "conflicts": conflicts,
+        "conflicts": [{"item": item, "summary": summaries[item.pk]} for item in conflicts],
         "competitions": proof_selectors.competitions() if roles.is_researcher(user) else [],
     })
 
@@ -104,7 +107,7 @@ def proof_home(request):
 @login_required
 @require_POST
 def next_proof_task(request, project_id: int):
-    project = get_object_or_404(AnnotationProject, pk=project_id, kind="proof_grade")
+    project = get_object_or_404(AnnotationProject, pk=project_id, kind=PROOF_GRADE)
     try:
         task = annotation_services.next_task(project, request.user)
     except annotation_services.WorkflowError as exc:
@@ -122,7 +125,7 @@ def grade_page(request, task_id: int):
     task = proof_selectors.own_proof_task(request.user, task_id)
     if task is None:
         raise Http404("No such grading task.")
-    submission = task.item.proof_submission
+    submission = proof_selectors.submission_of(task.item)
     problem = submission.problem
     label = Label.objects.filter(task=task).first()
     try:
@@ -203,8 +206,8 @@ def _grade_view(label_data: dict, rubrics: dict) -> dict:
 @login_required
 @require_http_methods(["GET", "POST"])
 def conflict_page(request, item_id: int):
-    item = get_object_or_404(Item.objects.select_related("project", "proof_submission__problem"),
-                             pk=item_id, proof_submission__isnull=False)
+    item = get_object_or_404(Item.objects.select_related("project"), pk=item_id, project__kind=PROOF_GRADE)
+    submission = proof_selectors.submission_of(item)
     if not annotation_selectors.can_review(item.project, request.user):
         raise Http404("No such proof.")
     can_decide = annotation_selectors.can_adjudicate(item.project, request.user)
@@ -224,16 +227,17 @@ def conflict_page(request, item_id: int):
             except annotation_services.WorkflowError as exc:
                 errors.extend(getattr(exc, "errors", None) or [str(exc)])
             else:
-                messages.success(request, f"Final score {score:g} recorded for proof {item.proof_submission.anonymous_id}.")
+                messages.success(request, f"Final score {score:g} recorded for proof {submission.anonymous_id}.")
                 return redirect("proof-conflict", item_id=item.pk)
-    review = proof_selectors.proof_item_review(item)
-    problem = item.proof_submission.problem
+    review = annotation_selectors.item_review(item)
+    problem = submission.problem
     return render(request, "grading/conflict.html", {
         "item": item,
+        "submission": submission,
         "review": review,
         "problem": problem,
         "statement_html": render_markdown(problem.statement),
-        "proof_html": render_markdown(item.proof_submission.text),
+        "proof_html": render_markdown(submission.text),
         "grades": [_grade_view(label, review["rubrics"]) for label in review["labels"]],
         "can_decide": can_decide and item.state == "needs_adjudication",
         "form": form,
@@ -267,7 +271,7 @@ def _leaderboard_context(competition: Competition) -> dict:
 
 def leaderboard_section(project: AnnotationProject) -> dict:
     """The project dashboard's leaderboard, for proof-grading projects (empty for the others)."""
-    if project.kind != AnnotationProject.Kind.PROOF_GRADE:
+    if project.kind != PROOF_GRADE:
         return {}
     competition = Competition.objects.filter(dataset_id=project.dataset_id).first()
     return _leaderboard_context(competition) if competition is not None else {}

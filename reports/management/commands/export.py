@@ -9,9 +9,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import AnnotationProject
-from verifybench import services
-from verifybench.exports import FILE_TYPES, export_format_names
-from verifybench.models import ExportJob
+from reports import services
+from reports.exports import FILE_TYPES, export_format_names
+from reports.models import ExportJob
 
 
 class Command(BaseCommand):

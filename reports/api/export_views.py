@@ -8,9 +8,9 @@ from rest_framework.response import Response
 
 from annotation.models import AnnotationProject
 from core.permissions import IsResearcherOrAdmin
-from verifybench import services
-from verifybench.exports import FILE_TYPES, export_format_names
-from verifybench.models import ExportJob
+from reports import services
+from reports.exports import FILE_TYPES, export_format_names
+from reports.models import ExportJob
 
 
 class ExportJobSerializer(serializers.ModelSerializer):

@@ -1,6 +1,7 @@
-"""Judgement kinds: what a label's value is, how values are validated, compared and combined.
+"""Label rules: what a label's value is, how values are validated, compared and combined.
 
-Pure module, no Django imports. The workflow engine is generic over these.
+Pure module, no Django imports. The workflow engine is generic over these; each subject kind (core.subjects) brings
+its own rules, defined by the app that owns the subject.
 """
 from __future__ import annotations
 
@@ -9,13 +10,6 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
-
-from core import taxonomy
-
-CORRECTNESS = "correctness"
-ANSWER_TYPE = "answer_type"
-PROOF_GRADE = "proof_grade"
-KIND_NAMES = (CORRECTNESS, ANSWER_TYPE, PROOF_GRADE)
 
 UNSUITABLE = "__unsuitable__"
 
@@ -37,7 +31,9 @@ class Vote:
         return UNSUITABLE if self.unsuitable else self.value
 
 
-class Kind:
+class LabelRules:
+    """The rules of one kind of label. Subclasses implement `clean`; the rest has equality defaults."""
+
     name: str
     numeric = False
 
@@ -62,49 +58,10 @@ class Kind:
         return str(value)
 
 
-class CorrectnessKind(Kind):
-    name = CORRECTNESS
-    ALIASES = {
-        True: True, False: False,
-        "correct": True, "incorrect": False, "true": True, "false": False,
-        "yes": True, "no": False, "1": True, "0": False, 1: True, 0: False,
-    }
+class ScoreRules(LabelRules):
+    """Values are numeric scores; two scores agree when they differ by at most the threshold."""
 
-    def clean(self, raw):
-        key = raw.strip().lower() if isinstance(raw, str) else raw
-        try:
-            return self.ALIASES[key]
-        except (KeyError, TypeError):  # TypeError: lists and objects are unhashable
-            pass
-        raise InvalidValue("value must be true (correct) or false (incorrect)")
-
-    def display(self, value):
-        return "Correct" if value else "Incorrect"
-
-
-class AnswerTypeKind(Kind):
-    name = ANSWER_TYPE
-
-    def clean(self, raw):
-        if not isinstance(raw, str):
-            raise InvalidValue("value must be an answer-type code such as 'A1'")
-        try:
-            parsed = taxonomy.parse_answer_type(raw)
-        except taxonomy.UnknownAnswerType as exc:
-            raise InvalidValue(str(exc)) from exc
-        if parsed is None:
-            raise InvalidValue("value must be an answer-type code such as 'A1'")
-        return parsed.code
-
-    def display(self, value):
-        answer_type = taxonomy.BY_CODE.get(value)
-        return f"{value} - {answer_type.name}" if answer_type else str(value)
-
-
-class ProofGradeKind(Kind):
-    """Values are scores; two scores agree when they differ by at most the threshold."""
-
-    name = PROOF_GRADE
+    name = "score"
     numeric = True
 
     def clean(self, raw):
@@ -139,13 +96,3 @@ class ProofGradeKind(Kind):
 
     def display(self, value):
         return f"{value:g}" if isinstance(value, (int, float)) else str(value)
-
-
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (CorrectnessKind(), AnswerTypeKind(), ProofGradeKind())}
-
-
-def get_kind(name: str) -> Kind:
-    try:
-        return KINDS[name]
-    except KeyError:
-        raise InvalidValue(f"unknown kind {name!r}") from None

@@ -33,7 +33,7 @@ from django.utils import timezone
 from annotation import selectors as annotation_selectors
 from annotation.models import AnnotationProject
 from core.jobs import protocol as jobs
-from verifybench.models import ExportJob
+from reports.models import ExportJob
 
 from .manifest import ManifestCounts, manifest_json, render_card
 from .registry import get_export_format

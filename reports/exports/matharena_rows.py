@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .proof_scoring import OVERALL_JUSTIFICATION, RubricSpec
+from grading.proof_scoring import OVERALL_JUSTIFICATION, RubricSpec
 
 JUDGE_SLOTS = 3
 FINAL_METHODS = {

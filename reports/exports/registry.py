@@ -2,9 +2,9 @@
 
 A format names its columns, the options it accepts and a `plan` function that reads the database and returns an
 ExportPlan: how many rows will be written, the parameters it resolved, any shortfall, and the rows in chunks.
-The built-in formats live in `verifybench.exports.builders`; other apps register theirs from AppConfig.ready():
+The built-in formats live in `reports.exports.builders`; other apps register theirs from AppConfig.ready():
 
-    from verifybench.exports import ExportFormat, register_export_format
+    from reports.exports import ExportFormat, register_export_format
     register_export_format(ExportFormat(name="matharena-proofs", columns=..., plan=..., ...))
 """
 from __future__ import annotations
@@ -125,7 +125,7 @@ class UnknownExportFormat(KeyError):
 
 
 _REGISTRY: dict[str, ExportFormat] = {}
-_BUILTINS = "verifybench.exports.builders"
+_BUILTINS = ("reports.exports.builders", "reports.exports.matharena_proofs")
 
 
 def register_export_format(export_format: ExportFormat, *, replace: bool = False) -> ExportFormat:
@@ -141,7 +141,8 @@ def unregister_export_format(name: str) -> None:
 
 
 def _load_builtins() -> None:
-    importlib.import_module(_BUILTINS)
+    for module in _BUILTINS:
+        importlib.import_module(module)
 
 
 def get_export_format(name: str) -> ExportFormat:

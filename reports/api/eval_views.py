@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from annotation.models import AnnotationProject
 from core.permissions import IsResearcherOrAdmin
-from verifybench import evaluation
+from reports import evaluation
 from verifybench.models import Dataset
 
 

@@ -1,0 +1,83 @@
+"""Queries behind the reports: final human labels, verdict statuses, and the samples of a dataset."""
+from __future__ import annotations
+
+from django.db.models import OuterRef, Subquery
+
+from annotation import workflow
+from annotation.models import AnnotationProject, Item
+from grading.models import Verdict, VerifierConfig
+from verifybench.label_rules import CORRECTNESS
+from verifybench.models import Completion
+
+
+def final_correctness_labels(project) -> list[dict]:
+    """The final human labels of a correctness project: one dict per resolved, non-excluded, non-gold item.
+
+    Keys: item_id, completion_id, question_id, model, answer_class (None when the question has none),
+    is_greedy and final_value (the item's stored final value, not yet checked).
+    """
+    items = Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
+    item_of = Item.objects.filter(project=project, subject_id=OuterRef("pk")).values("pk")[:1]
+    rows = (
+        Completion.objects.filter(pk__in=items.values("subject_id"))
+        .annotate(item_id=Subquery(item_of))
+        .order_by("item_id")
+        .values_list("item_id", "pk", "question_id", "model_name", "question__answer_class", "is_greedy")
+    )
+    finals = dict(items.values_list("subject_id", "final_value").iterator(chunk_size=5000))
+    return [
+        {
+            "item_id": item_id,
+            "completion_id": completion_id,
+            "question_id": question_id,
+            "model": model,
+            "answer_class": answer_class or None,
+            "is_greedy": is_greedy,
+            "final_value": finals[completion_id],
+        }
+        for item_id, completion_id, question_id, model, answer_class, is_greedy in rows.iterator(chunk_size=5000)
+    ]
+
+
+def verdict_statuses(verifier_ids, completion_ids=None, dataset=None) -> dict[int, dict[int, str]]:
+    """`{verifier_id: {completion_id: status}}` for the given verifiers, limited to some completions or a dataset."""
+    verdicts = Verdict.objects.filter(verifier_id__in=list(verifier_ids))
+    if completion_ids is not None:
+        verdicts = verdicts.filter(completion_id__in=list(completion_ids))
+    if dataset is not None:
+        verdicts = verdicts.filter(completion__question__dataset=dataset)
+    statuses: dict[int, dict[int, str]] = {verifier_id: {} for verifier_id in verifier_ids}
+    for verifier_id, completion_id, status in verdicts.values_list("verifier_id", "completion_id", "status").iterator():
+        statuses[verifier_id][completion_id] = status
+    return statuses
+
+
+def verifiers_with_verdicts_on_project(project) -> list:
+    """VerifierConfigs (by name) that judged at least one completion of the project's items."""
+    completions = Item.objects.filter(project=project).values("subject_id")
+    return list(VerifierConfig.objects.filter(verdicts__completion_id__in=completions).distinct().order_by("name"))
+
+
+def verifiers_with_verdicts_on_dataset(dataset) -> list:
+    """VerifierConfigs (by name) that judged at least one completion of the dataset."""
+    return list(
+        VerifierConfig.objects.filter(verdicts__completion__question__dataset=dataset).distinct().order_by("name")
+    )
+
+
+def correctness_projects_of_dataset(dataset) -> list:
+    """The dataset's correctness annotation projects, newest first."""
+    return list(AnnotationProject.objects.filter(dataset=dataset, kind=CORRECTNESS))
+
+
+def dataset_completion_samples(dataset) -> list[dict]:
+    """Every completion of a dataset as `{completion_id, question_id, model, is_greedy}`, in id order."""
+    rows = (
+        Completion.objects.filter(question__dataset=dataset)
+        .order_by("id")
+        .values_list("id", "question_id", "model_name", "is_greedy")
+    )
+    return [
+        {"completion_id": completion_id, "question_id": question_id, "model": model, "is_greedy": is_greedy}
+        for completion_id, question_id, model, is_greedy in rows.iterator()
+    ]

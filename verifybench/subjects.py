@@ -1,0 +1,160 @@
+"""The benchmark data's subject kinds: the correctness of a completion and the answer type of a question.
+
+Registered with `core.subjects` from VerifybenchConfig.ready(). What an annotator is shown is built here from the
+subject alone: the question, the reference answer, and the completion (with its model's name only when the project
+shows it). An imported prior label never appears, and in an answer-type project the imported answer type is left out,
+since it is the very label being asked for.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db.models import Prefetch
+
+from core import subjects
+from core.subjects import SubjectKind, ViewContext
+
+from .label_rules import ANSWER_TYPE, CORRECTNESS, AnswerTypeRules, CorrectnessRules
+from .models import Completion, Question, ReferenceAnswer
+
+_PRIMARY_FIRST = Prefetch("references", queryset=ReferenceAnswer.objects.order_by("-is_primary", "id"))
+
+
+def _reference(question: Question | None) -> dict:
+    reference = question.primary_reference if question is not None else None
+    if reference is None:
+        return {"final_answer": "", "solution": ""}
+    return {"final_answer": reference.final_answer, "solution": reference.solution}
+
+
+def _completion(completion_id: int) -> Completion:
+    return (
+        Completion.objects.select_related("question")
+        .prefetch_related(Prefetch("question__references", queryset=ReferenceAnswer.objects.order_by("-is_primary")))
+        .get(pk=completion_id)
+    )
+
+
+def _question(question_id: int) -> Question:
+    return Question.objects.prefetch_related(_PRIMARY_FIRST).get(pk=question_id)
+
+
+def _verdicts(context: ViewContext, subject_id: int) -> list[dict]:
+    return subjects.verdicts_for(context.kind, subject_id) if context.show_verdicts else []
+
+
+# -- correctness of a completion --------------------------------------------------------------------------------------
+
+
+def completion_ids_of(dataset_id: int, chosen: Sequence[int] | None) -> list[int]:
+    completions = Completion.objects.filter(question__dataset_id=dataset_id)
+    if chosen is not None:
+        completions = completions.filter(pk__in=list(chosen))
+    return list(completions.order_by("pk").values_list("pk", flat=True))
+
+
+def completion_answer_types(ids: Sequence[int]) -> dict[int, str]:
+    rows = Completion.objects.filter(pk__in=list(ids)).values_list("pk", "question__answer_type")
+    return {pk: answer_type or "" for pk, answer_type in rows.iterator(chunk_size=5000)}
+
+
+def completion_task_view(completion_id: int, context: ViewContext) -> dict:
+    completion = _completion(completion_id)
+    question = completion.question
+    shown = {"text": completion.text}
+    if context.show_model_names:
+        shown["model_name"] = completion.model_name
+    return {
+        "question": {"text": question.text, "answer_type": question.answer_type, "subject": question.subject},
+        "reference": _reference(question),
+        "completion": shown,
+        "my_label": context.my_label,
+        "verdicts": _verdicts(context, completion_id),
+    }
+
+
+def completion_review_view(completion_id: int, context: ViewContext) -> dict:
+    completion = _completion(completion_id)
+    question = completion.question
+    return {
+        "question": {"id": question.pk, "external_id": question.external_id, "text": question.text,
+                     "answer_type": question.answer_type},
+        "reference": _reference(question),
+        "completion": {"id": completion.pk, "external_id": completion.external_id, "text": completion.text,
+                       "model_name": completion.model_name},
+        "verdicts": _verdicts(context, completion_id),
+    }
+
+
+def completion_summaries(ids: Sequence[int]) -> dict[int, dict]:
+    rows = Completion.objects.filter(pk__in=list(ids)).values_list(
+        "pk", "external_id", "question__external_id", "question__text")
+    return {
+        pk: {"name": f"{question_external_id} / {external_id}", "question_external_id": question_external_id,
+             "title": question_text, "detail": external_id}
+        for pk, external_id, question_external_id, question_text in rows
+    }
+
+
+# -- answer type of a question ----------------------------------------------------------------------------------------
+
+
+def question_ids_of(dataset_id: int, chosen: Sequence[int] | None) -> list[int]:
+    questions = Question.objects.filter(dataset_id=dataset_id)
+    if chosen is not None:
+        questions = questions.filter(pk__in=list(chosen))
+    return list(questions.order_by("pk").values_list("pk", flat=True))
+
+
+def question_answer_types(ids: Sequence[int]) -> dict[int, str]:
+    rows = Question.objects.filter(pk__in=list(ids)).values_list("pk", "answer_type")
+    return {pk: answer_type or "" for pk, answer_type in rows.iterator(chunk_size=5000)}
+
+
+def question_task_view(question_id: int, context: ViewContext) -> dict:
+    question = _question(question_id)
+    return {
+        "question": {"text": question.text, "answer_type": "", "subject": question.subject},
+        "reference": _reference(question),
+        "completion": None,
+        "my_label": context.my_label,
+        "verdicts": [],
+    }
+
+
+def question_review_view(question_id: int, context: ViewContext) -> dict:
+    question = _question(question_id)
+    return {
+        "question": {"id": question.pk, "external_id": question.external_id, "text": question.text,
+                     "answer_type": question.answer_type},
+        "reference": _reference(question),
+        "completion": None,
+        "verdicts": [],
+    }
+
+
+def question_summaries(ids: Sequence[int]) -> dict[int, dict]:
+    rows = Question.objects.filter(pk__in=list(ids)).values_list("pk", "external_id", "text")
+    return {
+        pk: {"name": external_id, "question_external_id": external_id, "title": text, "detail": "question only"}
+        for pk, external_id, text in rows
+    }
+
+
+CORRECTNESS_KIND = SubjectKind(
+    name=CORRECTNESS, title="Correctness", rules=CorrectnessRules(), subject_ids=completion_ids_of,
+    answer_types=completion_answer_types, task_view=completion_task_view, review_view=completion_review_view,
+    summaries=completion_summaries, load=lambda pk: Completion.objects.select_related("question").get(pk=pk),
+    extra={"form_title": "Correctness of each completion", "subject": "completion"},
+)
+ANSWER_TYPE_KIND = SubjectKind(
+    name=ANSWER_TYPE, title="Answer type", rules=AnswerTypeRules(), subject_ids=question_ids_of,
+    answer_types=question_answer_types, task_view=question_task_view, review_view=question_review_view,
+    summaries=question_summaries, load=lambda pk: Question.objects.get(pk=pk),
+    extra={"form_title": "Answer type of each question", "subject": "question"},
+)
+
+
+def register() -> None:
+    subjects.register(CORRECTNESS_KIND)
+    subjects.register(ANSWER_TYPE_KIND)
