@@ -2,19 +2,23 @@
 
 Pure functions with no Django imports. `final_answer_span` returns character offsets into the
 raw text so a reader can highlight the answer; `extract_final_answer` returns the cleaned text.
+
+Every function here runs in time linear in the length of the text (one pass to match braces, regular
+expressions without nested quantifiers over unbounded text, and fixed-size windows for the
+fallbacks), so extraction stays cheap on long or adversarial completions.
 """
 from __future__ import annotations
 
 import re
 
-_BOX_COMMANDS = ("\\boxed", "\\fbox")
+_BOX_OPENER = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 # Phrases that introduce a final answer, strongest first. Each captures the rest of the line.
 _ANSWER_PHRASES: tuple[re.Pattern[str], ...] = (
     re.compile(r"final\s+answer\s*(?:is|:)?\s*[:：]?\s*", re.IGNORECASE),
     re.compile(r"\*\*\s*(?:final\s+)?answer\s*[:：]?\s*\*\*\s*[:：]?\s*", re.IGNORECASE),
-    re.compile(r"(?:^|\n)\s*#*\s*answer\s*[:：]\s*", re.IGNORECASE),
-    re.compile(r"the\s+(?:correct\s+)?(?:answer|option|choice)\s+is\s*[:：]?\s*", re.IGNORECASE),
+    re.compile(r"(?:^|\n)[ \t]*#*[ \t]*answer[ \t]*[:：][ \t]*", re.IGNORECASE),
+    re.compile(r"the\s+(?:correct\s+)?(?:answer|option|choice)\s+(?:is|would\s+be|should\s+be)\s*[:：]?\s*", re.IGNORECASE),
     re.compile(r"the\s+(?:final\s+)?result\s+is\s*[:：]?\s*", re.IGNORECASE),
     re.compile(r"(?:answer|result)\s*[:：]\s*", re.IGNORECASE),
 )
@@ -23,55 +27,78 @@ _ANSWER_PHRASES: tuple[re.Pattern[str], ...] = (
 # ("A first pass gives \\boxed{7}. ... Answer: $8$").
 _EXPLICIT_PHRASES = _ANSWER_PHRASES[:3]
 
-# A closing sentence that states the result in one piece of inline math: "So there are $28$ handshakes."
-_CONCLUDING_SENTENCE = re.compile(
-    r"\s*(?:so|hence|thus|therefore|consequently|this gives|which gives)\b[^$\n]*\$([^$\n]+)\$[^$\n]*$",
+_TRAILING_CHOICE = re.compile(r"(?:^|[\s:*])\(?\**([A-J])\**\)?[.)]?[ \t*.]*$")
+_CHOICE_STATEMENT = re.compile(r"(?:option|choice)\s*\(?\**([A-J])\b\**\)?", re.IGNORECASE)
+
+# Closing remarks that follow an answer and are not part of it.
+_CLOSING_REMARK = re.compile(
+    r"(?:I\s+hope\s+(?:it|this|that)\s+(?:is|was)\s+(?:correct|right|helpful)|I\s+apologi[sz]e|let\s+me\s+know|feel\s+free|"
+    r"thank\s+you|hope\s+this\s+helps|please\s+(?:let|feel|check)|note\s*:|<\|[a-z_]+\|>|</?s>|</?think>)",
     re.IGNORECASE,
 )
+_CHAT_TOKENS = re.compile(r"<\|[a-z_]+\|>\s*(?:user|assistant|system)?|</?s>", re.IGNORECASE)
 
-_TRAILING_CHOICE = re.compile(
-    r"(?:^|[\s:*])\(?\**([A-J])\**\)?[.)]?\s*\**\s*\.?\s*$",
-)
-_CHOICE_STATEMENT = re.compile(
-    r"(?:option|choice)\s*\(?\**([A-J])\b\**\)?",
+# Words that show the last sentence is not a plain statement of the result.
+_DOUBT = re.compile(
+    r"\b(?:not|isn't|wrong|incorrect|mistake|error|wait|however|but|check|verify|suppose|assume|if|unless|maybe|perhaps|possibly)\b",
     re.IGNORECASE,
 )
+_COPULA = re.compile(r"\b(?:is|are|was|were|equals?|be|gives?|get|obtain|becomes?|yields?|to)\b|=|:", re.IGNORECASE)
 
-_SENTENCE_END = re.compile(r"(?<![0-9\\])\.(?=\s|$)(?![^$]*\$[^$]*$)")
+# Inline or display math, or a number written out (thousands separators, decimals, fractions, percent).
+_MATH_CHUNK = re.compile(
+    r"\$\$(?P<dd>[^$]{1,2000}?)\$\$|\$(?P<d>[^$\n]{1,1000})\$|\\\((?P<p>.{1,1000}?)\\\)|\\\[(?P<b>.{1,2000}?)\\\]",
+    re.DOTALL,
+)
+_NUMBER_TOKEN = re.compile(
+    r"(?<![\w.])[-+−]?(?:\d{1,3}(?:(?:,|\{,\}|,\\!|\\,| )\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:\s*/\s*\d+)?\s*(?:%|\\%|percent\b)?"
+)
+
+_FALLBACK_WINDOW = 600
 
 
-def _matching_brace(text: str, open_index: int) -> int | None:
-    """Index of the `}` closing the `{` at open_index, honouring escaped braces."""
-    depth = 0
-    index = open_index
-    while index < len(text):
+def _brace_partners(text: str) -> dict[int, int]:
+    """Index of each `{` -> index of its matching `}`, for every balanced pair, in one pass."""
+    partners: dict[int, int] = {}
+    stack: list[int] = []
+    index, length = 0, len(text)
+    while index < length:
         char = text[index]
-        if char == "\\" and index + 1 < len(text) and text[index + 1] in "{}":
+        if char == "\\" and index + 1 < length and text[index + 1] in "{}":
             index += 2
             continue
         if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return index
+            stack.append(index)
+        elif char == "}" and stack:
+            partners[stack.pop()] = index
         index += 1
-    return None
+    return partners
+
+
+def _box_scan(text: str) -> tuple[list[tuple[int, int]], bool]:
+    """(spans of the contents of every complete box in order, whether an unclosed box remains)."""
+    if "\\boxed" not in text and "\\fbox" not in text:
+        return [], False
+    partners = _brace_partners(text)
+    spans: list[tuple[int, int]] = []
+    unclosed = False
+    for match in _BOX_OPENER.finditer(text):
+        open_index = match.end() - 1
+        close_index = partners.get(open_index)
+        if close_index is None:
+            unclosed = True
+        else:
+            spans.append((open_index + 1, close_index))
+    # A bare `\boxed 5` (no braces) is legal TeX and appears in some outputs.
+    for match in re.finditer(r"\\boxed[ \t]+([^\s{$\\][^\s$]*)", text):
+        spans.append((match.start(1), match.end(1)))
+    spans.sort()
+    return spans, unclosed
 
 
 def boxed_spans(text: str) -> list[tuple[int, int]]:
     """Spans of the contents of every complete `\\boxed{...}` / `\\fbox{...}`, in order of appearance."""
-    spans: list[tuple[int, int]] = []
-    for match in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
-        open_index = match.end() - 1
-        close_index = _matching_brace(text, open_index)
-        if close_index is not None:
-            spans.append((open_index + 1, close_index))
-    # A bare `\boxed 5` (no braces) is legal TeX and appears in some outputs.
-    for match in re.finditer(r"\\boxed\s+([^\s{$\\][^\s$]*)", text):
-        spans.append((match.start(1), match.end(1)))
-    spans.sort()
-    return spans
+    return _box_scan(text)[0]
 
 
 def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -87,45 +114,124 @@ def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     """Shrink a span past surrounding whitespace, math delimiters, bold markers and final punctuation."""
     strip_chars = " \t\r\n*$`"
-    while start < end and text[start] in strip_chars:
-        start += 1
-    while end > start and text[end - 1] in strip_chars + ".;,":
-        end -= 1
-    for opener, closer in (("\\(", "\\)"), ("\\[", "\\]")):
-        if text.startswith(opener, start) and text[start:end].endswith(closer):
-            start, end = start + len(opener), end - len(closer)
-            while start < end and text[start] in strip_chars:
-                start += 1
-            while end > start and text[end - 1] in strip_chars + ".;,":
-                end -= 1
+    for _ in range(4):
+        before = (start, end)
+        while start < end and text[start] in strip_chars:
+            start += 1
+        while end > start and text[end - 1] in strip_chars + ".;,":
+            end -= 1
+        for opener, closer in (("\\(", "\\)"), ("\\[", "\\]")):
+            if text.startswith(opener, start) and text.startswith(closer, end - len(closer)) and end - start >= len(opener) + len(closer):
+                start, end = start + len(opener), end - len(closer)
+        if (start, end) == before:
+            break
     if start >= end:
         return None
     return start, end
 
 
-def _phrase_span(text: str, patterns: tuple[re.Pattern[str], ...] = _ANSWER_PHRASES, after: int = 0) -> tuple[int, int] | None:
-    """The text after the last answer-introducing phrase, up to the end of its line or sentence."""
-    for pattern in patterns:
-        matches = [match for match in pattern.finditer(text) if match.start() >= after]
-        if not matches:
+def _sentence_end(text: str, start: int, limit: int) -> int:
+    """End of the answer that starts at `start`: the first sentence end ('. ', '! ', '? ' or the line
+    end) outside math and braces, or a closing remark, whichever comes first."""
+    depth = 0
+    in_dollar = False
+    index = start
+    while index < limit:
+        char = text[index]
+        if char == "\\" and index + 1 < limit:
+            nxt = text[index + 1]
+            if nxt == "(" or nxt == "[":
+                depth += 1
+            elif nxt == ")" or nxt == "]":
+                depth = max(0, depth - 1)
+            index += 2
             continue
-        match = matches[-1]
+        if char == "$":
+            in_dollar = not in_dollar
+        elif char in "{([":
+            depth += 1
+        elif char in "})]":
+            depth = max(0, depth - 1)
+        elif char in ".!?" and not in_dollar and depth == 0:
+            following = text[index + 1: index + 2]
+            if following == "" or following.isspace():
+                return index
+        elif char == "<" and text.startswith("<|", index):
+            return index
+        index += 1
+    return limit
+
+
+_LEAD_IN = re.compile(r"^(?:that\s+|then\s+|therefore,?\s+|thus,?\s+|so,?\s+)", re.IGNORECASE)
+
+
+def _answer_in_sentence(text: str, start: int, end: int) -> tuple[int, int]:
+    """Narrow "The largest $n$ is 34" to "34": when the answer phrase is followed by a sentence in
+    words, keep what follows its last verb ("is", "are", "=", ...) at the top level."""
+    segment = text[start:end]
+    if not re.match(r"\s*[A-Za-z]{2,}", segment) or re.match(r"\s*\\", segment):
+        return start, end
+    words = re.findall(r"[A-Za-z]{2,}", re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\[a-zA-Z]+(?:\{[^{}]*\})?", " ", segment))
+    if len(words) < 2:
+        return start, end
+    last = None
+    in_dollar = False
+    depth = 0
+    for index, char in enumerate(segment):
+        if char == "$":
+            in_dollar = not in_dollar
+        elif char in "{([":
+            depth += 1
+        elif char in "})]":
+            depth = max(0, depth - 1)
+        if in_dollar or depth:
+            continue
+        if char == "=" or (char.isalpha() and (index == 0 or not segment[index - 1].isalpha())):
+            match = _COPULA.match(segment, index)
+            if match:
+                last = match.end()
+    if last is None:
+        return start, end
+    rest = segment[last:]
+    if not rest.strip() or not re.search(r"[\d$\\(\[]|\b[A-Za-z]\b", rest):
+        return start, end
+    return start + last, end
+
+
+def _phrase_span(text: str, patterns: tuple[re.Pattern[str], ...] = _ANSWER_PHRASES, after: int = 0) -> tuple[int, int] | None:
+    """The answer after the last answer-introducing phrase, up to the end of its sentence."""
+    for pattern in patterns:
+        match = None
+        for candidate in pattern.finditer(text, after):
+            match = candidate
+        if match is None:
+            continue
         start = match.end()
         line_end = text.find("\n", start)
         if line_end == -1:
             line_end = len(text)
         # An answer on the following line: "**Answer:**\n\n$x = 2$".
         if not text[start:line_end].strip():
-            following = re.compile(r"\s*\n\s*(\S[^\n]*)").match(text, start)
+            following = re.compile(r"[ \t\r]*\n\s*(\S[^\n]*)").match(text, start)
             if following is None:
                 continue
             start, line_end = following.start(1), following.end(1)
-        segment = text[start:line_end]
-        sentence_end = _SENTENCE_END.search(segment)
-        end = start + sentence_end.start() if sentence_end else line_end
+        # Display math opened on this line runs on to its closing delimiter.
+        for opener, closer in (("\\[", "\\]"), ("$$", "$$")):
+            head = text[start:line_end].lstrip()
+            if head.startswith(opener) and closer not in head[len(opener):]:
+                close = text.find(closer, start + len(opener) + (len(text[start:line_end]) - len(head)), start + 4000)
+                if close != -1:
+                    line_end = close + len(closer)
+        end = _sentence_end(text, start, line_end)
+        remark = _CLOSING_REMARK.search(text, start, end)
+        if remark:
+            end = remark.start()
         span = _trim_span(text, start, end)
-        if span is not None:
-            return span
+        if span is None:
+            continue
+        narrowed = _trim_span(text, *_answer_in_sentence(text, *span))
+        return narrowed or span
     return None
 
 
@@ -134,9 +240,9 @@ def _choice_span(text: str) -> tuple[int, int] | None:
     tail = text[tail_start:]
     last_line_start = tail.rstrip().rfind("\n") + 1
     last_line = tail[last_line_start:].rstrip()
-    match = _TRAILING_CHOICE.search(last_line)
+    match = _TRAILING_CHOICE.search(last_line[-40:])
     if match:
-        offset = tail_start + last_line_start
+        offset = tail_start + last_line_start + max(0, len(last_line) - 40)
         return offset + match.start(1), offset + match.end(1)
     statements = list(_CHOICE_STATEMENT.finditer(tail))
     if statements:
@@ -145,16 +251,107 @@ def _choice_span(text: str) -> tuple[int, int] | None:
     return None
 
 
+def _strip_closing(text: str, start: int, end: int) -> int:
+    """End of the text once trailing chat tokens and closing remarks ("I hope it is correct.") are cut."""
+    for _ in range(6):
+        window_start = max(start, end - _FALLBACK_WINDOW)
+        window = text[window_start:end]
+        stripped = window.rstrip()
+        if not stripped:
+            return window_start
+        token = _CHAT_TOKENS.search(stripped[-40:] if len(stripped) > 40 else stripped)
+        if token and (len(stripped) <= 40 or token.end() == len(stripped[-40:])) and stripped.endswith(token.group(0)):
+            end = window_start + len(stripped) - len(token.group(0))
+            continue
+        # The last sentence, if it is a closing remark.
+        cut = max(stripped.rfind(". ", 0, len(stripped) - 1), stripped.rfind("\n", 0, len(stripped) - 1))
+        last_sentence = stripped[cut + 1:]
+        if _CLOSING_REMARK.search(last_sentence) and not _MATH_CHUNK.search(last_sentence):
+            end = window_start + cut + 1
+            continue
+        return window_start + len(stripped)
+    return end
+
+
+def _last_math_span(text: str) -> tuple[int, int] | None:
+    """Fallback for a completion with no box and no answer phrase: the mathematical expression its
+    last sentence states ("We find that $x < 3$.", "the volume is 120."), or the whole text when
+    it is nothing but an answer ("$[0,1)$", "7,425,000").
+
+    A last sentence that doubts or negates ("not", "wait", "if") or names several candidates
+    joined by "or" gives no answer."""
+    start = text.rfind("</think>")
+    start = 0 if start == -1 else start + len("</think>")
+    end = _strip_closing(text, start, len(text))
+    window_start = max(start, end - _FALLBACK_WINDOW)
+    window = text[window_start:end]
+    if not window.strip():
+        return None
+    # The whole (short) text is an answer by itself.
+    if window_start == start and len(window.strip()) <= 120 and "\n\n" not in window.strip():
+        bare = window.strip()
+        letters = re.sub(r"\\[a-zA-Z]+|\$|\\\(|\\\)|\\\[|\\\]|\b[a-zA-Z]\b|\b(?:and|or|pct|percent|percentage|cm|m|km|units?)\b", " ", bare)
+        if not re.search(r"[A-Za-z]{2,}", letters):
+            offset = window.index(bare)
+            return _trim_span(text, window_start + offset, window_start + offset + len(bare))
+    # Otherwise the last sentence (or line).
+    body = window.rstrip()
+    cut = -1
+    for index in range(len(body) - 2, -1, -1):
+        char = body[index]
+        if char == "\n" and body[index + 1:].strip():
+            cut = index
+            break
+        if char in ".!?" and body[index + 1].isspace() and not _inside_math(body, index):
+            cut = index
+            break
+    sentence_start = window_start + cut + 1
+    sentence = text[sentence_start:window_start + len(body)]
+    if _DOUBT.search(re.sub(r"\$[^$]*\$", " ", sentence)):
+        return None
+    chunks = [(m.start(), m.end()) for m in _MATH_CHUNK.finditer(sentence)]
+    if not chunks:
+        chunks = [(m.start(), m.end()) for m in _NUMBER_TOKEN.finditer(sentence) if re.search(r"\d", m.group(0))]
+    if not chunks:
+        return None
+    between = sentence[chunks[0][1]: chunks[-1][0]] if len(chunks) > 1 else ""
+    if re.search(r"\bor\b", between):
+        # Several candidates: hand them all over so the caller sees the hedge.
+        return sentence_start + chunks[0][0], sentence_start + chunks[-1][1]
+    # Prefer the first expression after the sentence's last verb ("there are 12 ... in the 3 cases").
+    verb = None
+    for match in _COPULA.finditer(re.sub(r"\$[^$]*\$", lambda m: " " * len(m.group(0)), sentence)):
+        if match.group(0) in (":",):
+            continue
+        verb = match.end()
+    chosen = chunks[-1]
+    if verb is not None:
+        after = [chunk for chunk in chunks if chunk[0] >= verb]
+        if after:
+            chosen = after[0]
+            # "... is $12 $ and $13 $" : a list after the verb.
+            if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&)?[\s,]*", sentence[after[0][1]:after[1][0]]):
+                chosen = (after[0][0], after[-1][1])
+    return _trim_span(text, sentence_start + chosen[0], sentence_start + chosen[1])
+
+
+def _inside_math(text: str, index: int) -> bool:
+    return text.count("$", 0, index) % 2 == 1 if "$" in text else False
+
+
 def final_answer_span(text: str) -> tuple[int, int] | None:
     """Character span [start, end) in `text` of its final answer, or None when none is found.
 
     Order of preference: the last `\\boxed{}`/`\\fbox{}` (contents, braces matched), then the last
-    answer phrase ("Final answer: ...", "**Answer:** ...", "The answer is ..."), then a trailing
-    choice letter ("(B)" on the last line, "option C").
+    answer phrase ("Final answer: ...", "**Answer:** ...", "The answer is ..."), then the math of a
+    concluding last sentence or a text that is only an answer, then a trailing choice letter ("(B)"
+    on the last line, "option C"). A box left open (a truncated completion) gives no answer unless an
+    answer phrase follows it.
     """
     if not text:
         return None
-    spans = _outermost(boxed_spans(text))
+    spans, unclosed = _box_scan(text)
+    spans = _outermost(spans)
     if spans:
         start, end = spans[-1]
         later = _phrase_span(text, _EXPLICIT_PHRASES, after=end + 1)
@@ -165,25 +362,40 @@ def final_answer_span(text: str) -> tuple[int, int] | None:
     phrase = _phrase_span(text)
     if phrase is not None:
         return phrase
-    concluding = _concluding_span(text)
-    if concluding is not None:
-        return concluding
-    return _choice_span(text)
-
-
-def _concluding_span(text: str) -> tuple[int, int] | None:
-    """The inline math of a last line such as "Hence the total is $16$ items." (one math piece only)."""
-    stripped = text.rstrip()
-    line_start = stripped.rfind("\n") + 1
-    match = _CONCLUDING_SENTENCE.match(stripped, line_start)
-    if match is None:
+    if unclosed:
         return None
-    return _trim_span(text, match.start(1), match.end(1))
+    choice = _choice_span(text)
+    fallback = _last_math_span(text)
+    if choice is not None and (fallback is None or choice[0] >= fallback[0]):
+        return choice
+    return fallback
 
 
 def all_boxed_answers(text: str) -> list[str]:
     """Contents of every outermost boxed answer in order (some solutions box each part)."""
     return [text[start:end].strip() for start, end in _outermost(boxed_spans(text))]
+
+
+_BOX_GAP_CONNECTOR = re.compile(r"\\(?:quad|qquad|text|mathrm|,|;|:|!)|\b(?:and|or)\b|[$,;&.()\\\[\]{}\s]")
+
+
+def boxed_group(text: str, *, max_words: int = 4) -> list[str]:
+    """The contents of the last run of boxes separated only by punctuation, "and"/"or", spacing and at
+    most `max_words` other words ("\\boxed{1} and \\boxed{-2}", "\\boxed{1} papers and \\boxed{2} bins")."""
+    spans = _outermost(boxed_spans(text))
+    if not spans:
+        return []
+    group = [spans[-1]]
+    for previous in reversed(spans[:-1]):
+        gap = text[previous[1] + 1: group[0][0]]
+        gap = re.sub(r"\\(?:boxed|fbox)\s*\{?$", "", gap.rstrip())
+        if len(gap) > 80 or "\n\n" in gap:
+            break
+        words = [word for word in _BOX_GAP_CONNECTOR.sub(" ", gap).split() if word]
+        if len(words) > max_words:
+            break
+        group.insert(0, previous)
+    return [text[start:end].strip() for start, end in group]
 
 
 def extract_final_answer(text: str) -> str | None:
