@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import threading
+import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from grading.answercheck.core import (
@@ -14,6 +16,7 @@ from grading.answercheck.core import (
     reference_final_answer,
     resolve_answer_type,
 )
+from grading.answercheck.deadline import DeadlineExceeded, run_with_deadline
 from grading.answercheck.extract import extract_final_answer
 from grading.answercheck.verdict import INCONCLUSIVE, Comparison, Verdict
 
@@ -43,6 +46,8 @@ class _Prepared:
     code: str | None
     detected: bool
     extracted: str | None
+    seconds: float = 0.0
+    timed_out: bool = False
 
 
 @lru_cache(maxsize=65536)
@@ -68,12 +73,25 @@ def _decide_key(key: tuple, timeout: float) -> Comparison:
     return decide(extracted, reference_answer, code, question, timeout)
 
 
-def _decide_many(keys: list[tuple], timeout: float) -> list[Comparison]:
-    return [_decide_key(key, timeout) for key in keys]
+def _decide_many(keys: list[tuple], budgets: list[float]) -> list[Comparison]:
+    return [_decide_key(key, budget) for key, budget in zip(keys, budgets)]
 
 
-def _prepare_many(items: list[BatchItem]) -> list[_Prepared]:
-    return [_prepare(item) for item in items]
+def _prepare_timed(item: BatchItem, timeout: float) -> _Prepared:
+    """_prepare under the item's deadline (extraction is linear, but nothing runs unbounded)."""
+    started = time.monotonic()
+    try:
+        if threading.current_thread() is threading.main_thread():
+            ready = run_with_deadline(_prepare, item, timeout=timeout)
+        else:
+            ready = _prepare(item)
+    except DeadlineExceeded:
+        return _Prepared(None, None, False, None, timeout, True)
+    return replace(ready, seconds=time.monotonic() - started)
+
+
+def _prepare_many(items: list[BatchItem], timeout: float) -> list[_Prepared]:
+    return [_prepare_timed(item, timeout) for item in items]
 
 
 def _chunks(values: list, size: int) -> list[list]:
@@ -96,21 +114,25 @@ def verify_batch(
     pool = multiprocessing.get_context("forkserver").Pool(workers) if workers > 1 and len(batch) > chunk_size else None
     try:
         if pool is not None:
-            prepared = [p for part in pool.imap(_prepare_many, _chunks(batch, chunk_size)) for p in part]
+            prepared = [p for part in pool.starmap(_prepare_many, [(chunk, timeout) for chunk in _chunks(batch, chunk_size)]) for p in part]
         else:
-            prepared = _prepare_many(batch)
-        keys: dict[tuple, None] = {}
+            prepared = _prepare_many(batch, timeout)
+        # Each distinct comparison gets what is left of the deadline after the slowest extraction
+        # among the items that share it.
+        keys: dict[tuple, float] = {}
         for item, ready in zip(batch, prepared):
             if ready.code is not None and ready.extracted is not None:
-                keys.setdefault(_key(item, ready), None)
+                key = _key(item, ready)
+                keys[key] = max(keys.get(key, 0.0), ready.seconds)
         # Grouping by reference keeps each worker's parse cache warm.
         distinct = sorted(keys, key=lambda key: (key[2], key[1], key[0], key[3] or ""))
+        budgets = [max(0.01, timeout - keys[key]) for key in distinct]
         if pool is not None and len(distinct) > chunk_size:
             size = max(1, min(chunk_size, len(distinct) // (workers * 8) or 1))
-            parts = pool.starmap(_decide_many, [(part, timeout) for part in _chunks(distinct, size)])
+            parts = pool.starmap(_decide_many, [(part, budget) for part, budget in zip(_chunks(distinct, size), _chunks(budgets, size))])
             outcomes = [outcome for part in parts for outcome in part]
         else:
-            outcomes = _decide_many(distinct, timeout)
+            outcomes = _decide_many(distinct, budgets)
     finally:
         if pool is not None:
             pool.close()
@@ -124,6 +146,8 @@ def _key(item: BatchItem, ready: _Prepared) -> tuple:
 
 
 def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]) -> Verdict:
+    if ready.timed_out:
+        return Verdict(INCONCLUSIVE, None, None, None, "verification timed out while reading the answers")
     if ready.reference_answer is None:
         return Verdict(INCONCLUSIVE, ready.extracted, None, None, "no final answer in the reference")
     type_note = f"{ready.code} ({'detected' if ready.detected else 'given'})"

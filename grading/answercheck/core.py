@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import math
 import re
+import time
 
 from core.taxonomy import UnknownAnswerType, parse_answer_type
 from grading.answercheck import choices, compare, strings
-from grading.answercheck.deadline import ChildProcessFailed, DeadlineExceeded, run_with_deadline
+from grading.answercheck.deadline import ChildProcessFailed, DeadlineExceeded, remaining_budget, run_with_deadline
 from grading.answercheck.detect import detect_answer_type
 from grading.answercheck.extract import all_boxed_answers, boxed_spans, extract_final_answer, final_answer_span
 from grading.answercheck.normalize import clean_latex, plain_text
@@ -237,19 +238,36 @@ def verify(
 
     `answer_type` accepts the paper codes ("A1") and the public spellings ("C4 - Finite state
     selection"); when missing it is detected from the reference. `question` lets choice answers
-    given as option text be mapped to letters.
+    given as option text be mapped to letters. Everything, extraction included, runs under one
+    deadline of `timeout` seconds.
     """
-    reference_answer = reference_final_answer(reference or "", reference_is_solution=reference_is_solution)
+    started = time.monotonic()
+    try:
+        return run_with_deadline(
+            _verify_within, completion or "", reference or "", answer_type, question, reference_is_solution, timeout, started,
+            timeout=timeout,
+        )
+    except DeadlineExceeded as error:
+        return Verdict(INCONCLUSIVE, None, None, None, f"verification timed out ({error})")
+    except ChildProcessFailed as error:
+        return Verdict(INCONCLUSIVE, None, None, None, f"verification failed ({error})")
+
+
+def _verify_within(
+    completion: str, reference: str, answer_type: str | None, question: str | None, reference_is_solution: bool,
+    timeout: float, started: float,
+) -> Verdict:
+    reference_answer = reference_final_answer(reference, reference_is_solution=reference_is_solution)
     if reference_answer is None:
-        return Verdict(INCONCLUSIVE, extract_final_answer(completion or ""), None, None, "no final answer in the reference")
+        return Verdict(INCONCLUSIVE, extract_final_answer(completion), None, None, "no final answer in the reference")
     code, detected = resolve_answer_type(answer_type, reference_answer, question)
-    extracted = completion_final_answer(completion or "", code)
+    extracted = completion_final_answer(completion, code)
     type_note = f"{code} ({'detected' if detected else 'given'})"
     if extracted is None:
         return Verdict(INCONCLUSIVE, None, reference_answer, code, f"no final answer found in the completion; type {type_note}")
     if hedged(extracted):
         return Verdict(INCONCLUSIVE, extracted, reference_answer, code, f"the completion offers several candidate answers ({extracted!r}); type {type_note}")
-    comparison = decide(extracted, reference_answer, code, question_for_comparison(code, question), timeout)
+    comparison = decide(extracted, reference_answer, code, question_for_comparison(code, question), remaining_budget(started, timeout))
     explanation = (
         f"extracted {extracted!r} from the completion and {reference_answer!r} from the reference; "
         f"compared as {type_note}: {comparison.explanation}"

@@ -9,33 +9,66 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import threading
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
 
-class DeadlineExceeded(Exception):
-    pass
+class DeadlineExceeded(BaseException):
+    """The time limit ran out.
+
+    A BaseException, not an Exception: parsers and sympy catch Exception in many places (a failed
+    parse is retried another way), and a timeout caught there would be taken for a parse failure
+    and the work would go on past the limit.
+    """
 
 
 class ChildProcessFailed(Exception):
     pass
 
 
+# After the first interruption the timer keeps firing at this interval until the deadline is left,
+# so code that swallows the first DeadlineExceeded (a bare `except:`) is interrupted again.
+_REFIRE_SECONDS = 0.05
+
+
 @contextmanager
 def _alarm(seconds: float):
+    armed = {"on": True}
+    started = time.monotonic()
+
     def on_alarm(signum, frame):
-        raise DeadlineExceeded(f"gave up after {seconds:g} s")
+        if armed["on"]:
+            raise DeadlineExceeded(f"gave up after {seconds:g} s")
 
     previous_handler = signal.signal(signal.SIGALRM, on_alarm)
-    previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, seconds, _REFIRE_SECONDS)
+    if previous_delay and previous_delay < seconds:
+        # Nested inside an earlier deadline that ends first: that one still rules.
+        signal.setitimer(signal.ITIMER_REAL, previous_delay, _REFIRE_SECONDS)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous_handler)
-        if previous_delay:
-            signal.setitimer(signal.ITIMER_REAL, previous_delay, previous_interval)
+        # Leaving must not itself be interrupted: disarm first, and should a late signal still
+        # raise while doing so, start again (the handler no longer raises once "on" is False).
+        while True:
+            try:
+                armed["on"] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous_handler)
+                if previous_delay:
+                    left = max(0.001, previous_delay - (time.monotonic() - started))
+                    signal.setitimer(signal.ITIMER_REAL, left, previous_interval)
+                break
+            except DeadlineExceeded:
+                continue
+
+
+def remaining_budget(started: float, timeout: float) -> float:
+    """Seconds left of `timeout` counted from `started` (time.monotonic()); never below a floor
+    that still lets a trivial comparison finish."""
+    return max(0.01, timeout - (time.monotonic() - started))
 
 
 def _child_loop(connection) -> None:

@@ -42,18 +42,96 @@ class TooExpensive(ValueError):
     """The answer would take unbounded time or memory to evaluate symbolically."""
 
 
+MAX_NESTING = 40
+MAX_BINOMIAL_ARGUMENT = 10_000
+MAX_FACTORIAL_ARGUMENT = 500
+_BINOMIAL = re.compile(r"\\[dt]?binom|\\choose|\\operatorname\{C\}|\bC\s*\(|\bnCr\b")
+_INTEGER = re.compile(r"\d+")
+_GROUP_FACTORIAL = re.compile(r"[)}\]]\s*!")
+
+
+def _group_before(text: str, close_index: int) -> str:
+    """The bracketed group ending at `close_index` ("(10^{5})" before a "!")."""
+    closer = text[close_index]
+    opener = {")": "(", "}": "{", "]": "["}[closer]
+    depth = 0
+    for index in range(close_index, -1, -1):
+        if text[index] == closer:
+            depth += 1
+        elif text[index] == opener:
+            depth -= 1
+            if depth == 0:
+                return text[index: close_index + 1]
+    return text[: close_index + 1]
+
+
+def _exponent_groups(text: str):
+    """The text of every exponent: "^{...}" with its braces matched, or the token after "^"."""
+    for match in re.finditer(r"\^|\*\*", text):
+        index = match.end()
+        while index < len(text) and text[index] == " ":
+            index += 1
+        if index < len(text) and text[index] == "{":
+            depth = 0
+            for end in range(index, len(text)):
+                if text[end] == "{":
+                    depth += 1
+                elif text[end] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        yield text[index + 1: end]
+                        break
+            else:
+                yield text[index + 1:]
+        else:
+            token = re.match(r"\(?[-\d.]+\)?|\\?[A-Za-z]+|.", text[index:])
+            yield token.group(0) if token else ""
+
+
 def check_cost(text: str) -> None:
-    """Refuse answers whose evaluation could blow up before any sympy work starts."""
+    """Refuse answers whose evaluation could blow up before any sympy work starts: long texts, deep
+    nesting, large exponents or exponent towers, large factorials and binomials. These are checked
+    on the text because big-integer arithmetic runs in C, where no deadline can interrupt it."""
     if len(text) > MAX_ANSWER_LENGTH:
         raise TooExpensive(f"answer longer than {MAX_ANSWER_LENGTH} characters")
+    depth = deepest = 0
+    for char in text:
+        if char in "{([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "})]":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        raise TooExpensive(f"brackets nested {deepest} deep")
+    if text.count("\\frac") + text.count("\\sqrt") > 60:
+        raise TooExpensive("too many nested fractions or roots")
     for match in _EXPONENT.finditer(text):
         if float(match.group(1)) > MAX_EXPONENT:
             raise TooExpensive(f"exponent {match.group(1)} is larger than {MAX_EXPONENT}")
     if _TOWER.search(text):
         raise TooExpensive("power tower")
+    for exponent in _exponent_groups(text):
+        if "^" in exponent or "**" in exponent:
+            raise TooExpensive("power tower")
+        for number in _INTEGER.findall(exponent):
+            if int(number) > MAX_EXPONENT:
+                raise TooExpensive(f"exponent {exponent!r} is too large")
+        if "!" in exponent or "binom" in exponent:
+            raise TooExpensive("factorial or binomial in an exponent")
     for match in _FACTORIAL.finditer(text):
-        if int(match.group(1)) > 500:
+        if int(match.group(1)) > MAX_FACTORIAL_ARGUMENT:
             raise TooExpensive(f"factorial of {match.group(1)}")
+    for match in _GROUP_FACTORIAL.finditer(text):
+        group = _group_before(text, match.start())
+        if "^" in group or any(int(number) > MAX_FACTORIAL_ARGUMENT for number in _INTEGER.findall(group)):
+            raise TooExpensive(f"factorial of {group}")
+    if "!!" in text.replace(" ", ""):
+        numbers = [int(number) for number in _INTEGER.findall(text)]
+        if any(number > MAX_FACTORIAL_ARGUMENT for number in numbers):
+            raise TooExpensive("multifactorial of a large number")
+    if _BINOMIAL.search(text):
+        if any(int(number) > MAX_BINOMIAL_ARGUMENT for number in _INTEGER.findall(text)) or "^" in text:
+            raise TooExpensive("binomial coefficient of large numbers")
 
 
 def parse_latex(text: str, *, imaginary_unit: bool = False):
