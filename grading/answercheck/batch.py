@@ -142,7 +142,7 @@ def verify_batch(
 
 
 def _key(item: BatchItem, ready: _Prepared) -> tuple:
-    return ready.extracted, ready.reference_answer, ready.code, question_for_comparison(ready.code, item.question)
+    return ready.extracted, ready.reference_answer, ready.code, question_for_comparison(ready.code, item.question, ready.extracted, ready.reference_answer)
 
 
 def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]) -> Verdict:

@@ -55,6 +55,77 @@ def choice_letters(answer: str, options: dict[str, str] | None = None) -> set[st
     return None
 
 
+_BARE_LETTER = re.compile(r"^\s*(?:(?:options?|choices?)\s*)?\(?\s*([A-J])\s*\)?\s*[.:]?\s*$", re.IGNORECASE)
+
+
+def bare_letter(answer: str) -> str | None:
+    """'B', '(B)', 'Option B', '\\text{(B)}' -> 'B'; None for anything else."""
+    text = plain_text(answer).strip().strip("*").strip()
+    text = re.sub(r"[{}]", "", text)
+    match = _BARE_LETTER.match(text)
+    if not match:
+        return None
+    letter = match.group(1)
+    # A lone lowercase letter is a variable, not an option; "Option b" is still an option.
+    if letter.islower() and not re.match(r"\s*(?:options?|choices?)", text, re.IGNORECASE):
+        return None
+    return letter.upper()
+
+
+def _raw_options(question: str | None) -> dict[str, str]:
+    """Option letter -> option text as written (not normalized), for options listed in the question."""
+    if not question:
+        return {}
+    options: dict[str, str] = {}
+    for match in _OPTION_LINE.finditer(question):
+        letter, text = match.group(1), match.group(2).strip()
+        if letter not in options and text:
+            options[letter] = text.strip().rstrip(";,")
+    return options if len(options) >= 2 and set(options) == set(_LETTERS[: len(options)]) else {}
+
+
+def map_option_letters(predicted: str, reference: str, answer_type: str, question: str | None) -> tuple[str, str] | None:
+    """For a question that lists options but whose answer type is not a choice: an option letter on
+    either side stands for that option's text ("(B)" against "42" when option B reads 42)."""
+    if answer_type in ("C1", "C2") or not question:
+        return None
+    predicted_letter, reference_letter = bare_letter(predicted), bare_letter(reference)
+    if predicted_letter is None and reference_letter is None:
+        return None
+    options = _raw_options(question)
+    if not options:
+        return None
+    if predicted_letter and reference_letter:
+        return options.get(predicted_letter, predicted), options.get(reference_letter, reference)
+    if reference_letter:
+        return (predicted, options[reference_letter]) if reference_letter in options else None
+    return (options[predicted_letter], reference) if predicted_letter in options else None
+
+
+_LETTER_TOKEN = re.compile(r"(?<![A-Za-z'])\(?([A-J])\)?(?![A-Za-z'])")
+
+
+def letter_in_short_text(text: str) -> str | None:
+    """The option a short reply names without an answer phrase: 'A. Because ...' (a letter opening
+    the reply), or the only standalone option letter in it ('Because B is valid')."""
+    text = (text or "").strip()
+    if not text or len(text) > 300:
+        return None
+    opening = re.match(r"^\**\(?([A-J])\)?[.):]\s", text + " ")
+    if opening:
+        return opening.group(1)
+    letters = set()
+    for match in _LETTER_TOKEN.finditer(text):
+        letter = match.group(1)
+        following = text[match.end(): match.end() + 2]
+        if letter == "A" and re.match(r"\s[a-z]", following):
+            continue  # the article
+        if letter == "I":
+            continue
+        letters.add(letter)
+    return letters.pop() if len(letters) == 1 else None
+
+
 def compare_choices(predicted: str, reference: str, *, multiple: bool, question: str | None) -> Comparison:
     options = question_options(question)
     reference_letters = choice_letters(reference, options)

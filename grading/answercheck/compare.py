@@ -14,6 +14,7 @@ import sympy
 from grading.answercheck.normalize import (
     clean_latex,
     normalize_words,
+    plain_number,
     strip_assignment,
     strip_trailing_units,
 )
@@ -133,17 +134,54 @@ _APPROX = re.compile(r"\\approx|\\simeq|≈")
 _MODULUS_NOTE = re.compile(r"\s*(?:\\pmod\s*\{[^{}]*\}|\\pmod\s*\d+|\(\s*\\?(?:bmod|mod)\s*\{?\s*\d+\s*\}?\s*\))\s*$")
 
 
+# "\\frac{737}{39}\\;\\text{(about }18.9\\text{ cards)}", "42 (the number of edges)": a remark in parentheses.
+_TRAILING_REMARK = re.compile(r"\s*(?:\\text\{\s*\(.*\)\s*\}|\\text\{\s*\(.*|\((?=[^()]*[A-Za-z]{3,})[^()]*\))\s*$")
+
+
+def strip_trailing_remark(text: str) -> str:
+    stripped = _TRAILING_REMARK.sub("", text).strip()
+    return stripped or text
+
+
 def _number_candidates(text: str) -> list[str]:
     """The forms a numeric answer offers: '2\\pi \\approx 6.28' -> ['2\\pi', '6.28']; '9 \\pmod{13}' -> ['9']."""
-    text = _MODULUS_NOTE.sub("", strip_assignment(clean_latex(text)))
+    text = strip_trailing_remark(_MODULUS_NOTE.sub("", strip_assignment(clean_latex(text))))
     parts = [part.strip() for part in _APPROX.split(text) if part.strip()]
-    return [strip_trailing_units(strip_assignment(part)) for part in parts] or [text]
+    forms = [strip_trailing_units(strip_assignment(part)) for part in parts] or [text]
+    return [_percent_spacing(plain_number(form)) for form in forms]
+
+
+def _percent_spacing(text: str) -> str:
+    return re.sub(r"\s*%$", "%", text.strip())
+
+
+def _strip_percent(text: str) -> tuple[str, bool]:
+    text = text.strip()
+    if text.endswith("%"):
+        return text[:-1].strip(), True
+    return text, False
 
 
 def _percent_variants(text: str, value):
     if text.rstrip().endswith("%"):
-        return [value, value * 100]
+        return [value, value / 100]
     return [value]
+
+
+_ONE_NUMBER = re.compile(r"(?<![\w.^_{])[-+]?\d+(?:[.,]\d+)*(?:\s*%)?(?![\w.^_])")
+_NEGATED = re.compile(r"\b(?:not|no|never|isn't|wrong|incorrect)\b", re.IGNORECASE)
+
+
+def _number_in_sentence(text: str) -> str | None:
+    """The one number in an answer written as a sentence ('Jane started growing Sphere 3 hours ago')."""
+    words = re.findall(r"[A-Za-z]{2,}", text)
+    if len(words) < 2 or _NEGATED.search(text) or "\\" in text:
+        return None
+    numbers = _ONE_NUMBER.findall(text)
+    return numbers[0].strip() if len(numbers) == 1 else None
+
+
+_NOT_A_NUMBER_SHAPE = re.compile(r"^[-+]?\s*[\[(].*,.*[\])]$|^\\\{.*\\\}$|\\begin\{[pbv]?matrix\}")
 
 
 def _close(a: complex, b: complex, tolerance: float) -> bool:
@@ -168,30 +206,43 @@ def _rounding_matches(rounded_text: str, rounded: complex, exact: complex) -> bo
 
 
 def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = False, allow_rounding: bool = True) -> Comparison:
-    """Numeric equality; a rounded answer (0.333 for 1/3) counts only when `allow_rounding`."""
+    """Numeric equality; a rounded answer (0.333 for 1/3) counts only when `allow_rounding`.
+
+    A percent on either side may stand for the number or for its hundredth (28% against 28 or 0.28)."""
     predicted_forms = _number_candidates(predicted)
     reference_forms = _number_candidates(reference)
+    reference_text, reference_percent = _strip_percent(reference_forms[0])
     try:
-        reference_value = parse_latex(reference_forms[0], imaginary_unit=imaginary_unit)
+        reference_value = parse_latex(reference_text, imaginary_unit=imaginary_unit)
     except Unparseable as error:
         return _unsure(f"reference is not a number I can read ({error})")
     reference_number = numeric_value(reference_value) if is_plain_number(reference_value) else None
     if reference_number is None:
         return _unsure(f"reference {reference_forms[0]!r} is not a closed-form number")
+    references = [numeric_value(v) for v in ([reference_value, reference_value / 100] if reference_percent else [reference_value])]
+    references = [r for r in references if r is not None]
     last_failure = None
     for form in predicted_forms:
+        if _NOT_A_NUMBER_SHAPE.search(form):
+            last_failure = _wrong(f"answer {form!r} is a set, interval or tuple, not a number")
+            continue
+        form_text, form_percent = _strip_percent(form)
         try:
-            predicted_value = parse_latex(form, imaginary_unit=imaginary_unit)
+            predicted_value = parse_latex(form_text, imaginary_unit=imaginary_unit)
         except Unparseable as error:
+            sentence_number = _number_in_sentence(form)
+            if sentence_number is not None and sentence_number != form:
+                return compare_numbers(sentence_number, reference, imaginary_unit=imaginary_unit, allow_rounding=allow_rounding)
             last_failure = _unsure(f"answer {form!r} is not a number I can read ({error})")
             continue
         if not is_plain_number(predicted_value):
+            sentence_number = _number_in_sentence(form)
+            if sentence_number is not None and sentence_number != form:
+                return compare_numbers(sentence_number, reference, imaginary_unit=imaginary_unit, allow_rounding=allow_rounding)
             last_failure = _wrong(f"answer {form!r} is not a number")
             continue
-        candidates = [numeric_value(v) for v in _percent_variants(form, predicted_value)]
+        candidates = [numeric_value(v) for v in ([predicted_value, predicted_value / 100] if form_percent else [predicted_value])]
         candidates = [c for c in candidates if c is not None]
-        references = [numeric_value(v) for v in _percent_variants(reference_forms[0], reference_value)]
-        references = [r for r in references if r is not None]
         for number in candidates:
             for reference_candidate in references:
                 if _close(number, reference_candidate, EXACT_RELATIVE_TOLERANCE):
@@ -200,13 +251,13 @@ def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = Fa
         if number is None:
             last_failure = _unsure(f"answer {form!r} has no finite value")
             continue
-        reference_places = decimal_places(reference_forms[0])
-        predicted_places = decimal_places(form)
-        if allow_rounding and predicted_places is not None and _rounding_matches(form, number, reference_number):
+        reference_places = decimal_places(reference_text)
+        predicted_places = decimal_places(form_text)
+        if allow_rounding and predicted_places is not None and form_percent == reference_percent and _rounding_matches(form_text, number, reference_number):
             if reference_places is None or predicted_places <= reference_places:
                 return _ok(f"{form!r} is {reference_forms[0]!r} rounded to {predicted_places} decimal places")
-        if reference_places is not None and _rounding_matches(reference_forms[0], reference_number, number):
-            digits = significant_digits(reference_forms[0]) or 0
+        if reference_places is not None and form_percent == reference_percent and _rounding_matches(reference_text, reference_number, number):
+            digits = significant_digits(reference_text) or 0
             if predicted_places is None or digits >= 3:
                 return _ok(f"the reference {reference_forms[0]!r} is {form!r} rounded to {reference_places} decimal places")
         return _wrong(f"{form!r} = {_show(number)} differs from {reference_forms[0]!r} = {_show(reference_number)}")

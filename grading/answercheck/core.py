@@ -9,33 +9,44 @@ from core.taxonomy import UnknownAnswerType, parse_answer_type
 from grading.answercheck import choices, compare, strings
 from grading.answercheck.deadline import ChildProcessFailed, DeadlineExceeded, remaining_budget, run_with_deadline
 from grading.answercheck.detect import detect_answer_type
-from grading.answercheck.extract import all_boxed_answers, boxed_spans, extract_final_answer, final_answer_span
-from grading.answercheck.normalize import clean_latex, plain_text
+from grading.answercheck.extract import answer_phrase_span, boxed_group, extract_final_answer, final_answer_span
+from grading.answercheck.normalize import clean_latex, plain_text, split_labelled, strip_labels, unescape_commands
 from grading.answercheck.parsing import TooExpensive, check_cost
 from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison, Verdict
 
 MULTI_PART_TYPES = {"A8", "B4", "C2"}
+WORD_TYPES = {"C1", "C2", "C3", "D1", "D2"}
+
+
+_SOLUTION_SENTENCES = re.compile(r"[.!?](?:\s|$)")
 
 
 def reference_final_answer(reference: str, *, reference_is_solution: bool) -> str | None:
+    """The answer a reference states. A bare answer is read whole; boxes give their contents (a
+    run of boxes, "\\boxed{1}, \\boxed{2}", gives them all); a worked solution or a sentence
+    ending in the answer ("... so the final answer is (B) 1.") goes through the same extraction
+    as a completion."""
+    text = unescape_commands(reference or "").strip()
+    if not text:
+        return None
     if reference_is_solution:
-        return extract_final_answer(reference)
-    boxed = all_boxed_answers(reference)
-    if boxed:
-        return boxed[-1]
-    return reference.strip() or None
-
-
-def _trailing_boxed_group(text: str) -> list[str]:
-    """Consecutive boxed answers at the end ('\\boxed{1} and \\boxed{-2}') for multi-part types."""
-    spans = boxed_spans(text)
-    group = spans[-1:]
-    for previous, current in zip(reversed(spans[:-1]), reversed(spans[1:])):
-        gap = text[previous[1] + 1: current[0]]
-        if len(gap) > 60 or "\n\n" in gap:
-            break
-        group.insert(0, previous)
-    return [text[start:end].strip() for start, end in group]
+        return extract_final_answer(text)
+    group = boxed_group(text)
+    if len(group) > 1:
+        return ", ".join(group)
+    if group:
+        return group[0]
+    words = re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", text))
+    long_solution = len(text) > 150 and len(_SOLUTION_SENTENCES.findall(text)) >= 3
+    if len(words) >= 5 and (long_solution or answer_phrase_span(text) is not None):
+        extracted = extract_final_answer(text, fallback=long_solution)
+        if extracted:
+            return extracted
+    opener = re.match(r"\s*\\(?:boxed|fbox)\s*\{", text)
+    if opener and text.count("{") > text.count("}"):
+        # A box left open in a short reference: its contents run to the end.
+        return text[opener.end():].strip().rstrip("$").strip() or None
+    return text
 
 
 # "(A), (C) and (E)", "A and C", "A, C & D": several option letters named together in a sentence.
@@ -63,10 +74,13 @@ def _widen_to_letter_list(answer: str, completion: str) -> str:
 
 def completion_final_answer(completion: str, answer_type: str | None) -> str | None:
     if answer_type in MULTI_PART_TYPES:
-        group = _trailing_boxed_group(completion)
+        group = boxed_group(completion)
         if len(group) > 1:
             return ", ".join(group)
-    answer = extract_final_answer(completion)
+    # Choices, states and words are not read off the last expression of the text.
+    answer = extract_final_answer(completion, fallback=answer_type not in WORD_TYPES)
+    if answer is None and answer_type in ("C1", "C2"):
+        answer = choices.letter_in_short_text(completion)
     if answer_type == "C2":
         if answer is None:
             lists = _LETTER_LIST.findall(_last_line(completion))
@@ -122,7 +136,54 @@ def _unreduced_fraction(predicted: str) -> bool:
     return math.gcd(numerator, denominator) > 1
 
 
+def _same_text(predicted: str, reference: str) -> bool:
+    """Identical once presentation is removed ('12:00' and '12:00', 'f(y) = y' and 'f(y)=y',
+    '\\text{e}' and 'e'). Text wrappers around digits are kept: '\\text{13}' is not read as 13."""
+    def key(text: str) -> str:
+        text = clean_latex(text)
+        text = re.sub(r"\\(?:text|mathrm|textrm|mathit|textit|operatorname)\s*\{([^{}0-9]*)\}", r"\1", text)
+        return re.sub(r"\s+|\\left|\\right|\\,|\\;|\\!", "", text)
+    return key(predicted) == key(reference) != ""
+
+
+def _labelled_in_reference_order(predicted: str, reference: str) -> tuple[str, str] | None:
+    """Both sides name the same labels ('a_3 = 2, a_{37} = 19' against 'a_{37} = 19, a_3 = 2'):
+    the values in the reference's label order, as two ordered lists."""
+    reference_items, predicted_items = split_labelled(clean_latex(reference)), split_labelled(clean_latex(predicted))
+    if len(reference_items) < 2 or any(label is None for label, _ in reference_items + predicted_items):
+        return None
+    reference_labels = [label for label, _ in reference_items]
+    predicted_values = dict(predicted_items)
+    if len(set(reference_labels)) != len(reference_labels) or sorted(reference_labels) != sorted(predicted_values):
+        return None
+    if len(predicted_values) != len(predicted_items):
+        return None
+    ordered = [predicted_values[label] for label in reference_labels]
+    return "(" + ", ".join(ordered) + ")", "(" + ", ".join(value for _, value in reference_items) + ")"
+
+
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
+    """Identical answers, labelled values and option letters first, then the comparison of the type."""
+    if _same_text(predicted, reference):
+        return Comparison(CORRECT, "identical after removing presentation")
+    mapped = choices.map_option_letters(predicted, reference, answer_type, question)
+    if mapped is not None:
+        predicted, reference = mapped
+        if _same_text(predicted, reference):
+            return Comparison(CORRECT, "the option letter names the same value")
+    if answer_type != "B2":
+        labelled = _labelled_in_reference_order(predicted, reference)
+        if labelled is not None:
+            return compare.compare_collections(labelled[0], labelled[1], ordered=True)
+        predicted_value, reference_value = strip_labels(clean_latex(predicted)), strip_labels(clean_latex(reference))
+        if (predicted_value, reference_value) != (clean_latex(predicted), clean_latex(reference)):
+            if _same_text(predicted_value, reference_value):
+                return Comparison(CORRECT, "the same value once labels are removed")
+            predicted, reference = predicted_value, reference_value
+    return _compare_by_type(predicted, reference, answer_type, question)
+
+
+def _compare_by_type(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Dispatch on the fine type code. Runs inside the deadline."""
     if answer_type in ("A1", "A2", "A3", "A4"):
         if re.fullmatch(r"\s*-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)+\s*", clean_latex(reference)):
@@ -182,10 +243,13 @@ def hedged(extracted: str) -> bool:
     return _HEDGE.search(extracted) is not None
 
 
-def question_for_comparison(code: str, question: str | None) -> str | None:
-    """The part of the question a comparison of this type reads: the options for choices, the
-    rounding / exactness wording for numbers, nothing otherwise (keeps batch results cacheable)."""
+def question_for_comparison(code: str, question: str | None, extracted: str | None = None, reference: str | None = None) -> str | None:
+    """The part of the question a comparison of this type reads: the options for choices (and for
+    any answer given as an option letter), the rounding / exactness wording for numbers, nothing
+    otherwise (keeps batch results cacheable)."""
     if code in ("C1", "C2"):
+        return question
+    if question and any(text and choices.bare_letter(text) for text in (extracted, reference)) and choices.question_options(question):
         return question
     if code in ("A1", "A2", "A3", "A4"):
         return numeric_wording(question)
@@ -201,7 +265,7 @@ def resolve_answer_type(answer_type: str | None, reference: str, question: str |
             parsed = None
         if parsed is not None:
             return parsed.code, False
-    return detect_answer_type(reference, question), True
+    return detect_answer_type(strip_labels(clean_latex(reference)) or reference, question), True
 
 
 def _guarded_compare(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
@@ -267,7 +331,9 @@ def _verify_within(
         return Verdict(INCONCLUSIVE, None, reference_answer, code, f"no final answer found in the completion; type {type_note}")
     if hedged(extracted):
         return Verdict(INCONCLUSIVE, extracted, reference_answer, code, f"the completion offers several candidate answers ({extracted!r}); type {type_note}")
-    comparison = decide(extracted, reference_answer, code, question_for_comparison(code, question), remaining_budget(started, timeout))
+    comparison = decide(
+        extracted, reference_answer, code, question_for_comparison(code, question, extracted, reference_answer), remaining_budget(started, timeout)
+    )
     explanation = (
         f"extracted {extracted!r} from the completion and {reference_answer!r} from the reference; "
         f"compared as {type_note}: {comparison.explanation}"

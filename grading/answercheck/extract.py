@@ -40,14 +40,14 @@ _CHAT_TOKENS = re.compile(r"<\|[a-z_]+\|>\s*(?:user|assistant|system)?|</?s>", r
 
 # Words that show the last sentence is not a plain statement of the result.
 _DOUBT = re.compile(
-    r"\b(?:not|isn't|wrong|incorrect|mistake|error|wait|however|but|check|verify|suppose|assume|if|unless|maybe|perhaps|possibly)\b",
+    r"\b(?:not|isn't|wrong|incorrect|mistake|wait|however|but|check|verify|suppose|assume|if|unless|maybe|perhaps|possibly)\b",
     re.IGNORECASE,
 )
 _COPULA = re.compile(r"\b(?:is|are|was|were|equals?|be|gives?|get|obtain|becomes?|yields?|to)\b|=|:", re.IGNORECASE)
 
 # Inline or display math, or a number written out (thousands separators, decimals, fractions, percent).
 _MATH_CHUNK = re.compile(
-    r"\$\$(?P<dd>[^$]{1,2000}?)\$\$|\$(?P<d>[^$\n]{1,1000})\$|\\\((?P<p>.{1,1000}?)\\\)|\\\[(?P<b>.{1,2000}?)\\\]",
+    r"\$\$(?P<dd>[^$]{1,2000}?)\$\$|\$(?P<d>[^$\n]{1,1000})\$|\\\((?P<p>[^\n]{1,1000}?)\\\)|\\\[(?P<b>.{1,2000}?)\\\]",
     re.DOTALL,
 )
 _NUMBER_TOKEN = re.compile(
@@ -193,7 +193,7 @@ def _answer_in_sentence(text: str, start: int, end: int) -> tuple[int, int]:
     if last is None:
         return start, end
     rest = segment[last:]
-    if not rest.strip() or not re.search(r"[\d$\\(\[]|\b[A-Za-z]\b", rest):
+    if not rest.strip() or not re.search(r"[\d$\\]", rest):
         return start, end
     return start + last, end
 
@@ -273,6 +273,26 @@ def _strip_closing(text: str, start: int, end: int) -> int:
     return end
 
 
+def _outside_dollars(text: str, start: int, position: int) -> int:
+    """`position`, or the end of the $...$ / $$...$$ region it falls in (one pass over the dollars)."""
+    index = text.find("$", start)
+    while index != -1 and index < position:
+        display = text.startswith("$$", index)
+        closer = "$$" if display else "$"
+        close = text.find(closer, index + len(closer))
+        if close == -1:
+            return position
+        if close + len(closer) > position:
+            return close + len(closer)
+        index = text.find("$", close + len(closer))
+    return position
+
+
+def _math_regions(window: str) -> list[tuple[int, int]]:
+    """Spans of the math chunks of `window`, which starts outside math."""
+    return [(match.start(), match.end()) for match in _MATH_CHUNK.finditer(window)]
+
+
 def _last_math_span(text: str) -> tuple[int, int] | None:
     """Fallback for a completion with no box and no answer phrase: the mathematical expression its
     last sentence states ("We find that $x < 3$.", "the volume is 120."), or the whole text when
@@ -284,6 +304,9 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
     start = 0 if start == -1 else start + len("</think>")
     end = _strip_closing(text, start, len(text))
     window_start = max(start, end - _FALLBACK_WINDOW)
+    window_start = _outside_dollars(text, start, window_start)
+    if window_start >= end:
+        return None
     window = text[window_start:end]
     if not window.strip():
         return None
@@ -291,62 +314,82 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
     if window_start == start and len(window.strip()) <= 120 and "\n\n" not in window.strip():
         bare = window.strip()
         letters = re.sub(r"\\[a-zA-Z]+|\$|\\\(|\\\)|\\\[|\\\]|\b[a-zA-Z]\b|\b(?:and|or|pct|percent|percentage|cm|m|km|units?)\b", " ", bare)
-        if not re.search(r"[A-Za-z]{2,}", letters):
+        if not re.search(r"[A-Za-z]{2,}", letters) and (bare.count("$") % 2 == 0):
             offset = window.index(bare)
             return _trim_span(text, window_start + offset, window_start + offset + len(bare))
-    # Otherwise the last sentence (or line).
-    body = window.rstrip()
-    cut = -1
-    for index in range(len(body) - 2, -1, -1):
-        char = body[index]
-        if char == "\n" and body[index + 1:].strip():
-            cut = index
-            break
-        if char in ".!?" and body[index + 1].isspace() and not _inside_math(body, index):
-            cut = index
-            break
-    sentence_start = window_start + cut + 1
-    sentence = text[sentence_start:window_start + len(body)]
-    if _DOUBT.search(re.sub(r"\$[^$]*\$", " ", sentence)):
+    regions = _math_regions(window)
+    candidates = list(regions)
+    # Numbers written outside math; a number between unmatched dollars is not outside math.
+    region_index = 0
+    for match in _NUMBER_TOKEN.finditer(window):
+        if not re.search(r"\d", match.group(0)):
+            continue
+        while region_index < len(regions) and regions[region_index][1] <= match.start():
+            region_index += 1
+        if region_index < len(regions) and regions[region_index][0] <= match.start() < regions[region_index][1]:
+            continue
+        before = window[max(0, match.start() - 200): match.start()]
+        if window.count("$", 0, match.start()) % 2 == 1 or before.rfind("\\(") > before.rfind("\\)"):
+            continue
+        candidates.append((match.start(), match.end()))
+    if not candidates:
         return None
-    chunks = [(m.start(), m.end()) for m in _MATH_CHUNK.finditer(sentence)]
-    if not chunks:
-        chunks = [(m.start(), m.end()) for m in _NUMBER_TOKEN.finditer(sentence) if re.search(r"\d", m.group(0))]
-    if not chunks:
+    candidates.sort()
+    last = candidates[-1]
+    # The start of the sentence holding the last candidate: a sentence end or line break outside math.
+    sentence_start = 0
+    display_ends = {high for low, high in regions if window.startswith(("$$", "\\["), low)}
+    for index in range(last[0] - 1, -1, -1):
+        char = window[index]
+        if index in display_ends and re.match(r"\s+[A-Z]", window[index: index + 3]):
+            sentence_start = index
+            break
+        if any(low <= index < high for low, high in regions):
+            continue
+        if char == "\n" or (char in ".!?" and index + 1 < len(window) and window[index + 1].isspace()):
+            sentence_start = index + 1
+            break
+    sentence = window[sentence_start:]
+    in_sentence = [(low - sentence_start, high - sentence_start) for low, high in candidates if low >= sentence_start]
+    words_only = sentence
+    for low, high in reversed([(low, high) for low, high in in_sentence]):
+        words_only = words_only[:low] + " " * (high - low) + words_only[high:]
+    if _DOUBT.search(words_only):
         return None
-    between = sentence[chunks[0][1]: chunks[-1][0]] if len(chunks) > 1 else ""
+    # Words after the last expression: a short tail ("is the solution.", "square centimeters.") only.
+    tail = sentence[in_sentence[-1][1]:]
+    if len(tail.strip()) > 80:
+        return None
+    between = words_only[in_sentence[0][1]: in_sentence[-1][0]] if len(in_sentence) > 1 else ""
+    offset = window_start + sentence_start
     if re.search(r"\bor\b", between):
         # Several candidates: hand them all over so the caller sees the hedge.
-        return sentence_start + chunks[0][0], sentence_start + chunks[-1][1]
+        return offset + in_sentence[0][0], offset + in_sentence[-1][1]
     # Prefer the first expression after the sentence's last verb ("there are 12 ... in the 3 cases").
     verb = None
-    for match in _COPULA.finditer(re.sub(r"\$[^$]*\$", lambda m: " " * len(m.group(0)), sentence)):
-        if match.group(0) in (":",):
+    for match in _COPULA.finditer(words_only):
+        if match.group(0) == ":":
             continue
         verb = match.end()
-    chosen = chunks[-1]
+    chosen = in_sentence[-1]
     if verb is not None:
-        after = [chunk for chunk in chunks if chunk[0] >= verb]
+        after = [chunk for chunk in in_sentence if chunk[0] >= verb]
         if after:
             chosen = after[0]
-            # "... is $12 $ and $13 $" : a list after the verb.
-            if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&)?[\s,]*", sentence[after[0][1]:after[1][0]]):
+            # "... is $12 $ and $13 $": a list after the verb.
+            if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&)?[\s,]*", sentence[after[0][1]:after[-1][0]]):
                 chosen = (after[0][0], after[-1][1])
-    return _trim_span(text, sentence_start + chosen[0], sentence_start + chosen[1])
+    return _trim_span(text, offset + chosen[0], offset + chosen[1])
 
 
-def _inside_math(text: str, index: int) -> bool:
-    return text.count("$", 0, index) % 2 == 1 if "$" in text else False
-
-
-def final_answer_span(text: str) -> tuple[int, int] | None:
+def final_answer_span(text: str, *, fallback: bool = True) -> tuple[int, int] | None:
     """Character span [start, end) in `text` of its final answer, or None when none is found.
 
     Order of preference: the last `\\boxed{}`/`\\fbox{}` (contents, braces matched), then the last
     answer phrase ("Final answer: ...", "**Answer:** ...", "The answer is ..."), then the math of a
-    concluding last sentence or a text that is only an answer, then a trailing choice letter ("(B)"
-    on the last line, "option C"). A box left open (a truncated completion) gives no answer unless an
-    answer phrase follows it.
+    concluding last sentence or a text that is only an answer (unless `fallback` is False), then a
+    trailing choice letter ("(B)" on the last line, "option C"). A box left open (a truncated
+    completion) gives no answer unless an answer phrase follows it.
     """
     if not text:
         return None
@@ -365,10 +408,17 @@ def final_answer_span(text: str) -> tuple[int, int] | None:
     if unclosed:
         return None
     choice = _choice_span(text)
-    fallback = _last_math_span(text)
-    if choice is not None and (fallback is None or choice[0] >= fallback[0]):
+    if not fallback:
         return choice
-    return fallback
+    last_math = _last_math_span(text)
+    if choice is not None and (last_math is None or choice[0] >= last_math[0]):
+        return choice
+    return last_math
+
+
+def answer_phrase_span(text: str) -> tuple[int, int] | None:
+    """The answer after the last answer phrase ("the final answer is ..."), ignoring boxes and fallbacks."""
+    return _phrase_span(text)
 
 
 def all_boxed_answers(text: str) -> list[str]:
@@ -398,9 +448,9 @@ def boxed_group(text: str, *, max_words: int = 4) -> list[str]:
     return [text[start:end].strip() for start, end in group]
 
 
-def extract_final_answer(text: str) -> str | None:
+def extract_final_answer(text: str, *, fallback: bool = True) -> str | None:
     """The final answer of `text` as a string, or None when no answer can be located."""
-    span = final_answer_span(text)
+    span = final_answer_span(text, fallback=fallback)
     if span is None:
         return None
     answer = text[span[0]:span[1]].strip()

@@ -47,16 +47,36 @@ def strip_math_delimiters(text: str) -> str:
     return text.replace("$", "")
 
 
+# "\\boxed", "\\frac", "\\le": a command whose backslash was escaped twice (JSON or a Python
+# literal written by hand). A real line break is never followed directly by these names.
+_DOUBLED_BACKSLASH = re.compile(
+    r"(?<!\\)\\\\(?=(?:boxed|fbox|text|textbf|mathrm|mathbf|operatorname|frac|dfrac|tfrac|cfrac|sqrt|le|leq|ge|geq|lt|gt|neq|ne|"
+    r"pi|cdot|times|div|in|infty|cup|cap|left|right|quad|qquad|circ|pm|mp|sin|cos|tan|log|ln|alpha|beta|gamma|theta|Delta|"
+    r"emptyset|varnothing|approx|angle|sum|prod|int|lim)(?![a-zA-Z]))"
+)
+_PERCENT_WORDS = re.compile(r"(\d)\s*(?:\\text\{\s*(?:percent|pct|percentage)\s*\}|(?:percent(?:age)?|pct)\b)", re.IGNORECASE)
+
+
+def unescape_commands(text: str) -> str:
+    return _DOUBLED_BACKSLASH.sub(r"\\", text) if "\\\\" in text else text
+
+
 def clean_latex(text: str) -> str:
     """Remove presentation-only LaTeX while keeping the mathematics."""
     text = unicodedata.normalize("NFKC", text)
     for symbol, replacement in _UNICODE_MATH.items():
         text = text.replace(symbol, replacement)
+    text = unescape_commands(text)
+    # A dollar sign written as currency ("\\$16,\\!386.20") is not a math delimiter.
+    text = text.replace("\\$", "")
     text = strip_math_delimiters(text)
     text = re.sub(r"\\(?:boxed|fbox)\s*\{", r"\\text{", text)
+    # Thousands separators: "11,\\!111" and "14{,}916" are one number.
+    text = text.replace(",\\!", ",").replace("{,}", ",")
     text = _SPACING_COMMANDS.sub(" ", text)
-    text = re.sub(r"\\(?:d|t)frac", r"\\frac", text)
-    text = text.replace("\\%", "%").replace("\\$", "")
+    text = re.sub(r"\\(?:d|t|c)frac", r"\\frac", text)
+    text = text.replace("\\%", "%")
+    text = _PERCENT_WORDS.sub(r"\1%", text)
     text = re.sub(r"\s+", " ", text).strip()
     return text.rstrip(".;, ").strip()
 
@@ -98,3 +118,124 @@ def strip_trailing_units(text: str) -> str:
     """`5 \\text{ cm}` / `12 apples` -> the number; only a trailing run of words is removed."""
     stripped = _TRAILING_UNIT_WORDS.sub("", text).strip()
     return stripped or text
+
+
+_THOUSANDS = re.compile(r"^([-+]?)([1-9]\d{0,2}(?:(?:,| )\d{3})+)(\.\d+)?$")
+_DECIMAL_COMMA = re.compile(r"^([-+]?\d+),(\d+)$")
+
+
+def plain_number(text: str) -> str:
+    """Digit groupings read as one number: "7,425,000" and "1 000" -> "7425000" / "1000";
+    a decimal comma ("1000,99", "0,111") -> "1000.99" / "0.111". Anything else is returned as is."""
+    compact = text.strip()
+    thousands = _THOUSANDS.match(compact)
+    if thousands:
+        sign, digits, fraction = thousands.groups()
+        return sign + re.sub(r"[, ]", "", digits) + (fraction or "")
+    decimal = _DECIMAL_COMMA.match(compact)
+    if decimal and (len(decimal.group(2)) == 2 or len(decimal.group(2)) > 3 or decimal.group(1).lstrip("+-") == "0"):
+        return f"{decimal.group(1)}.{decimal.group(2)}"
+    return text
+
+
+# ---------------------------------------------------------------- labelled answers
+
+_EQUALS = re.compile(r"(?<![<>!:\\=])=(?!=)")
+
+
+def _top_level_split(text: str, pattern: re.Pattern[str]) -> list[str]:
+    parts, depth, last = [], 0, 0
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0:
+            match = pattern.match(text, index)
+            if match and match.end() > index:
+                parts.append(text[last:index])
+                last = index = match.end()
+                continue
+        index += 1
+    parts.append(text[last:])
+    return parts
+
+
+_LABEL_COMMANDS = re.compile(r"\\(?:frac|angle|triangle|overline|overrightarrow|vec|text|mathrm|operatorname|widehat|hat|bar|"
+                             r"alpha|beta|gamma|delta|theta|lambda|mu|phi|varphi|omega|sigma|rho|tau|Delta|Phi|Omega|Sigma|odot|cdot|"
+                             r"left|right|lvert|rvert|mid|in|quad)(?![a-zA-Z])")
+
+
+def _is_label(text: str) -> bool:
+    """A name rather than a value: x_1, AB, |AB|, (p, q), f(x), S_{MBCN}:S, \\frac{NO}{BO}, V_1:V_2."""
+    bare = re.sub(r"_\s*\{[^{}]*\}|_\s*\w", "", text)
+    bare = _LABEL_COMMANDS.sub(" ", bare)
+    bare = re.sub(r"[{}()|:,'\s]", "", bare)
+    return bool(bare) and bare.isalpha() and len(text) <= 40
+
+
+def _single_letter(text: str) -> str | None:
+    bare = text.strip()
+    return bare if re.fullmatch(r"[A-Za-z]", bare) else None
+
+
+def answer_value(text: str) -> str:
+    """The value a labelled or chained statement gives: 'x = 5+5+1 = 7 = 11' -> '11',
+    '(p,q)=(3,2)' -> '(3,2)', 'AB = 4' -> '4', 'S_{MBCN}:S = 7:32' -> '7:32'. An equation between a
+    variable and an expression in other variables ('y = 2x + 1') is left as it is."""
+    parts = _top_level_split(text, _EQUALS)
+    if len(parts) < 2 or any(not part.strip() for part in parts):
+        return text
+    value = parts[-1].strip()
+    if len(parts) >= 3:
+        joined = " ".join(parts[1:-1])
+        if re.search(r"\\text|\b(?:or|and)\b|[,;]|\\quad", joined):
+            return text
+        return value
+    label = parts[0].strip()
+    if not _is_label(label):
+        return text
+    letter = _single_letter(label)
+    value_letters = set(re.findall(r"(?<![\\a-zA-Z])[a-zA-Z](?![a-zA-Z])", re.sub(r"\\[a-zA-Z]+", " ", value)))
+    value_letters -= {"e", "i"}
+    if letter is not None and value_letters:
+        return text  # "y = 2x + 1" is an equation, not a label
+    return value
+
+
+def split_labelled(text: str) -> list[tuple[str | None, str]]:
+    """Top-level items of a list with the label of each ('a_3 = 2, a_{37} = 19')."""
+    items = []
+    for part in _top_level_split(text, re.compile(r"\s*[,;]\s*|\s*\\quad\s*|\s+\\text\{\s*and\s*\}\s+|\s+and\s+")):
+        part = part.strip()
+        if not part:
+            continue
+        pieces = _top_level_split(part, _EQUALS)
+        if len(pieces) == 2 and _is_label(pieces[0].strip()):
+            items.append((re.sub(r"[\s{}]", "", pieces[0]), pieces[1].strip()))
+        else:
+            items.append((None, part))
+    return items
+
+
+def strip_labels(text: str) -> str:
+    """Labels removed from a whole answer or from each item of a list: 'AB=4, CD=5' -> '4, 5';
+    'p=5,q=2;p=7,q=2' -> '(5, 2), (7, 2)' (semicolons separate groups of labelled values)."""
+    if "=" not in text:
+        return text
+    groups = _top_level_split(text, re.compile(r"\s*;\s*"))
+    if len(groups) > 1 and all("=" in group for group in groups):
+        rendered = []
+        for group in groups:
+            values = [answer_value(item.strip()) for item in _top_level_split(group, re.compile(r"\s*,\s*"))]
+            rendered.append(values[0] if len(values) == 1 else "(" + ", ".join(value.strip() for value in values) + ")")
+        return ", ".join(rendered)
+    items = _top_level_split(text, re.compile(r"\s*[,;]\s*"))
+    if len(items) > 1:
+        values = [answer_value(item.strip()) for item in items]
+        if any(value != item.strip() for value, item in zip(values, items)):
+            return ", ".join(values)
+        return text
+    return answer_value(text)
