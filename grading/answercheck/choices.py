@@ -167,8 +167,43 @@ def finite_state(answer: str) -> str | None:
     return " ".join(words)
 
 
+def _stem(word: str) -> str:
+    """'disproven', 'disproved', 'disproves' -> 'disprov'; 'converges', 'convergent' -> 'converg'."""
+    for suffix in ("ence", "ent", "ing", "en", "ed", "es", "s", "e", "d"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+_OPPOSITE_PREFIXES = ("dis", "in", "un", "non", "im", "ir", "il")
+
+
+def _opposite(first: str, second: str) -> bool:
+    return any(first == prefix + second or second == prefix + first for prefix in _OPPOSITE_PREFIXES)
+
+
+_LEADING_POLAR = re.compile(r"^\W*(yes|no|true|false)\b", re.IGNORECASE)
+
+
 def compare_finite_states(predicted: str, reference: str) -> Comparison:
+    """Same state, or the same stem ('disproven' / 'disproved'); a yes/no reference answered by a
+    sentence reads the sentence's first word ('Yes, because ...'), and a conclusion sentence is
+    read for the reference's state word ('**Conclusion:** the claim is **proved**.')."""
+    leading = _LEADING_POLAR.match(plain_text(predicted))
+    if leading and finite_state(reference) in ("positive", "negative") and len(predicted.split()) > 1:
+        predicted = leading.group(1)
     reference_state, predicted_state = finite_state(reference), finite_state(predicted)
+    if reference_state is not None and predicted_state is not None and reference_state not in ("positive", "negative"):
+        reference_words = reference_state.split()
+        predicted_words = normalize_words(predicted).split()
+        predicted_stems = [_stem(word) for word in predicted_words]
+        if len(reference_words) == 1:
+            target = _stem(reference_words[0])
+            negated = bool({"not", "neither", "nor", "no", "never"} & set(predicted_words))
+            if any(_opposite(stem, target) for stem in predicted_stems):
+                return Comparison(INCORRECT, f"the answer states the opposite of {reference_state!r}")
+            if target in predicted_stems and not negated and len(predicted_stems) <= 12:
+                return Comparison(CORRECT, f"the answer states {reference_state!r} (same word stem)")
     if reference_state is None or predicted_state is None:
         return Comparison(INCONCLUSIVE, "empty state")
     if reference_state == predicted_state:

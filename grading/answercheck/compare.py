@@ -447,7 +447,8 @@ _IN_PREFIX = re.compile(r"^\s*[a-zA-Z]\s*(?:\\in|∈)\s*")
 _LESS = {"<": (True, "<"), "\\lt": (True, "<"), "\\le": (False, "<"), "\\leq": (False, "<"), "\\leqslant": (False, "<"),
          ">": (True, ">"), "\\gt": (True, ">"), "\\ge": (False, ">"), "\\geq": (False, ">"), "\\geqslant": (False, ">")}
 _COMPARATOR = r"(<=?|>=?|\\(?:lt|gt|leq?|geq?|leqslant|geqslant)(?![a-zA-Z]))"
-_CHAIN = re.compile(rf"^(.+?)\s*{_COMPARATOR}\s*([a-zA-Z])\s*{_COMPARATOR}\s*(.+)$")
+_VARIABLE = r"(?:[a-zA-Z](?:\s*\(\s*[a-zA-Z]\s*\))?)"
+_CHAIN = re.compile(rf"^(.+?)\s*{_COMPARATOR}\s*({_VARIABLE})\s*{_COMPARATOR}\s*(.+)$")
 _ONE_SIDED = re.compile(rf"^([a-zA-Z])\s*{_COMPARATOR}\s*(.+)$")
 
 
@@ -531,12 +532,21 @@ def _intervals(value) -> list:
 
 
 def _endpoint_equal(a, b) -> bool:
+    """Equal endpoints; a decimal endpoint may be the exact one rounded to the digits it shows
+    (0.6 and 2.6667 for 3/5 and 8/3, with at least three decimals when it is not exact)."""
     if a == b:
         return True
     if not (a.is_finite and b.is_finite):
         return False
     first, second = numeric_value(a), numeric_value(b)
-    return first is not None and second is not None and _close(first, second, EXACT_RELATIVE_TOLERANCE)
+    if first is None or second is None:
+        return False
+    if _close(first, second, EXACT_RELATIVE_TOLERANCE):
+        return True
+    if isinstance(a, sympy.Float) and not isinstance(b, sympy.Float):
+        places = len(str(sympy.Float(a, 15)).rstrip("0").split(".")[-1]) if "." in str(a) else 0
+        return places >= 3 and abs(first - second) <= 0.5 * 10 ** (-places) * (1 + 1e-9)
+    return False
 
 
 def _same_set(predicted, reference) -> bool:
@@ -632,8 +642,30 @@ def _match_ordered(predicted: list[str], reference: list[str]) -> Comparison:
     return _ok(f"all {len(reference)} components match in order")
 
 
+def _expand_plus_minus(items: list[str]) -> list[str]:
+    """'1 \\pm \\sqrt{5}' as an element of a set stands for two elements."""
+    expanded = []
+    for item in items:
+        if ("\\pm" in item or "\\mp" in item) and _delimited(item) is None:
+            expanded.append(item.replace("\\pm", "+").replace("\\mp", "-"))
+            expanded.append(item.replace("\\pm", "-").replace("\\mp", "+"))
+        else:
+            expanded.append(item)
+    return expanded
+
+
+def _without_duplicates(items: list[str]) -> list[str]:
+    seen, kept = set(), []
+    for item in items:
+        key = re.sub(r"\s+", "", item)
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
+
+
 def compare_collections(predicted: str, reference: str, *, ordered: bool | None = None) -> Comparison:
-    predicted_text, reference_text = clean_latex(predicted), clean_latex(reference)
+    predicted_text, reference_text = _IN_PREFIX.sub("", clean_latex(predicted)), _IN_PREFIX.sub("", clean_latex(reference))
     reference_shape, predicted_shape = _delimited(reference_text), _delimited(predicted_text)
     if ordered is None:
         set_like = (reference_shape is None or reference_shape[0] in ("set", "group")) or (
@@ -644,6 +676,10 @@ def compare_collections(predicted: str, reference: str, *, ordered: bool | None 
     predicted_items = split_top_level(predicted_shape[1] if predicted_shape else _WORD_SEPARATORS.sub(",", predicted_text))
     if ordered:
         return _match_ordered(predicted_items, reference_items)
+    reference_items, predicted_items = _expand_plus_minus(reference_items), _expand_plus_minus(predicted_items)
+    if len(_without_duplicates(reference_items)) == len(reference_items):
+        # A set: the same element written twice in the answer counts once.
+        predicted_items = _without_duplicates(predicted_items)
     return _match_unordered(predicted_items, reference_items)
 
 
@@ -680,9 +716,21 @@ def _matrix_entries(text: str) -> tuple[tuple[int, int], list[str]] | None:
     return None
 
 
+def _evaluated_matrix(text: str) -> tuple[tuple[int, int], list[str]] | None:
+    """A matrix expression ('A + B', a product of matrices) evaluated to its entries."""
+    try:
+        value = parse_latex(strip_assignment(clean_latex(text)))
+    except Unparseable:
+        return None
+    if getattr(value, "is_Matrix", False):
+        value = sympy.Matrix(value.doit())
+        return value.shape, [sympy.latex(sympy.nsimplify(entry)) for entry in value]
+    return None
+
+
 def compare_matrices(predicted: str, reference: str) -> Comparison:
     reference_entries = _matrix_entries(reference)
-    predicted_entries = _matrix_entries(predicted)
+    predicted_entries = _matrix_entries(predicted) or _evaluated_matrix(predicted)
     if reference_entries is None:
         return _unsure("cannot read the reference as a matrix or vector")
     if predicted_entries is None:

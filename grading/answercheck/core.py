@@ -179,6 +179,19 @@ def compare_answers(predicted: str, reference: str, answer_type: str, question: 
         if (predicted_value, reference_value) != (clean_latex(predicted), clean_latex(reference)):
             if _same_text(predicted_value, reference_value):
                 return Comparison(CORRECT, "the same value once labels are removed")
+            named = [label for label, _ in split_labelled(clean_latex(reference)) if label is not None]
+            bases = {re.sub(r"_.*", "", label) for label in named}
+            # x_1, x_2 name the roots of one unknown, in no particular order.
+            if len(named) > 1 and len(set(named)) == len(named) and len(bases) > 1 and answer_type in ("A8", "B4"):
+                # Values named by distinct labels ('AB=4, CD=5') have an order: a match only
+                # in another order is not certain.
+                in_order = compare.compare_collections(f"({predicted_value})", f"({reference_value})", ordered=True)
+                if in_order.status == CORRECT:
+                    return in_order
+                any_order = _compare_by_type(predicted_value, reference_value, answer_type, question)
+                if any_order.status == CORRECT:
+                    return Comparison(INCONCLUSIVE, "the labelled values match only in another order")
+                return any_order
             predicted, reference = predicted_value, reference_value
     return _compare_by_type(predicted, reference, answer_type, question)
 
@@ -186,7 +199,8 @@ def compare_answers(predicted: str, reference: str, answer_type: str, question: 
 def _compare_by_type(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Dispatch on the fine type code. Runs inside the deadline."""
     if answer_type in ("A1", "A2", "A3", "A4"):
-        if re.fullmatch(r"\s*-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)+\s*", clean_latex(reference)):
+        # "a:b:c", and a clock time or a ratio with a zero part ("12:00"), compare part by part.
+        if re.fullmatch(r"\s*-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)+\s*|\s*-?\d+\s*:\s*0+\s*", clean_latex(reference)):
             return compare.compare_collections(predicted.replace(":", ","), reference.replace(":", ","), ordered=True)
         result = compare.compare_numbers(predicted, reference, allow_rounding=_rounding_allowed(reference, question))
         if result.status == CORRECT and answer_type == "A3" and _ASKS_FOR_LOWEST_TERMS.search(question or "") and _unreduced_fraction(predicted):

@@ -11,8 +11,13 @@ from grading.answercheck.parsing import TooExpensive, Unparseable, is_plain_numb
 _CHOICE_REFERENCE = re.compile(r"^\s*\(?[A-J]\)?\s*(?:[,;&/]|\band\b|\s)?\s*(?:\(?[A-J]\)?\s*(?:[,;&/]|\band\b|\s)?\s*)*$")
 
 
+_DECIMAL_COMMA_REFERENCE = re.compile(r"^-?\d+,(?:\d{2}|\d{4,})$|^-?0,\d+$")
+
+
 def detect_answer_type(reference: str, question: str | None = None) -> str:
     text = clean_latex(reference)
+    if _DECIMAL_COMMA_REFERENCE.match(text.replace(" ", "")) and " " not in text:
+        return "A3"  # "1,22", "0,111": a decimal comma, not a list
     bare = plain_text(reference)
     if _CHOICE_REFERENCE.match(bare) and choice_letters(bare) is not None:
         return "C2" if len(choice_letters(bare)) > 1 else "C1"

@@ -40,10 +40,11 @@ _CHAT_TOKENS = re.compile(r"<\|[a-z_]+\|>\s*(?:user|assistant|system)?|</?s>", r
 
 # Words that show the last sentence is not a plain statement of the result.
 _DOUBT = re.compile(
-    r"\b(?:not|isn't|wrong|incorrect|mistake|wait|however|but|check|verify|suppose|assume|if|unless|maybe|perhaps|possibly)\b",
+    r"\b(?:wrong|incorrect|mistake|wait|however|but|check|verify|suppose|assume|if|unless|maybe|perhaps|possibly)\b",
     re.IGNORECASE,
 )
-_COPULA = re.compile(r"\b(?:is|are|was|were|equals?|be|gives?|get|obtain|becomes?|yields?|to)\b|=|:", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|isn't|aren't|never|no)\W*$", re.IGNORECASE)
+_COPULA = re.compile(r"\b(?:it's|is|are|was|were|equals?|be|gives?|get|obtain|becomes?|yields?|to)\b|=|:", re.IGNORECASE)
 
 # Inline or display math, or a number written out (thousands separators, decimals, fractions, percent).
 _MATH_CHUNK = re.compile(
@@ -379,6 +380,9 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
             # "... is $12 $ and $13 $": a list after the verb.
             if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&)?[\s,]*", sentence[after[0][1]:after[-1][0]]):
                 chosen = (after[0][0], after[-1][1])
+    # "the number is not 10 which is 1,000.99": a negated expression is not the answer.
+    if _NEGATION.search(words_only[max(0, chosen[0] - 12): chosen[0]]):
+        return None
     return _trim_span(text, offset + chosen[0], offset + chosen[1])
 
 

@@ -72,7 +72,7 @@ def clean_latex(text: str) -> str:
     text = strip_math_delimiters(text)
     text = re.sub(r"\\(?:boxed|fbox)\s*\{", r"\\text{", text)
     # Thousands separators: "11,\\!111" and "14{,}916" are one number.
-    text = text.replace(",\\!", ",").replace("{,}", ",")
+    text = re.sub(r",\\!\s*|\s*\{\s*,\s*\}\s*", ",", text)
     text = _SPACING_COMMANDS.sub(" ", text)
     text = re.sub(r"\\(?:d|t|c)frac", r"\\frac", text)
     text = text.replace("\\%", "%")
