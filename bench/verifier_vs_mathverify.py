@@ -3,7 +3,9 @@
     python bench/verifier_vs_mathverify.py [FILE]      (default: fixtures/verifier_eval.jsonl)
 
 Prints, for each verifier, n / accuracy / TPR / TNR / macro-F1 per fine answer type, per coarse
-class and overall, plus wall time. Inconclusive counts as predicting "incorrect".
+class and overall, plus wall time. Inconclusive counts as predicting "incorrect". For the
+rule-based verifier it also prints its calibrated abstention per type: coverage (the share of rows
+it decided, correct or incorrect) and the precision of those decided verdicts.
 """
 from __future__ import annotations
 
@@ -65,12 +67,41 @@ def scores(pairs: list[tuple[bool, bool]]) -> dict:
     }
 
 
-def run_answercheck(rows: list[dict], timeout: float) -> list[bool]:
-    predictions = []
+def run_answercheck(rows: list[dict], timeout: float) -> tuple[list[bool], list[str]]:
+    predictions, statuses = [], []
     for row in rows:
         verdict = verify(row["completion"], row["answer"], answer_type=row.get("answer_type"), question=row.get("question"), timeout=timeout)
         predictions.append(verdict.status == "correct")
-    return predictions
+        statuses.append(verdict.status)
+    return predictions, statuses
+
+
+def abstention_table(rows: list[dict], statuses: list[str]) -> None:
+    """Coverage and precision of decided verdicts, per fine type, per class and overall."""
+    groups: dict[str, list[tuple[bool, str]]] = defaultdict(list)
+    for row, status in zip(rows, statuses):
+        pair = (bool(row["gold_correct"]), status)
+        code = fine_code(row)
+        groups[code].append(pair)
+        groups[f"[{code[0]}]"].append(pair)
+        groups["overall"].append(pair)
+    print("\ncalibrated abstention (grading.answercheck): coverage = decided / n; precision = decided verdicts that agree with the label")
+    print(f"{'type':<8}{'n':>5}{'decided':>9}{'coverage':>10}{'precision':>11}{'correct-prec':>14}{'incorrect-prec':>16}")
+    order = sorted(key for key in groups if not key.startswith("[") and key != "overall") + sorted(key for key in groups if key.startswith("[")) + ["overall"]
+    for key in order:
+        pairs = groups[key]
+        decided = [(gold, status) for gold, status in pairs if status != "inconclusive"]
+        said_correct = [gold for gold, status in decided if status == "correct"]
+        said_incorrect = [gold for gold, status in decided if status == "incorrect"]
+        agree = sum(1 for gold, status in decided if gold == (status == "correct"))
+
+        def share(part, whole):
+            return f"{part / whole:.3f}" if whole else "  -  "
+
+        print(
+            f"{key:<8}{len(pairs):>5}{len(decided):>9}{share(len(decided), len(pairs)):>10}{share(agree, len(decided)):>11}"
+            f"{share(sum(said_correct), len(said_correct)):>14}{share(len(said_incorrect) - sum(said_incorrect), len(said_incorrect)):>16}"
+        )
 
 
 def run_math_verify(rows: list[dict], timeout: float) -> list[bool]:
@@ -122,8 +153,9 @@ def main() -> None:
     rows = load(Path(arguments.file))
 
     started = time.perf_counter()
-    ours = run_answercheck(rows, arguments.timeout)
+    ours, statuses = run_answercheck(rows, arguments.timeout)
     table("grading.answercheck", rows, ours, time.perf_counter() - started)
+    abstention_table(rows, statuses)
 
     started = time.perf_counter()
     theirs = run_math_verify(rows, arguments.timeout)
