@@ -163,6 +163,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")
 
+# Background jobs (core.jobs.runner): a job whose heartbeat is older than its kind's limit is taken over by the next
+# sweep, which every worker runs when it starts and Celery beat runs every JOB_SWEEP_SECONDS.
+JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", "120"))
+EXPORT_STALE_SECONDS = float(os.environ.get("EXPORT_STALE_SECONDS", "120"))
+VERIFICATION_STALE_SECONDS = float(os.environ.get("VERIFICATION_STALE_SECONDS", "300"))
+JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "30"))
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-jobs": {"task": "core.sweep_stale_jobs", "schedule": JOB_SWEEP_SECONDS},
+}
+
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 # Judge configurations name the environment variable that holds their key; only these names (and names starting with
 # JUDGE_KEY_) are accepted, so a configuration can never make the server send one of its own secrets. The key is read

@@ -10,6 +10,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("api/", include("core.jobs.urls")),
     path("api/", include("verifybench.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("grading.api.urls")),

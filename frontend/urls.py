@@ -1,7 +1,16 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views, views_annotation, views_dashboard, views_evaluation, views_grading, views_jobs
+from . import (
+    views,
+    views_annotation,
+    views_dashboard,
+    views_evaluation,
+    views_exports,
+    views_grading,
+    views_verification,
+)
+from .jobs import views as job_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -20,16 +29,22 @@ urlpatterns = [
     path("items/<int:item_id>/adjudicate/", views_annotation.adjudicate_page, name="annotation-adjudicate"),
     path("projects/<int:project_id>/meta-eval/", views_evaluation.meta_eval_page, name="meta-eval-page"),
     path("datasets/<int:dataset_id>/model-eval/", views_evaluation.model_eval_page, name="model-eval-page"),
-    path("projects/<int:project_id>/runs/new/", views_jobs.project_run_new, name="jobs-project-run-new"),
-    path("projects/<int:project_id>/exports/new/", views_jobs.project_export_new, name="jobs-project-export-new"),
-    path("datasets/<int:dataset_id>/jobs/", views_jobs.dataset_jobs, name="jobs-dataset"),
-    path("datasets/<int:dataset_id>/runs/new/", views_jobs.dataset_run_new, name="jobs-dataset-run-new"),
-    path("datasets/<int:dataset_id>/select/", views_jobs.dataset_select, name="jobs-dataset-select"),
-    path("selections/<int:selection_id>/", views_jobs.selection_report, name="jobs-selection"),
-    path("runs/<int:run_id>/cancel/", views_jobs.run_cancel, name="jobs-run-cancel"),
-    path("runs/<int:run_id>/resume/", views_jobs.run_resume, name="jobs-run-resume"),
-    path("exports/<int:export_id>/cancel/", views_jobs.export_cancel, name="jobs-export-cancel"),
-    path("exports/<int:export_id>/download/", views_jobs.export_download, name="jobs-export-download"),
+    path("projects/<int:project_id>/runs/new/", views_verification.project_run_new, name="jobs-project-run-new"),
+    path("projects/<int:project_id>/exports/new/", views_exports.project_export_new, name="jobs-project-export-new"),
+    path("datasets/<int:dataset_id>/jobs/", views_verification.dataset_jobs, name="jobs-dataset"),
+    path("datasets/<int:dataset_id>/runs/new/", views_verification.dataset_run_new, name="jobs-dataset-run-new"),
+    path("datasets/<int:dataset_id>/select/", views_verification.dataset_select, name="jobs-dataset-select"),
+    path("selections/<int:selection_id>/", views_verification.selection_report, name="jobs-selection"),
+    path("jobs/", job_views.jobs_page, name="jobs"),
+    path("jobs/<slug:kind>/<int:job_id>/", job_views.job_detail, name="job-detail"),
+    path("jobs/<slug:kind>/<int:job_id>/<slug:action>/", job_views.job_action, name="job-action"),
+    path("runs/<int:job_id>/cancel/", job_views.job_action, {"kind": "verification-run", "action": "cancel"},
+         name="jobs-run-cancel"),
+    path("runs/<int:job_id>/resume/", job_views.job_action, {"kind": "verification-run", "action": "resume"},
+         name="jobs-run-resume"),
+    path("exports/<int:job_id>/cancel/", job_views.job_action, {"kind": "export", "action": "cancel"},
+         name="jobs-export-cancel"),
+    path("exports/<int:export_id>/download/", views_exports.export_download, name="jobs-export-download"),
     path("grading/", views_grading.proof_home, name="proof-home"),
     path("grading/projects/<int:project_id>/next/", views_grading.next_proof_task, name="proof-next"),
     path("grading/tasks/<int:task_id>/", views_grading.grade_page, name="proof-grade"),

@@ -15,8 +15,7 @@ from annotation.models import AnnotationProject
 from core import roles
 from core.metrics import passk
 from core.taxonomy import COARSE_CLASSES
-from reports import evaluation
-from reports import selectors
+from reports import evaluation, selectors
 from verifybench.label_rules import CORRECTNESS
 from verifybench.models import Dataset
 

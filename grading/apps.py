@@ -7,14 +7,10 @@ class GradingConfig(AppConfig):
     verbose_name = "Verifiers, judges and proof grading"
 
     def ready(self):
-        from . import (
-            checks,  # noqa: F401  (registers the system checks)
-            proof_subject,
-        )
-
-        proof_subject.register()
         from verifybench.services import register_file_importer
 
+        from . import checks, proof_subject, runs  # noqa: F401  (checks and runs register themselves on import)
         from .proof_import import FORMAT_NAME, import_into_competition
 
+        proof_subject.register()
         register_file_importer(FORMAT_NAME, import_into_competition)

@@ -422,9 +422,10 @@ class VerificationRun(BackgroundJob):
     options = models.JSONField(
         default=dict, blank=True, help_text="chunk_delay: seconds to pause after each chunk (for tests and demos)."
     )
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0, help_text="Completions in scope with a usable verdict.")
     counts = models.JSONField(default=dict, blank=True, help_text="Verdicts in scope by status, and failed calls.")
+    redo_from = models.DateTimeField(
+        null=True, blank=True, help_text="Set by a restart: only verdicts written since count as done."
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -440,6 +441,16 @@ class VerificationRun(BackgroundJob):
 
     def __str__(self):
         return f"run {self.pk} of {self.verifier} ({self.status})"
+
+    @property
+    def total(self) -> int:
+        """Completions in scope."""
+        return self.progress_total
+
+    @property
+    def done(self) -> int:
+        """Completions in scope with a usable verdict."""
+        return self.progress_done
 
 
 class SelectionRecord(models.Model):

@@ -1,10 +1,12 @@
-"""Verification runs: create, cancel, resume, and the chunked execution the Celery task performs.
+"""Verification runs: create, cancel, resume, restart, and the chunked work of one execution.
 
-An execution claims the run with a fresh `run_token`, then repeats: take the next `chunk_size` completions of the
-scope (in id order) that have no usable verdict for the run's verifier, verify them outside any transaction, and
-commit their verdicts (`record_verdict`) together with the run's progress in one transaction that first checks the
-token. A killed execution therefore loses at most its current chunk, and whoever resumes the run finds every
-committed chunk done and skips it. A verdict whose judge call failed is not usable: a resumed run tries it again.
+A run is a job kind of the shared runner (core.jobs.runner), which claims it, keeps its heartbeat and records how it
+ended. Its work repeats: take the next `chunk_size` completions of the scope (in id order) that have no usable verdict
+for the run's verifier, verify them outside any transaction, and commit their verdicts (`record_verdict`) together
+with the run's progress in one transaction that first checks the execution still owns the run. A killed execution
+therefore loses at most its current chunk, and whoever resumes the run finds every committed chunk done and skips it.
+A verdict whose judge call failed is not usable: a resumed run tries it again. A restart verifies the whole scope
+again: a verdict counts as done only once it was written after the restart (`redo_from`).
 
 Options (`VerificationRun.options`):
   chunk_delay  seconds to pause after each committed chunk (0 by default), so tests and demos can stop a run midway.
@@ -17,7 +19,6 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef
@@ -25,7 +26,8 @@ from django.utils import timezone
 
 from annotation.models import Item
 from core import taxonomy
-from core.jobs import protocol as jobs
+from core.jobs import protocol, runner
+from core.jobs.runner import Execution, JobKind
 from verifybench.models import Completion, Domain
 
 from .answercheck import BatchItem, verify_batch
@@ -37,18 +39,17 @@ from .services import record_verdict
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STALE_SECONDS = 300
 MAX_CHUNK_SIZE = 10_000
 MAX_CHUNK_DELAY = 60.0
 COUNT_KEYS = (Verdict.Status.CORRECT, Verdict.Status.INCORRECT, Verdict.Status.INCONCLUSIVE, "failed")
 
 
-class RunRequestError(ValueError):
+class RunRequestError(runner.JobRequestError):
     """A run request that cannot be carried out; the message says why."""
 
 
 def stale_after() -> timedelta:
-    return timedelta(seconds=getattr(settings, "VERIFICATION_STALE_SECONDS", DEFAULT_STALE_SECONDS))
+    return VERIFICATION_RUN.stale_after
 
 
 def clean_options(options) -> dict:
@@ -81,22 +82,25 @@ def scope_completions(run: VerificationRun):
     return completions.distinct().order_by("pk")
 
 
-def _usable_verdicts(verifier_id: int):
-    return Verdict.objects.filter(verifier_id=verifier_id, failed=False)
+def _usable_verdicts(run: VerificationRun):
+    usable = Verdict.objects.filter(verifier_id=run.verifier_id, failed=False)
+    if run.redo_from is not None:
+        usable = usable.filter(updated_at__gte=run.redo_from)
+    return usable
 
 
 def pending_completions(run: VerificationRun):
-    """Completions of the scope with no usable verdict for the run's verifier yet."""
-    usable = _usable_verdicts(run.verifier_id).filter(completion=OuterRef("pk"))
+    """Completions of the scope with no usable verdict for the run's verifier yet (since the restart, if any)."""
+    usable = _usable_verdicts(run).filter(completion=OuterRef("pk"))
     return scope_completions(run).exclude(Exists(usable))
 
 
 def scope_counts(run: VerificationRun) -> dict[str, int]:
-    """Verdicts of the run's verifier on its scope, by status, and how many are failed calls."""
-    rows = (
-        Verdict.objects.filter(verifier_id=run.verifier_id, completion__in=scope_completions(run).values("pk"))
-        .values("status", "failed").annotate(n=Count("pk"))
-    )
+    """Verdicts of the run's verifier on its scope (since the restart, if any), by status, and failed calls."""
+    verdicts = Verdict.objects.filter(verifier_id=run.verifier_id, completion__in=scope_completions(run).values("pk"))
+    if run.redo_from is not None:
+        verdicts = verdicts.filter(updated_at__gte=run.redo_from)
+    rows = verdicts.values("status", "failed").annotate(n=Count("pk"))
     counts = dict.fromkeys(COUNT_KEYS, 0)
     for row in rows:
         counts["failed" if row["failed"] else row["status"]] += row["n"]
@@ -160,15 +164,15 @@ def create_run(
 
 
 def _enqueue(run: VerificationRun) -> None:
-    from .tasks import run_verification
-
-    run_id, attempt = run.pk, run.attempt
-    transaction.on_commit(lambda: run_verification.delay(run_id, attempt))
+    runner.enqueue(run)
 
 
 def cancel_run(run: VerificationRun) -> VerificationRun:
     """Ask a run to stop. A queued run is cancelled at once; a running one stops after its current chunk."""
-    return jobs.request_cancel(VerificationRun, run.pk, RunRequestError, "run")
+    try:
+        return runner.cancel(run)
+    except runner.JobRequestError as exc:
+        raise RunRequestError(str(exc)) from None
 
 
 def resume_run(run: VerificationRun, *, force: bool = False, enqueue: bool = True) -> VerificationRun:
@@ -178,20 +182,18 @@ def resume_run(run: VerificationRun, *, force: bool = False, enqueue: bool = Tru
     anyway (for a caller who knows its worker is gone). Resuming a finished run picks up completions added to the
     scope since, and retries failed judge calls.
     """
-    with transaction.atomic():
-        run = VerificationRun.objects.select_for_update().get(pk=run.pk)
-        if run.status == VerificationRun.Status.RUNNING and not force and run.heartbeat_at and \
-                timezone.now() - run.heartbeat_at < stale_after():
-            raise RunRequestError(f"run {run.pk} is running; cancel it, or resume it once it has stopped")
-        if run.status == VerificationRun.Status.QUEUED and not force:
-            raise RunRequestError(f"run {run.pk} is already queued")
-        run.attempt += 1
-        run.status, run.cancel_requested, run.run_token = VerificationRun.Status.QUEUED, False, ""
-        run.error, run.finished_at = "", None
-        run.save(update_fields=["attempt", "status", "cancel_requested", "run_token", "error", "finished_at"])
-        if enqueue:
-            _enqueue(run)
-    return run
+    try:
+        return runner.resume(run, force=force, enqueue_it=enqueue)
+    except runner.JobRequestError as exc:
+        raise RunRequestError(str(exc)) from None
+
+
+def restart_run(run: VerificationRun, *, force: bool = False, enqueue: bool = True) -> VerificationRun:
+    """Queue a run again as a new attempt that verifies its whole scope again (e.g. after the verifier changed)."""
+    try:
+        return runner.restart(run, force=force, enqueue_it=enqueue)
+    except runner.JobRequestError as exc:
+        raise RunRequestError(str(exc)) from None
 
 
 # -- execution ------------------------------------------------------------------------------------------------------
@@ -259,23 +261,29 @@ def _start_fresh(run: VerificationRun, now) -> list[str]:
     return ["started_at"]
 
 
+def _start_over(run: VerificationRun) -> list[str]:
+    run.redo_from, run.counts = timezone.now(), {}
+    return ["redo_from", "counts"]
+
+
 def claim(run_id: int, attempt: int | None = None) -> tuple[VerificationRun, str] | None:
     """Take the run for this execution: (run, token), or None when it is finished or someone else's."""
-    return jobs.claim(VerificationRun, run_id, attempt, stale_after=stale_after(), on_claim=_start_fresh)
+    return protocol.claim(VerificationRun, run_id, attempt, stale_after=stale_after(), on_claim=_start_fresh)
 
 
-def _commit_chunk(run: VerificationRun, token: str, chunk: list[Completion], results: list) -> None:
+def _commit_chunk(execution: Execution, chunk: list[Completion], results: list) -> None:
+    run = execution.job
     ids = [completion.pk for completion in chunk]
     with transaction.atomic():
         # A chunk already verified is kept; a cancel acts after it.
-        locked = jobs.owned(VerificationRun, run.pk, token, honour_cancel=False)
+        locked = execution.owned(honour_cancel=False)
         previously_failed = set(
             Verdict.objects.filter(verifier_id=run.verifier_id, completion_id__in=ids, failed=True)
             .values_list("completion_id", flat=True)
         )
         counts = {key: int(locked.counts.get(key, 0)) for key in COUNT_KEYS}
-        done = locked.done
-        for completion, result in zip(chunk, results):
+        done = locked.progress_done
+        for completion, result in zip(chunk, results, strict=True):
             record_verdict(completion, run.verifier, result)
             was_failed = completion.pk in previously_failed
             if getattr(result, "failed", False):
@@ -284,60 +292,47 @@ def _commit_chunk(run: VerificationRun, token: str, chunk: list[Completion], res
             counts[result.status] += 1
             counts["failed"] -= 1 if was_failed else 0
             done += 1
-        locked.counts, locked.done, locked.heartbeat_at = counts, done, timezone.now()
-        locked.save(update_fields=["counts", "done", "heartbeat_at"])
+        locked.counts, locked.progress_done, locked.heartbeat_at = counts, done, timezone.now()
+        locked.save(update_fields=["counts", "progress_done", "heartbeat_at"])
+    execution.beat(done=done)
 
 
-def _process(run: VerificationRun, token: str) -> None:
+def _execute(execution: Execution) -> None:
+    run = execution.job
     with transaction.atomic():
-        locked = jobs.owned(VerificationRun, run.pk, token)
+        locked = execution.owned()
         counts = scope_counts(run)
-        locked.total = scope_completions(run).count()
+        locked.progress_total = scope_completions(run).count()
         locked.counts = counts
-        locked.done = sum(counts[key] for key in COUNT_KEYS if key != "failed")
-        locked.save(update_fields=["total", "counts", "done"])
+        locked.progress_done = sum(counts[key] for key in COUNT_KEYS if key != "failed")
+        locked.save(update_fields=["progress_total", "counts", "progress_done"])
+    execution.beat(done=locked.progress_done, total=locked.progress_total)
     delay = clean_options(run.options).get("chunk_delay", 0.0)
     pending = pending_completions(run).select_related("question").prefetch_related("question__references")
     last_id = 0
     while True:
-        if VerificationRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
-            raise jobs.Cancelled
+        execution.check()
         chunk = list(pending.filter(pk__gt=last_id)[: run.chunk_size])
         if not chunk:
             break
         results = verify_chunk(run.verifier, chunk)
-        _commit_chunk(run, token, chunk, results)
+        _commit_chunk(execution, chunk, results)
         last_id = chunk[-1].pk
         if delay:
             time.sleep(delay)
     with transaction.atomic():
-        locked = jobs.owned(VerificationRun, run.pk, token)
-        failed = int(locked.counts.get("failed", 0))
+        failed = int(execution.owned().counts.get("failed", 0))
         if failed:
-            raise RunIncomplete(f"{failed} judge call(s) failed; resume the run to try them again")
-        locked.status, locked.finished_at = VerificationRun.Status.SUCCEEDED, timezone.now()
-        locked.save(update_fields=["status", "finished_at"])
-
-
-class RunIncomplete(Exception):
-    """Every completion was tried but some judge calls failed."""
+            raise runner.JobFailed(f"{failed} judge call(s) failed; resume the run to try them again")
+        execution.succeed()
 
 
 def execute_run(run_id: int, attempt: int | None = None) -> VerificationRun | None:
     """Run a queued (or dead) run to its end in this process; returns it as it ended. Safe to call twice."""
-    claimed = claim(run_id, attempt)
-    if claimed is None:
-        return VerificationRun.objects.filter(pk=run_id).first()
-    run, token = claimed
-    try:
-        _process(run, token)
-    except jobs.Cancelled:
-        jobs.finish(VerificationRun, run.pk, token, VerificationRun.Status.CANCELLED)
-    except jobs.Superseded:
-        logger.info("verification run %s: execution %s was superseded", run.pk, token)
-    except RunIncomplete as exc:
-        jobs.finish(VerificationRun, run.pk, token, VerificationRun.Status.FAILED, str(exc))
-    except Exception as exc:
-        logger.exception("verification run %s failed", run.pk)
-        jobs.finish(VerificationRun, run.pk, token, VerificationRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
-    return VerificationRun.objects.get(pk=run.pk)
+    return runner.run(VERIFICATION_RUN.name, run_id, attempt)
+
+
+VERIFICATION_RUN = runner.register(JobKind(
+    name="verification-run", title="Verification run", noun="run", model=VerificationRun, execute=_execute,
+    resumable=True, on_start=_start_fresh, reset=_start_over, stale_setting="VERIFICATION_STALE_SECONDS",
+))

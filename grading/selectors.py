@@ -5,6 +5,7 @@ from collections import defaultdict
 
 from django.db.models import Q
 
+from core.jobs.api import job_payload
 from verifybench.models import Completion
 
 from .models import SelectionRecord, Verdict, VerificationRun, VerifierConfig
@@ -75,6 +76,7 @@ def run_payload(run: VerificationRun) -> dict:
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "job": job_payload(run),
     }
 
 

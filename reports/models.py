@@ -11,8 +11,6 @@ class ExportJob(BackgroundJob):
     format = models.CharField(max_length=50, help_text="A registered export format, e.g. verifybench or mumath.")
     file_types = models.JSONField(default=list, help_text="Any of jsonl, csv, parquet.")
     options = models.JSONField(default=dict, blank=True)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     bundle_path = models.CharField(max_length=500, blank=True, help_text="File name under EXPORT_ROOT.")
     bundle_sha256 = models.CharField(max_length=64, blank=True)
     bundle_size = models.PositiveBigIntegerField(null=True, blank=True)

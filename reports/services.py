@@ -1,24 +1,20 @@
 """Writes and business rules of the reports: the lifecycle of export jobs."""
 from __future__ import annotations
 
-from django.db import transaction
-from django.utils import timezone
-
-from core.jobs import protocol as jobs
+from core.jobs import runner as jobs
 
 from .exports import InvalidExportOptions, UnknownExportFormat, clean_file_types, get_export_format, runner
 from .models import ExportJob
-from .tasks import run_export
 
 
-class ExportRequestError(ValueError):
+class ExportRequestError(jobs.JobRequestError):
     """An export request that cannot be carried out; the message says why."""
 
 
 def create_export(
     *, project, format: str, file_types=None, options=None, created_by=None, enqueue: bool = True,
 ):
-    """Validate an export request, create its ExportJob and queue `run_export` once the transaction commits."""
+    """Validate an export request, create its ExportJob and queue it once the transaction commits."""
     try:
         export_format = get_export_format(format)
         cleaned_types = clean_file_types(file_types)
@@ -39,36 +35,27 @@ def create_export(
 
 
 def _enqueue_export(job) -> None:
-    job_id, attempt = job.pk, job.attempt
-    transaction.on_commit(lambda: run_export.delay(job_id, attempt))
+    jobs.enqueue(job)
 
 
 def cancel_export(job):
     """Ask a job to stop. A queued job is cancelled at once; a running one stops after its current chunk."""
-    return jobs.request_cancel(ExportJob, job.pk, ExportRequestError, "export")
+    try:
+        return jobs.cancel(job)
+    except jobs.JobRequestError as exc:
+        raise ExportRequestError(str(exc)) from None
 
 
-def restart_export(job, *, force: bool = False):
+def restart_export(job, *, force: bool = False, enqueue: bool = True):
     """Run a failed, cancelled or dead job again from the start, as a new attempt.
 
     A running job counts as dead when its heartbeat is older than EXPORT_STALE_SECONDS; `force` restarts it anyway
     (for a caller who knows its worker is gone). The new run deletes every file the earlier runs left.
     """
-    with transaction.atomic():
-        job = ExportJob.objects.select_for_update().get(pk=job.pk)
-        if job.status == ExportJob.Status.SUCCEEDED:
-            raise ExportRequestError(f"export {job.pk} has succeeded; start a new export instead")
-        if job.status == ExportJob.Status.RUNNING and not force and job.heartbeat_at and \
-                timezone.now() - job.heartbeat_at < runner.stale_after():
-            raise ExportRequestError(f"export {job.pk} is running; cancel it or wait until it is stale")
-        job.attempt += 1
-        job.status, job.cancel_requested, job.run_token = ExportJob.Status.QUEUED, False, ""
-        job.progress_done = job.progress_total = 0
-        job.error, job.finished_at = "", None
-        job.save(update_fields=["attempt", "status", "cancel_requested", "run_token", "progress_done",
-                                "progress_total", "error", "finished_at"])
-        _enqueue_export(job)
-    return job
+    try:
+        return jobs.restart(job, force=force, enqueue_it=enqueue)
+    except jobs.JobRequestError as exc:
+        raise ExportRequestError(str(exc)) from None
 
 
 def run_export_now(job):

@@ -118,11 +118,13 @@ def database_url_for_current_test_db() -> str:
 class WorkerProcess:
     """A real `celery -A config worker` on Redis, on a queue of its own, against the test database."""
 
-    def __init__(self, queue: str, extra_env: dict[str, str] | None = None):
+    def __init__(self, queue: str, extra_env: dict[str, str] | None = None, *, beat: bool = False, name: str = ""):
         self.queue = queue
         self.extra_env = extra_env or {}
+        self.beat = beat
+        self.name = name or queue
         self.process: subprocess.Popen | None = None
-        self.log_path = Path(settings.VAR_DIR) / f"worker-{queue}.log"
+        self.log_path = Path(settings.VAR_DIR) / f"worker-{self.name}.log"
 
     def start(self) -> WorkerProcess:
         env = dict(os.environ)
@@ -136,10 +138,11 @@ class WorkerProcess:
         env.pop("PYTEST_VERSION", None)
         env.update(self.extra_env)
         self._log = open(self.log_path, "w")
+        beat = ["-B", "--schedule", str(Path(settings.VAR_DIR) / f"beat-{self.name}")] if self.beat else []
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", self.queue,
              "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=info",
-             "-n", f"{self.queue}@%h"],
+             "-n", f"{self.name}@%h", *beat],
             cwd=REPO_ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         deadline = time.monotonic() + 30
@@ -191,8 +194,8 @@ def celery_worker_factory(transactional_db):
     _forget_broker_connections(app)
     workers: list[WorkerProcess] = []
 
-    def start(extra_env: dict[str, str] | None = None) -> WorkerProcess:
-        worker = WorkerProcess(queue, extra_env).start()
+    def start(extra_env: dict[str, str] | None = None, *, beat: bool = False) -> WorkerProcess:
+        worker = WorkerProcess(queue, extra_env, beat=beat, name=f"{queue}-{len(workers) + 1}").start()
         workers.append(worker)
         return worker
 

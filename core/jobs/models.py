@@ -29,6 +29,9 @@ class BackgroundJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    progress_done = models.PositiveIntegerField(default=0, help_text="Units of work done (rows, completions...).")
+    progress_total = models.PositiveIntegerField(default=0, help_text="Units of work in all; 0 while unknown.")
+    log = models.JSONField(default=list, blank=True, help_text="What happened to the job: starts, takeovers, ends.")
 
     class Meta:
         abstract = True
@@ -36,3 +39,14 @@ class BackgroundJob(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    LOG_LIMIT = 50
+
+    def note(self, event: str, **details) -> list[str]:
+        """Append an entry to the job's log (the caller saves); returns the field to save."""
+        from django.utils import timezone
+
+        entry = {"at": timezone.now().isoformat(timespec="seconds"), "event": event, "attempt": self.attempt,
+                 **details}
+        self.log = [*(self.log or []), entry][-self.LOG_LIMIT:]
+        return ["log"]

@@ -1,7 +1,8 @@
-// Live progress of verification runs and exports. While any job row (tr[data-job]) on the page is queued or
-// running, each such job's JSON endpoint is polled every 2 s with the session cookie, and its bar, status and counts
-// are updated in place. A job that has ended gets its row re-rendered by the server (buttons, manifest, times),
-// taken from a fresh copy of the page. Polling stops once every job has ended.
+// Live progress of background jobs of every kind (verification runs, exports, imports). While any job row
+// (tr[data-job]) on the page is queued or running, each such job's JSON endpoint is polled every 2 s with the session
+// cookie; every endpoint carries the common job payload under "job", from which the bar, status and times are
+// updated in place (and a run's verdict counts from its own payload). A job that has ended gets its row re-rendered
+// by the server (buttons, results, times), taken from a fresh copy of the page. Polling stops once every job ended.
 const POLL_MS = 2000;
 const ACTIVE = new Set(["queued", "running"]);
 const STATUS_LABELS = {
@@ -27,13 +28,13 @@ function shownTime(iso) {
   return iso ? iso.slice(0, 19).replace("T", " ") : "—";
 }
 
-function progressOf(kind, payload) {
-  if (kind === "run") return { done: payload.done, total: payload.total };
-  return { done: payload.progress.done, total: payload.progress.total };
+function progressOf(payload) {
+  const progress = (payload.job || payload).progress || {};
+  return { done: progress.done ?? 0, total: progress.total ?? 0 };
 }
 
 function update(row, payload) {
-  const { done, total } = progressOf(row.dataset.job, payload);
+  const { done, total } = progressOf(payload);
   const bar = row.querySelector("[data-job-progress]");
   if (bar) {
     if (total > 0) {

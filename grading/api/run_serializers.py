@@ -84,11 +84,6 @@ class RunCreateSerializer(serializers.Serializer):
                                     help_text="chunk_delay: seconds to pause after each chunk.")
 
 
-class ResumeSerializer(serializers.Serializer):
-    force = serializers.BooleanField(required=False, default=False,
-                                     help_text="Take over a run that looks alive (its worker is known to be gone).")
-
-
 class SelectionCreateSerializer(serializers.Serializer):
     dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
     strategy = serializers.ChoiceField(choices=selection.STRATEGIES)

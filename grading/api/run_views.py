@@ -5,9 +5,9 @@ from django.db.models import ProtectedError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
-from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from core.jobs.api import JobActionsMixin
 from core.permissions import IsAdminRole, IsResearcherOrAdmin
 
 from .. import runs, selectors, services
@@ -41,8 +41,8 @@ class AllowedJudgeHostViewSet(viewsets.ModelViewSet):
         serializer.save(created_by=self.request.user)
 
 
-class VerificationRunViewSet(viewsets.GenericViewSet):
-    """Verification runs: progress, counts by verdict status, cancel and resume."""
+class VerificationRunViewSet(JobActionsMixin, viewsets.GenericViewSet):
+    """Verification runs: progress, counts by verdict status; cancel, resume (go on) and restart (verify again)."""
 
     permission_classes = [IsResearcherOrAdmin]
     serializer_class = run_serializers.RunCreateSerializer
@@ -84,26 +84,7 @@ class VerificationRunViewSet(viewsets.GenericViewSet):
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(selectors.run_payload(run), status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT,
-                   summary="Stop a run: at once when queued, after its current chunk when running")
-    @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        try:
-            run = runs.cancel_run(self.get_object())
-        except runs.RunRequestError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        return Response(selectors.run_payload(run))
-
-    @extend_schema(request=run_serializers.ResumeSerializer, responses=OpenApiTypes.OBJECT,
-                   summary="Queue a run again; it goes on from the completions without a usable verdict")
-    @action(detail=True, methods=["post"])
-    def resume(self, request, pk=None):
-        serializer = run_serializers.ResumeSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            run = runs.resume_run(self.get_object(), force=serializer.validated_data["force"])
-        except runs.RunRequestError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    def job_response(self, run) -> Response:
         return Response(selectors.run_payload(run))
 
 

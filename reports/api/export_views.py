@@ -1,12 +1,13 @@
 """Export jobs over HTTP: create, list, inspect, cancel, download. Researchers and admins only."""
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from annotation.models import AnnotationProject
+from core.jobs.api import JobActionsMixin, JobPayloadSerializer, job_payload
 from core.permissions import IsResearcherOrAdmin
 from reports import services
 from reports.exports import FILE_TYPES, export_format_names
@@ -15,6 +16,7 @@ from reports.models import ExportJob
 
 class ExportJobSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
+    job = serializers.SerializerMethodField()
     shortfalls = serializers.SerializerMethodField()
     download_url = serializers.SerializerMethodField()
     created_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
@@ -24,12 +26,16 @@ class ExportJobSerializer(serializers.ModelSerializer):
         fields = [
             "id", "project", "format", "file_types", "options", "status", "progress", "cancel_requested", "error",
             "attempt", "created_by", "created_at", "started_at", "finished_at", "bundle_sha256", "bundle_size",
-            "shortfalls", "manifest", "download_url",
+            "shortfalls", "manifest", "download_url", "job",
         ]
         read_only_fields = fields
 
     def get_progress(self, job) -> dict:
         return {"done": job.progress_done, "total": job.progress_total}
+
+    @extend_schema_field(JobPayloadSerializer)
+    def get_job(self, job) -> dict:
+        return job_payload(job)
 
     def get_shortfalls(self, job) -> dict:
         return (job.manifest or {}).get("shortfalls", {})
@@ -59,7 +65,7 @@ class ExportRequestSerializer(serializers.Serializer):
     list=extend_schema(summary="Export jobs, newest first"),
     retrieve=extend_schema(summary="One export job: status, progress, manifest"),
 )
-class ExportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class ExportJobViewSet(JobActionsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     permission_classes = [IsResearcherOrAdmin]
     serializer_class = ExportJobSerializer
     filterset_fields = ["project", "format", "status"]
@@ -83,14 +89,7 @@ class ExportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(self.get_serializer(job).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(summary="Cancel an export", request=None,
-                   responses={200: ExportJobSerializer, 409: OpenApiResponse(description="Already ended.")})
-    @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        try:
-            job = services.cancel_export(self.get_object())
-        except services.ExportRequestError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    def job_response(self, job) -> Response:
         return Response(self.get_serializer(job).data)
 
     @extend_schema(summary="Download the bundle (zip)",

@@ -1,4 +1,8 @@
-"""Running one ExportJob: claim it, build the bundle in temporary files, publish it atomically.
+"""The work of one ExportJob: build the bundle in temporary files, publish it atomically.
+
+Exports are a job kind of the shared runner (core.jobs.runner), which claims them, keeps their heartbeat fresh and
+records how they ended; an export cannot go on midway, so resuming one starts it over.
+
 
 Files of job 12 under EXPORT_ROOT:
   .export-12-<token>.work/        data files being written by the run <token>
@@ -10,8 +14,8 @@ succeeded: if that transaction fails, the final file is removed again. A run tha
 temporary files (or, at worst, a final file whose job is not marked succeeded); the next run of the same job deletes
 every file of the job before it starts, so it starts clean. Downloads are served only for succeeded jobs.
 
-Each run owns the job through a fresh `run_token`. A run that finds the token changed (the job was restarted while
-it was presumed dead) stops without touching the job; a run that finds `cancel_requested` set between two chunks
+Each execution owns the job through a fresh `run_token`. One that finds the token changed (the job was restarted
+while it was presumed dead) stops without touching the job; one that finds `cancel_requested` set between two chunks
 ends the job `cancelled` without publishing anything.
 """
 from __future__ import annotations
@@ -32,7 +36,8 @@ from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
 from annotation.models import AnnotationProject
-from core.jobs import protocol as jobs
+from core.jobs import runner
+from core.jobs.runner import Execution, JobKind
 from reports.models import ExportJob
 
 from .manifest import ManifestCounts, manifest_json, render_card
@@ -41,7 +46,6 @@ from .writers import open_writer, sha256_of
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STALE_SECONDS = 120
 
 
 def export_root() -> Path:
@@ -51,7 +55,7 @@ def export_root() -> Path:
 
 
 def stale_after() -> timedelta:
-    return timedelta(seconds=getattr(settings, "EXPORT_STALE_SECONDS", DEFAULT_STALE_SECONDS))
+    return EXPORT.stale_after
 
 
 def final_name(job: ExportJob) -> str:
@@ -93,16 +97,14 @@ def _start_fresh(job: ExportJob, now) -> list[str]:
     return ["started_at", "progress_done", "progress_total", "finished_at"]
 
 
-def _report_progress(job: ExportJob, token: str, **fields) -> None:
-    jobs.beat(ExportJob, job.pk, token, **fields)
+def _forget_bundle(job: ExportJob) -> list[str]:
+    remove_job_files(job)
+    job.progress_total, job.bundle_path, job.bundle_sha256, job.bundle_size, job.manifest = 0, "", "", None, None
+    return ["progress_total", "bundle_path", "bundle_sha256", "bundle_size", "manifest"]
 
 
-def run_job(job_id: int, attempt: int | None = None) -> ExportJob | None:
-    """Run the job if it is waiting (or was left running by a run that died); return it as it ended."""
-    claimed = jobs.claim(ExportJob, job_id, attempt, stale_after=stale_after(), on_claim=_start_fresh)
-    if claimed is None:
-        return ExportJob.objects.filter(pk=job_id).first()
-    job, token = claimed
+def _execute(execution: Execution) -> None:
+    job, token = execution.job, execution.token
     removed = remove_job_files(job)
     if removed:
         logger.info("export %s: removed %d stale file(s) of an earlier run", job.pk, len(removed))
@@ -110,19 +112,16 @@ def run_job(job_id: int, attempt: int | None = None) -> ExportJob | None:
     workdir = root / f".export-{job.pk}-{token}.work"
     part = root / f".export-{job.pk}-{token}.zip.part"
     try:
-        manifest = _build(job, token, workdir, part)
-        _publish(job, token, part, manifest)
-    except jobs.Cancelled:
-        jobs.finish(ExportJob, job.pk, token, ExportJob.Status.CANCELLED)
-    except jobs.Superseded:
-        logger.info("export %s: run %s was superseded", job.pk, token)
-    except Exception as exc:
-        logger.exception("export %s failed", job.pk)
-        jobs.finish(ExportJob, job.pk, token, ExportJob.Status.FAILED, f"{type(exc).__name__}: {exc}")
+        manifest = _build(execution, workdir, part)
+        _publish(execution, part, manifest)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         part.unlink(missing_ok=True)
-    return ExportJob.objects.get(pk=job.pk)
+
+
+def run_job(job_id: int, attempt: int | None = None) -> ExportJob | None:
+    """Run the job if it is waiting (or was left running by a run that died); return it as it ended."""
+    return runner.run(EXPORT.name, job_id, attempt)
 
 
 def _project_figures(project_id: int) -> tuple[dict, dict]:
@@ -167,20 +166,22 @@ class _ProjectFigures:
             self._executor.shutdown(wait=False)
 
 
-def _build(job: ExportJob, token: str, workdir: Path, part: Path) -> dict:
+def _build(execution: Execution, workdir: Path, part: Path) -> dict:
+    job = execution.job
     export_format = get_export_format(job.format)
     options = export_format.clean_options(job.options)
     project = job.project
     plan = export_format.plan(project, options)
     figures = _ProjectFigures(project.pk)
     try:
-        return _write_bundle(job, token, workdir, part, export_format, options, project, plan, figures)
+        return _write_bundle(execution, workdir, part, export_format, options, project, plan, figures)
     finally:
         figures.discard()
 
 
-def _write_bundle(job, token, workdir, part, export_format, options, project, plan, figures) -> dict:
-    _report_progress(job, token, progress_total=plan.total)
+def _write_bundle(execution, workdir, part, export_format, options, project, plan, figures) -> dict:
+    job = execution.job
+    execution.beat(done=0, total=plan.total)
 
     workdir.mkdir(parents=True)
     writers = {
@@ -195,7 +196,7 @@ def _write_bundle(job, token, workdir, part, export_format, options, project, pl
                 writer.write(rows)
             for row in chunk:
                 counts.add(row.facts)
-            _report_progress(job, token, progress_done=counts.rows)
+            execution.beat(done=counts.rows)
             if options["chunk_delay"]:
                 time.sleep(options["chunk_delay"])
         written = [writer.close() for writer in writers.values()]
@@ -227,7 +228,7 @@ def _write_bundle(job, token, workdir, part, export_format, options, project, pl
         "files": {f.name: {"rows": f.rows, "bytes": f.bytes, "sha256": f.sha256} for f in written},
     }
     card = render_card(manifest, export_format.describe(options))
-    _report_progress(job, token)
+    execution.beat()
     # Level 1: several times faster than the default on large JSONL and CSV files, for a slightly larger zip.
     with zipfile.ZipFile(part, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as bundle:
         for f in written:
@@ -238,27 +239,25 @@ def _write_bundle(job, token, workdir, part, export_format, options, project, pl
     return manifest
 
 
-def _publish(job: ExportJob, token: str, part: Path, manifest: dict) -> None:
+def _publish(execution: Execution, part: Path, manifest: dict) -> None:
+    job = execution.job
     final = export_root() / final_name(job)
     digest, size = sha256_of(part), part.stat().st_size
     replaced = False
     try:
         with transaction.atomic():
-            locked = ExportJob.objects.select_for_update().get(pk=job.pk)
-            if locked.run_token != token:
-                raise jobs.Superseded
-            if locked.cancel_requested:
-                raise jobs.Cancelled
+            execution.owned()  # locked: a restart or a cancel cannot slip in between the rename and the status
             os.replace(part, final)
             replaced = True
-            locked.status = ExportJob.Status.SUCCEEDED
-            locked.bundle_path, locked.bundle_sha256, locked.bundle_size = final.name, digest, size
-            locked.manifest = manifest
-            locked.progress_done = manifest["counts"]["rows"]
-            locked.finished_at = locked.heartbeat_at = timezone.now()
-            locked.save(update_fields=["status", "bundle_path", "bundle_sha256", "bundle_size", "manifest",
-                                       "progress_done", "finished_at", "heartbeat_at"])
+            execution.succeed(bundle_path=final.name, bundle_sha256=digest, bundle_size=size, manifest=manifest,
+                              progress_done=manifest["counts"]["rows"])
     except BaseException:
         if replaced:
             final.unlink(missing_ok=True)
         raise
+
+
+EXPORT = runner.register(JobKind(
+    name="export", title="Export", model=ExportJob, execute=_execute, resumable=False, on_start=_start_fresh,
+    reset=_forget_bundle, stale_setting="EXPORT_STALE_SECONDS",
+))

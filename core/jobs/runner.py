@@ -1,0 +1,337 @@
+"""One runner for every background job: claim, heartbeat, progress, cancel, resume, restart, and recovery.
+
+A job kind (verification run, export, import) is a concrete `BackgroundJob` model plus an `execute` function,
+registered here by the app that owns it (`register`). Everything else is shared:
+
+- `run(kind, job_id, attempt)` claims the job for one execution (core.jobs.protocol), keeps its heartbeat fresh from a
+  thread while `execute` works (so a long chunk or a large zip never looks dead), and records how it ended. `execute`
+  reports progress with `Execution.beat` and marks success itself, in the transaction that makes its result
+  visible (an export's rename, a run's last chunk, an import's commit).
+- `cancel` stops a queued job at once and a running one at its next check; `resume` queues a stopped job again as a
+  new attempt that goes on from what is done (kinds that cannot go on start over); `restart` starts over.
+- `sweep` takes over jobs whose heartbeat went stale (their worker died) and queues again jobs whose message was
+  lost; workers run it when they start and every `JOB_SWEEP_SECONDS` (Celery beat). A job taken over too many times
+  is failed instead, so a job that kills its worker cannot loop forever.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.utils import timezone
+
+from . import protocol
+from .protocol import Cancelled, Superseded
+
+logger = logging.getLogger(__name__)
+
+MAX_AUTOMATIC_ATTEMPTS = 5
+
+
+class JobRequestError(ValueError):
+    """A job action that cannot be carried out now; the message says why."""
+
+
+class JobFailed(Exception):
+    """The job ended without its result; the message is shown as the job's error."""
+
+
+@dataclass(frozen=True)
+class JobKind:
+    name: str  # "verification-run", "export", "import"
+    title: str  # "Verification run"
+    model: type
+    execute: Callable[[Execution], None]
+    # Whether `resume` goes on from what is done (a run skips verified completions); otherwise it starts over.
+    resumable: bool = False
+    # Sets the kind's own fields when an execution starts (beyond status, token and heartbeat); returns their names.
+    on_start: Callable[[object, object], list[str]] = lambda job, now: []
+    # Resets the kind's own fields (and files) before a start from scratch; returns their names.
+    reset: Callable[[object], list[str]] = lambda job: []
+    stale_setting: str = "JOB_STALE_SECONDS"
+    noun: str = ""  # how messages name one job ("run 12"); the title in lower case when empty
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def stale_after(self) -> timedelta:
+        seconds = getattr(settings, self.stale_setting, None) or getattr(settings, "JOB_STALE_SECONDS", 120)
+        return timedelta(seconds=float(seconds))
+
+    def __post_init__(self):
+        if not self.noun:
+            object.__setattr__(self, "noun", self.title.lower())
+
+
+_KINDS: dict[str, JobKind] = {}
+
+
+def register(kind: JobKind) -> JobKind:
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def get_kind(name: str) -> JobKind:
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise JobRequestError(f"unknown job kind {name!r}; known kinds: {', '.join(_KINDS)}") from None
+
+
+def kinds() -> list[JobKind]:
+    return list(_KINDS.values())
+
+
+def kind_of(job) -> JobKind:
+    for kind in _KINDS.values():
+        if isinstance(job, kind.model):
+            return kind
+    raise JobRequestError(f"{type(job).__name__} is not a registered job kind")
+
+
+# -- one execution ----------------------------------------------------------------------------------------------------
+
+
+class Execution:
+    """What `execute` works with: the job as claimed, progress reports, and the ownership checks."""
+
+    def __init__(self, kind: JobKind, job, token: str):
+        self.kind, self.job, self.token = kind, job, token
+        self.model = kind.model
+        self._progress: dict[str, int] = {}
+        self._lost = threading.Event()
+        self._done = threading.Event()
+        self._heart: threading.Thread | None = None
+
+    # progress and checks
+
+    def beat(self, *, done: int | None = None, total: int | None = None, **fields) -> None:
+        """Record progress (and any of the kind's own fields) with the heartbeat; raise when taken over or cancelled.
+
+        Inside a long transaction (an import), the row is not written here: the heartbeat thread writes the progress
+        on its own connection so that others see it move."""
+        if done is not None:
+            self._progress["progress_done"] = done
+        if total is not None:
+            self._progress["progress_total"] = total
+        if self._lost.is_set():
+            raise Superseded
+        if connection.in_atomic_block and self._heart is not None:
+            return
+        protocol.beat(self.model, self.job.pk, self.token, **self._progress, **fields)
+
+    def check(self) -> None:
+        """Raise Cancelled when someone asked the job to stop, Superseded when another execution owns it."""
+        if self._lost.is_set():
+            raise Superseded
+        state = self.model.objects.filter(pk=self.job.pk).values_list("run_token", "cancel_requested").first()
+        if state is None or state[0] != self.token:
+            raise Superseded
+        if state[1]:
+            raise Cancelled
+
+    def owned(self, *, honour_cancel: bool = True):
+        """The job row locked in the current transaction, while this execution still owns it."""
+        return protocol.owned(self.model, self.job.pk, self.token, honour_cancel=honour_cancel)
+
+    def succeed(self, **fields) -> None:
+        """Mark the job succeeded (inside the caller's transaction, when it has one)."""
+        with transaction.atomic():
+            locked = self.owned(honour_cancel=False)
+            locked.status, locked.finished_at = self.model.Status.SUCCEEDED, timezone.now()
+            locked.heartbeat_at = locked.finished_at
+            for name, value in {**self._progress, **fields}.items():
+                setattr(locked, name, value)
+            locked.note("succeeded")
+            locked.save()
+            self.job = locked
+
+    # the heartbeat thread
+
+    def start_heart(self) -> None:
+        # Another connection cannot see rows of an open transaction (e.g. a test's), so no thread then.
+        if connection.in_atomic_block:
+            return
+        self._heart = threading.Thread(target=self._beat_forever, name=f"heartbeat-{self.kind.name}-{self.job.pk}",
+                                       daemon=True)
+        self._heart.start()
+
+    def stop_heart(self) -> None:
+        self._done.set()
+        if self._heart is not None:
+            self._heart.join(timeout=10)
+
+    def _beat_forever(self) -> None:
+        interval = max(0.2, self.kind.stale_after.total_seconds() / 6)
+        try:
+            while not self._done.wait(interval):
+                try:
+                    written = self.model.objects.filter(pk=self.job.pk, run_token=self.token).update(
+                        heartbeat_at=timezone.now(), **self._progress)
+                except Exception:  # a database hiccup: the next beat tries again
+                    logger.warning("%s %s: heartbeat failed", self.kind.name, self.job.pk, exc_info=True)
+                    close_old_connections()
+                    continue
+                if not written:
+                    self._lost.set()
+                    return
+        finally:
+            connection.close()
+
+
+def _note(kind: JobKind, job_id: int, event: str, **details) -> None:
+    with transaction.atomic():
+        job = kind.model.objects.select_for_update().filter(pk=job_id).first()
+        if job is not None:
+            job.save(update_fields=job.note(event, **details))
+
+
+def run(kind_name: str, job_id: int, attempt: int | None = None):
+    """Run a waiting job (or one whose execution died) in this process to its end; return it as it ended.
+
+    Safe to call twice, late, or for a job someone else owns: those calls claim nothing and return the job."""
+    kind = get_kind(kind_name)
+    claimed = protocol.claim(kind.model, job_id, attempt, stale_after=kind.stale_after, on_claim=kind.on_start)
+    if claimed is None:
+        return kind.model.objects.filter(pk=job_id).first()
+    job, token = claimed
+    _note(kind, job.pk, "started")
+    execution = Execution(kind, job, token)
+    execution.start_heart()
+    try:
+        kind.execute(execution)
+    except Cancelled:
+        protocol.finish(kind.model, job.pk, token, kind.model.Status.CANCELLED)
+        _note(kind, job.pk, "cancelled")
+    except Superseded:
+        logger.info("%s %s: execution %s was superseded", kind.name, job.pk, token)
+    except JobFailed as exc:
+        protocol.finish(kind.model, job.pk, token, kind.model.Status.FAILED, str(exc))
+        _note(kind, job.pk, "failed")
+    except Exception as exc:
+        logger.exception("%s %s failed", kind.name, job.pk)
+        protocol.finish(kind.model, job.pk, token, kind.model.Status.FAILED, f"{type(exc).__name__}: {exc}")
+        _note(kind, job.pk, "failed")
+    finally:
+        execution.stop_heart()
+    return kind.model.objects.get(pk=job.pk)
+
+
+# -- requests ---------------------------------------------------------------------------------------------------------
+
+
+def enqueue(job) -> None:
+    """Queue the job's current attempt once the surrounding transaction commits."""
+    from core.tasks import run_job
+
+    kind = kind_of(job)
+    job_id, attempt = job.pk, job.attempt
+    transaction.on_commit(lambda: run_job.delay(kind.name, job_id, attempt))
+
+
+def cancel(job):
+    """Ask a job to stop: a queued job is cancelled at once, a running one stops at its next check."""
+    kind = kind_of(job)
+    return protocol.request_cancel(kind.model, job.pk, JobRequestError, kind.noun)
+
+
+def _again(job, *, force: bool, from_scratch: bool, enqueue_it: bool, reason: str = ""):
+    kind = kind_of(job)
+    with transaction.atomic():
+        job = kind.model.objects.select_for_update().get(pk=job.pk)
+        if job.status == kind.model.Status.RUNNING and not force and protocol.is_alive(job, kind.stale_after):
+            raise JobRequestError(f"{kind.noun} {job.pk} is running; cancel it, or wait until it has stopped")
+        if job.status == kind.model.Status.QUEUED and not force:
+            raise JobRequestError(f"{kind.noun} {job.pk} is already queued")
+        if from_scratch and job.status == kind.model.Status.SUCCEEDED and not kind.resumable:
+            raise JobRequestError(f"{kind.noun} {job.pk} has succeeded; start a new one instead")
+        fields = ["attempt", "status", "cancel_requested", "run_token", "error", "finished_at"]
+        job.attempt += 1
+        job.status, job.cancel_requested, job.run_token = kind.model.Status.QUEUED, False, ""
+        # the heartbeat dates the queueing, so the sweep only queues it again if nobody starts it in time
+        job.error, job.finished_at, job.heartbeat_at = "", None, timezone.now()
+        fields.append("heartbeat_at")
+        event = "taken over" if reason else ("restarted" if from_scratch or not kind.resumable else "resumed")
+        fields += job.note(event, **({"reason": reason} if reason else {}))
+        if from_scratch or not kind.resumable:
+            job.progress_done = 0
+            fields += ["progress_done", *kind.reset(job)]
+        job.save(update_fields=list(dict.fromkeys(fields)))
+        if enqueue_it:
+            enqueue(job)
+    return job
+
+
+def resume(job, *, force: bool = False, enqueue_it: bool = True, reason: str = ""):
+    """Queue a stopped (failed, cancelled, dead) job again as a new attempt. A resumable kind goes on from what is
+    done; the others start over. `force` takes over a job that looks alive (its worker is known to be gone)."""
+    return _again(job, force=force, from_scratch=False, enqueue_it=enqueue_it, reason=reason)
+
+
+def restart(job, *, force: bool = False, enqueue_it: bool = True):
+    """Run a job again from the start as a new attempt."""
+    return _again(job, force=force, from_scratch=True, enqueue_it=enqueue_it)
+
+
+def can(job, action: str) -> bool:
+    """Whether an action is offered for the job as it stands (the request may still be refused under its lock)."""
+    kind = kind_of(job)
+    active = job.status in (kind.model.Status.QUEUED, kind.model.Status.RUNNING)
+    stale = job.status == kind.model.Status.RUNNING and not protocol.is_alive(job, kind.stale_after)
+    if action == "cancel":
+        return active
+    if action == "resume":
+        return kind.resumable and (job.status in (kind.model.Status.FAILED, kind.model.Status.CANCELLED) or stale)
+    if action == "restart":
+        return (job.status in (kind.model.Status.FAILED, kind.model.Status.CANCELLED) or stale
+                or (kind.resumable and job.status == kind.model.Status.SUCCEEDED))
+    return False
+
+
+# -- recovery ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepReport:
+    resumed: list[tuple[str, int]] = field(default_factory=list)
+    requeued: list[tuple[str, int]] = field(default_factory=list)
+    failed: list[tuple[str, int]] = field(default_factory=list)
+
+
+def sweep(*, enqueue_it: bool = True) -> SweepReport:
+    """Take over running jobs whose heartbeat went stale and queue again queued jobs that nobody started."""
+    report = SweepReport()
+    now = timezone.now()
+    for kind in kinds():
+        Status = kind.model.Status
+        stale_before = now - kind.stale_after
+        dead = kind.model.objects.filter(status=Status.RUNNING, heartbeat_at__lt=stale_before)
+        for job in dead:
+            if job.attempt >= MAX_AUTOMATIC_ATTEMPTS:
+                failed = kind.model.objects.filter(pk=job.pk, status=Status.RUNNING, heartbeat_at__lt=stale_before)
+                if failed.update(status=Status.FAILED, finished_at=now, run_token="", error=(
+                        f"stopped after {job.attempt} attempts whose worker died; restart it once the cause is "
+                        "fixed")):
+                    _note(kind, job.pk, "failed", reason="its worker kept dying")
+                    report.failed.append((kind.name, job.pk))
+                continue
+            try:
+                resume(job, force=True, enqueue_it=enqueue_it,
+                       reason=f"its worker stopped reporting for over {kind.stale_after.total_seconds():g} s")
+            except JobRequestError:
+                continue
+            report.resumed.append((kind.name, job.pk))
+        waiting = kind.model.objects.filter(status=Status.QUEUED, created_at__lt=stale_before).filter(
+            heartbeat_at__isnull=True) | kind.model.objects.filter(status=Status.QUEUED, heartbeat_at__lt=stale_before)
+        for job in waiting:
+            if enqueue_it:
+                enqueue(job)
+            report.requeued.append((kind.name, job.pk))
+    if report.resumed or report.requeued or report.failed:
+        logger.warning("job sweep: resumed %s, queued again %s, failed %s", report.resumed, report.requeued,
+                       report.failed)
+    return report
