@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -62,14 +63,16 @@ def create_project(
 def populate_items(project: AnnotationProject, *, subject_ids: list[int] | None = None, seed: int | None = None) -> int:
     """Give a new project its items: every subject its dataset offers for the project's kind, or the chosen ones.
     Returns how many were created."""
-    offered = project.subject_kind.subject_ids(project.dataset_id, subject_ids)
-    return add_items(project, subject_ids=offered, seed=seed)
+    subject_ids_of = project.subject_kind.subject_ids
+    if subject_ids_of is None:
+        raise InvalidSubmission(f"{project.get_kind_display()} projects are not made from a dataset's rows")
+    return add_items(project, subject_ids=subject_ids_of(project.dataset_id, subject_ids), seed=seed)
 
 
 def add_items(
     project: AnnotationProject,
     *,
-    subject_ids: list[int] = (),
+    subject_ids: Sequence[int] = (),
     priority: int = 0,
     seed: int | None = None,
     extra: dict | None = None,

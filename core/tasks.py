@@ -26,6 +26,9 @@ def _sweep_when_a_worker_starts(**kwargs) -> None:
     sweep_stale_jobs.delay()
 
 
+runner.set_dispatcher(lambda kind, job_id, attempt: run_job.delay(kind, job_id, attempt))
+
+
 # Names under which earlier versions queued their jobs; messages already in a broker still run.
 @shared_task(name="grading.run_verification")
 def run_verification(run_id: int, attempt: int | None = None) -> str | None:

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation import selectors, services, workflow
 from annotation.models import AnnotationProject, Item, ProjectMember
 from core import taxonomy
-from grading.proof_subject import PROOF_GRADE
+from grading.proofs.subject import PROOF_GRADE
 from verifybench.label_rules import ANSWER_TYPE, CORRECTNESS
 
 from .rendering import final_answer_span, render_markdown, render_with_final_answer

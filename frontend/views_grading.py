@@ -18,9 +18,11 @@ from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, Label
 from core import roles
-from grading import proof_scoring, proof_selectors, proof_services
 from grading.models import Competition, Rubric
-from grading.proof_subject import PROOF_GRADE
+from grading.proofs import scoring as proof_scoring
+from grading.proofs import selectors as proof_selectors
+from grading.proofs import services as proof_services
+from grading.proofs.subject import PROOF_GRADE
 
 from . import views_dashboard
 from .rendering import render_markdown

@@ -9,8 +9,9 @@ class GradingConfig(AppConfig):
     def ready(self):
         from verifybench.services import register_file_importer
 
-        from . import checks, proof_subject, runs  # noqa: F401  (checks and runs register themselves on import)
-        from .proof_import import FORMAT_NAME, import_into_competition
+        from . import checks, runs  # noqa: F401  (checks and runs register themselves on import)
+        from .proofs import subject
+        from .proofs.importing import FORMAT_NAME, import_into_competition
 
-        proof_subject.register()
+        subject.register()
         register_file_importer(FORMAT_NAME, import_into_competition)

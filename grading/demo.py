@@ -10,10 +10,10 @@ from django.conf import settings
 
 from core.demo import DemoContext, register_demo_step
 
-from . import proof_services
 from .models import ModelInfo, ProofProblem
-from .proof_import import import_matharena_proofs
-from .proof_selectors import proof_projects
+from .proofs import services as proof_services
+from .proofs.importing import import_matharena_proofs
+from .proofs.selectors import proof_projects
 
 DEMO_PROOFS_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo" / "proofs"
 DEMO_PROJECT_NAME = "Demo Olympiad 2025 proofs"

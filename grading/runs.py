@@ -31,8 +31,8 @@ from core.jobs.runner import Execution, JobKind
 from verifybench.models import Completion, Domain
 
 from .answercheck import BatchItem, verify_batch
-from .judges.client import JudgeInput, judge_batch
-from .judges.db_cache import DatabaseResponseCache
+from .judges.client import JudgeInput
+from .judges.service import judge_batch
 from .models import Verdict, VerificationRun, VerifierConfig
 from .selectors import answer_type_condition
 from .services import record_verdict
@@ -72,6 +72,7 @@ def scope_completions(run: VerificationRun):
         subjects = Item.objects.filter(project_id=run.project_id).values("subject_id")
         completions = Completion.objects.filter(pk__in=subjects)
     else:
+        assert run.dataset_id is not None  # a run has exactly one scope (a check constraint)
         completions = Completion.objects.filter(question__dataset_id=run.dataset_id)
     if run.answer_types:
         completions = completions.filter(answer_type_condition(run.answer_types))
@@ -247,7 +248,7 @@ def verify_with_judge(config: VerifierConfig, completions: list[Completion]) -> 
     for completion in completions:
         reference, _ = _reference_of(completion)
         items.append(JudgeInput(question=completion.question.text, reference=reference, completion=completion.text))
-    return judge_batch(config, items, cache=DatabaseResponseCache())
+    return judge_batch(config, items)
 
 
 def verify_chunk(config: VerifierConfig, completions: list[Completion]) -> list:

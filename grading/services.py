@@ -19,14 +19,11 @@ def judge_config_defaults() -> dict:
     return {"base_url": settings.OPENAI_BASE_URL, "api_key_env": DEFAULT_API_KEY_ENV}
 
 
-def ensure_default_templates(template_model=PromptTemplate) -> list:
-    """Create version 1 of each default judge template when missing; idempotent.
-
-    Data migrations pass their historical model as `template_model`.
-    """
+def ensure_default_templates() -> list:
+    """Create version 1 of each default judge template when missing; idempotent."""
     created = []
     for default in templates.DEFAULT_TEMPLATES:
-        template, was_created = template_model.objects.get_or_create(
+        template, was_created = PromptTemplate.objects.get_or_create(
             name=default.name,
             version=default.version,
             defaults={
@@ -116,81 +113,3 @@ def record_verdict(completion, config: VerifierConfig, result) -> Verdict:
         },
     )
     return verdict
-
-
-# -- selections for annotation ------------------------------------------------------------------------------------
-
-
-class SelectionRequestError(ValueError):
-    """A selection request that cannot be carried out; the message says why."""
-
-
-def select_for_annotation(
-    *,
-    dataset,
-    strategy: str,
-    verifiers: list[VerifierConfig],
-    seed: int | None = None,
-    target: int = 2000,
-    per_side: int = 2,
-    min_minority: int = 2,
-    strata=None,
-    answer_types=None,
-    domains=None,
-    models=None,
-    name: str = "",
-    created_by=None,
-    project_settings: dict | None = None,
-):
-    """Pick completions with a selection strategy, make a correctness project of them and keep the report.
-
-    Returns (project, SelectionRecord). Nothing is created when the strategy picks nothing.
-    """
-    from annotation import services as annotation_services
-
-    from . import selection, selectors
-    from .models import SelectionRecord
-    from .runs import RunRequestError, clean_scope_filters
-
-    if strategy not in selection.STRATEGIES:
-        raise SelectionRequestError(f"unknown strategy {strategy!r}; choose from {', '.join(selection.STRATEGIES)}")
-    verifiers = list(dict.fromkeys(verifiers))
-    if not verifiers:
-        raise SelectionRequestError("name at least one verifier configuration")
-    if strategy == selection.VERIFYBENCH and len(verifiers) != 1:
-        raise SelectionRequestError("the VerifyBench recipe uses exactly one verifier configuration")
-    try:
-        cleaned = clean_scope_filters(answer_types, domains, models)
-    except RunRequestError as exc:
-        raise SelectionRequestError(str(exc)) from None
-    filters = selection.SelectionFilters.of(cleaned["answer_types"], cleaned["domains"], cleaned["models"])
-    candidates = selectors.selection_candidates(dataset, verifiers, filters)
-    try:
-        if strategy == selection.VERIFYBENCH:
-            result = selection.verifybench_selection(
-                candidates, verifier=verifiers[0].name, per_side=per_side, seed=seed, filters=filters
-            )
-        else:
-            result = selection.verifybench_hard_selection(
-                candidates, verifiers=[config.name for config in verifiers], target=target,
-                min_minority=min_minority, seed=seed, strata=strata or selection.STRATUM_FIELDS, filters=filters,
-            )
-    except selection.SelectionError as exc:
-        raise SelectionRequestError(str(exc)) from None
-    if not result.picks:
-        raise SelectionRequestError(
-            f"the {strategy} recipe picked no completion of {dataset.name}; report: "
-            f"{ {key: value for key, value in result.report.items() if not isinstance(value, (list, dict))} }"
-        )
-    report = result.as_dict()
-    with transaction.atomic():
-        project = annotation_services.create_project(
-            dataset=dataset, kind="correctness", name=name or f"{dataset.name} {strategy} selection",
-            created_by=created_by, subject_ids=result.completion_ids, seed=seed, **(project_settings or {}),
-        )
-        record = SelectionRecord.objects.create(
-            project=project, dataset=dataset, strategy=strategy, seed=seed, parameters=report["parameters"],
-            report=report, picked=len(result.picks), created_by=created_by,
-        )
-        record.verifiers.set(verifiers)
-    return project, record

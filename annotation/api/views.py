@@ -46,7 +46,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         try:
             serializer.instance = services.create_project(created_by=self.request.user, **data)
         except services.WorkflowError as exc:
-            raise PermissionDenied(str(exc)) if exc.status_code == 403 else ValidationError(str(exc))
+            raise PermissionDenied(str(exc)) if exc.status_code == 403 else ValidationError(str(exc)) from None
 
     def perform_update(self, serializer):
         for field in ("completion_ids", "question_ids", "seed"):

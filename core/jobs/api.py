@@ -6,6 +6,9 @@ A kind's own endpoints (e.g. `/api/grading/runs/`, `/api/exports/`) keep their p
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
@@ -90,6 +93,8 @@ def act(job, name: str, data) -> object:
 
 class JobActionsMixin:
     """cancel, resume and restart for a ViewSet of one job kind; `job_response(job)` renders the kind's payload."""
+
+    get_object: Callable[[], Any]  # provided by the GenericViewSet the mixin is used with
 
     def job_response(self, job) -> Response:
         raise NotImplementedError

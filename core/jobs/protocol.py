@@ -13,8 +13,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 
@@ -27,12 +28,12 @@ class Cancelled(Exception):
 
 
 def claim(
-    model: type[models.Model],
+    model: Any,
     job_id: int,
     attempt: int | None,
     *,
     stale_after: timedelta,
-    on_claim: Callable[[models.Model, object], list[str]],
+    on_claim: Callable[[Any, Any], list[str]],
 ):
     """Take the job for this execution and return (job, token), or None when it is not ours to run.
 
@@ -57,7 +58,7 @@ def claim(
     return job, token
 
 
-def owned(model: type[models.Model], job_id: int, token: str, *, honour_cancel: bool = True):
+def owned(model: Any, job_id: int, token: str, *, honour_cancel: bool = True):
     """The job row locked for the current transaction, if this execution still owns it."""
     locked = model.objects.select_for_update().get(pk=job_id)
     if locked.run_token != token:
@@ -67,7 +68,7 @@ def owned(model: type[models.Model], job_id: int, token: str, *, honour_cancel: 
     return locked
 
 
-def beat(model: type[models.Model], job_id: int, token: str, **fields) -> None:
+def beat(model: Any, job_id: int, token: str, **fields) -> None:
     """Record progress and the heartbeat; stop if the job was taken over or cancelled."""
     mine = model.objects.filter(pk=job_id, run_token=token)
     if not mine.update(heartbeat_at=timezone.now(), **fields):
@@ -76,14 +77,14 @@ def beat(model: type[models.Model], job_id: int, token: str, **fields) -> None:
         raise Cancelled
 
 
-def finish(model: type[models.Model], job_id: int, token: str, status: str, error: str = "") -> None:
+def finish(model: Any, job_id: int, token: str, status: str, error: str = "") -> None:
     now = timezone.now()
     model.objects.filter(pk=job_id, run_token=token).update(
         status=status, error=error[:10_000], finished_at=now, heartbeat_at=now
     )
 
 
-def request_cancel(model: type[models.Model], job_id: int, refused: type[Exception], noun: str):
+def request_cancel(model: Any, job_id: int, refused: type[Exception], noun: str):
     """Ask a job to stop: a queued job is cancelled at once, a running one stops at its next check."""
     with transaction.atomic():
         job = model.objects.select_for_update().get(pk=job_id)

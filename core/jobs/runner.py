@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
@@ -45,22 +46,22 @@ class JobFailed(Exception):
 class JobKind:
     name: str  # "verification-run", "export", "import"
     title: str  # "Verification run"
-    model: type
+    model: Any  # a concrete BackgroundJob model
     execute: Callable[[Execution], None]
     # Whether `resume` goes on from what is done (a run skips verified completions); otherwise it starts over.
     resumable: bool = False
     # Sets the kind's own fields when an execution starts (beyond status, token and heartbeat); returns their names.
-    on_start: Callable[[object, object], list[str]] = lambda job, now: []
+    on_start: Callable[[Any, Any], list[str]] = lambda job, now: []
     # Resets the kind's own fields (and files) before a start from scratch; returns their names.
-    reset: Callable[[object], list[str]] = lambda job: []
+    reset: Callable[[Any], list[str]] = lambda job: []
     stale_setting: str = "JOB_STALE_SECONDS"
     noun: str = ""  # how messages name one job ("run 12"); the title in lower case when empty
     extra: dict = field(default_factory=dict)
 
     @property
     def stale_after(self) -> timedelta:
-        seconds = getattr(settings, self.stale_setting, None) or getattr(settings, "JOB_STALE_SECONDS", 120)
-        return timedelta(seconds=float(seconds))
+        seconds = getattr(settings, self.stale_setting, None) or getattr(settings, "JOB_STALE_SECONDS", None)
+        return timedelta(seconds=float(seconds or 120))
 
     def __post_init__(self):
         if not self.noun:
@@ -224,13 +225,22 @@ def run(kind_name: str, job_id: int, attempt: int | None = None):
 # -- requests ---------------------------------------------------------------------------------------------------------
 
 
+Dispatcher = Callable[[str, int, int], None]
+_dispatch: list[Dispatcher] = []
+
+
+def set_dispatcher(dispatch: Dispatcher) -> None:
+    """How queued jobs reach a worker: `dispatch(kind_name, job_id, attempt)`; core.tasks sets the Celery one."""
+    _dispatch[:] = [dispatch]
+
+
 def enqueue(job) -> None:
     """Queue the job's current attempt once the surrounding transaction commits."""
-    from core.tasks import run_job
-
+    if not _dispatch:
+        raise RuntimeError("no job dispatcher is set; core.tasks sets it when the core app is ready")
     kind = kind_of(job)
-    job_id, attempt = job.pk, job.attempt
-    transaction.on_commit(lambda: run_job.delay(kind.name, job_id, attempt))
+    job_id, attempt, dispatch = job.pk, job.attempt, _dispatch[0]
+    transaction.on_commit(lambda: dispatch(kind.name, job_id, attempt))
 
 
 def cancel(job):

@@ -5,9 +5,10 @@ from django import forms
 
 from annotation.models import AnnotationProject
 from core import taxonomy
-from grading import runs, selection
-from grading import services as grading_services
+from grading import runs
 from grading.models import VerificationRun, VerifierConfig
+from grading.selection import recipes as selection
+from grading.selection import services as selection_services
 from reports import services as export_services
 from reports.exports import COMMON_OPTIONS, FILE_TYPES, export_format_names, get_export_format
 from reports.models import ExportJob
@@ -144,14 +145,14 @@ class SelectionForm(ScopeFiltersMixin):
         """Make the selection and its project; returns (project, record) or None with the refusal as an error."""
         data = self.cleaned_data
         try:
-            return grading_services.select_for_annotation(
+            return selection_services.select_for_annotation(
                 dataset=self.dataset, strategy=data["strategy"], verifiers=list(data["verifiers"]),
                 seed=data["seed"], target=data["target"], per_side=data["per_side"],
                 min_minority=data["min_minority"], answer_types=data["answer_types"], domains=data["domains"],
                 models=data["models"], name=data["name"], created_by=user,
                 project_settings={"labels_per_item": data["labels_per_item"]},
             )
-        except grading_services.SelectionRequestError as exc:
+        except selection_services.SelectionRequestError as exc:
             self.add_error(None, str(exc))
             return None
 

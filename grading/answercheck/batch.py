@@ -30,7 +30,7 @@ class BatchItem:
     reference_is_solution: bool = False
 
     @classmethod
-    def from_mapping(cls, row: Mapping) -> "BatchItem":
+    def from_mapping(cls, row: Mapping) -> BatchItem:
         return cls(
             completion=row.get("completion") or "",
             reference=row.get("reference", row.get("answer")) or "",

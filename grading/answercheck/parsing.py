@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 import sympy
 from latex2sympy2_extended import NormalizationConfig, latex2sympy

@@ -5,9 +5,9 @@ from rest_framework import serializers
 from annotation.models import AnnotationProject
 from verifybench.models import Dataset
 
-from .. import selection
 from ..judges import egress
 from ..models import AllowedJudgeHost, PromptTemplate, VerifierConfig
+from ..selection import recipes as selection
 from ..services import judge_config_defaults
 
 SECRET_FIELDS = ("api_key", "key", "secret", "token")

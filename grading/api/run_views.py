@@ -10,8 +10,10 @@ from rest_framework.response import Response
 from core.jobs.api import JobActionsMixin
 from core.permissions import IsAdminRole, IsResearcherOrAdmin
 
-from .. import runs, selectors, services
+from .. import runs, selectors
 from ..models import AllowedJudgeHost, SelectionRecord, VerifierConfig
+from ..selection import selectors as selection_selectors
+from ..selection import services as selection_services
 from . import run_serializers
 
 
@@ -100,12 +102,12 @@ class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
                    summary="Selections, newest first, without their reports")
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response([selectors.selection_payload(record, with_report=False)
+        return self.get_paginated_response([selection_selectors.selection_payload(record, with_report=False)
                                             for record in page])
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="One selection with its full report")
     def retrieve(self, request, pk=None):
-        return Response(selectors.selection_payload(self.get_object()))
+        return Response(selection_selectors.selection_payload(self.get_object()))
 
     @extend_schema(request=run_serializers.SelectionCreateSerializer, responses={201: OpenApiTypes.OBJECT},
                    summary="Select completions (verifybench or verifybench-hard) and create an annotation project")
@@ -115,10 +117,10 @@ class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
         data = dict(serializer.validated_data)
         project_settings = {key: data.pop(key) for key in ("labels_per_item", "verdict_visibility") if key in data}
         try:
-            project, record = services.select_for_annotation(
+            project, record = selection_services.select_for_annotation(
                 created_by=request.user, project_settings=project_settings, **data
             )
-        except services.SelectionRequestError as exc:
+        except selection_services.SelectionRequestError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response({"project_id": project.pk, **selectors.selection_payload(record)},
+        return Response({"project_id": project.pk, **selection_selectors.selection_payload(record)},
                         status=status.HTTP_201_CREATED)

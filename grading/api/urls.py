@@ -1,13 +1,13 @@
 from rest_framework.routers import DefaultRouter
 
-from . import run_views, views
+from . import proof_views, run_views
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
-router.register("grading/tasks", views.ProofTaskViewSet, basename="proof-task")
-router.register("grading/rubrics", views.RubricViewSet, basename="rubric")
-router.register("grading/competitions", views.CompetitionViewSet, basename="competition")
-router.register("grading/items", views.ProofItemViewSet, basename="proof-item")
+router.register("grading/tasks", proof_views.ProofTaskViewSet, basename="proof-task")
+router.register("grading/rubrics", proof_views.RubricViewSet, basename="rubric")
+router.register("grading/competitions", proof_views.CompetitionViewSet, basename="competition")
+router.register("grading/items", proof_views.ProofItemViewSet, basename="proof-item")
 router.register("grading/judge-hosts", run_views.AllowedJudgeHostViewSet, basename="judge-host")
 router.register("grading/verifiers", run_views.VerifierConfigViewSet, basename="verifier-config")
 router.register("grading/runs", run_views.VerificationRunViewSet, basename="verification-run")

@@ -6,8 +6,8 @@ Retry-After, for at most `1 + max_retries` attempts per call. The API key is rea
 environment variable the configuration names and never leaves this module: it is not logged,
 not cached and is redacted from anything the endpoint sends back.
 
-Nothing here imports Django; `judge_completion` and `judge_batch` use the database cache from
-`grading.judges.db_cache` unless another cache is given.
+Nothing here imports Django: the cache and the egress policy are given by the caller (`grading.judges.service` gives
+the database cache and the policy of the settings and the admins' host list).
 """
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 import httpx2
 import openai
@@ -189,8 +190,8 @@ def retry_after_seconds(headers, *, now: datetime | None = None) -> float | None
         except (TypeError, ValueError):
             return None
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        seconds = (moment - (now or datetime.now(timezone.utc))).total_seconds()
+            moment = moment.replace(tzinfo=UTC)
+        seconds = (moment - (now or datetime.now(UTC))).total_seconds()
     return max(0.0, min(seconds, MAX_RETRY_AFTER_SECONDS))
 
 
@@ -399,7 +400,9 @@ class JudgeClient:
 
     def _chat(self, messages: list[dict[str, str]]) -> CallOutcome:
         max_attempts = self.settings.max_retries + 1
-        request = {"model": self.settings.model, "messages": messages, "temperature": self.settings.temperature}
+        request: dict[str, Any] = {
+            "model": self.settings.model, "messages": messages, "temperature": self.settings.temperature,
+        }
         if self.settings.max_tokens:
             request["max_tokens"] = self.settings.max_tokens
         attempt = 0
@@ -448,31 +451,18 @@ class JudgeClient:
         return text.replace(self._api_key, REDACTED) if self._api_key in text else text
 
 
-def default_cache() -> ResponseCache:
-    from .db_cache import DatabaseResponseCache
-
-    return DatabaseResponseCache()
-
-
-def default_policy() -> EgressPolicy:
-    from .policy import egress_policy
-
-    return egress_policy()
-
-
 def judge_completion(
     config,
     *,
     question: str,
     reference: str,
     completion: str,
+    policy: EgressPolicy,
     cache: ResponseCache | None = None,
-    policy: EgressPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> JudgeResult:
-    """Judge one completion with a judge VerifierConfig (or JudgeSettings); the database cache and the egress policy
-    of the settings and the admins' host list by default."""
-    return judge_batch(config, [JudgeInput(question, reference, completion)], cache=cache, policy=policy,
+    """Judge one completion with a judge VerifierConfig (or JudgeSettings), within the egress policy."""
+    return judge_batch(config, [JudgeInput(question, reference, completion)], policy=policy, cache=cache,
                        sleep=sleep)[0]
 
 
@@ -480,12 +470,11 @@ def judge_batch(
     config,
     items: Sequence[JudgeInput],
     *,
+    policy: EgressPolicy,
     cache: ResponseCache | None = None,
-    policy: EgressPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[JudgeResult]:
     """Judge many completions in parallel, bounded by the configuration's concurrency limit."""
     settings = config if isinstance(config, JudgeSettings) else JudgeSettings.from_config(config)
-    with JudgeClient(settings, policy=policy if policy is not None else default_policy(),
-                     cache=cache if cache is not None else default_cache(), sleep=sleep) as client:
+    with JudgeClient(settings, policy=policy, cache=cache, sleep=sleep) as client:
         return client.judge_many(items)

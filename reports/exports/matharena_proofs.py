@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import cast
 
 from django.db.models import OuterRef, Subquery
 
 from annotation import workflow
 from annotation.models import Item, Label
-from grading import proof_scoring
 from grading.models import ProofSubmission, Rubric
-from grading.proof_subject import PROOF_GRADE
+from grading.proofs import scoring as proof_scoring
+from grading.proofs.subject import PROOF_GRADE
 
 from . import matharena_rows
 from .columns import INT, JSON, STRING, Column
@@ -51,7 +52,7 @@ def _rows(item_ids: list[int]) -> list[ExportRow]:
     for item in items:
         submission = submissions[item.subject_id]
         judges = [
-            matharena_rows.JudgeGrade(total=label.value, max_points=label.details.get("max_points", 7),
+            matharena_rows.JudgeGrade(total=cast(float, label.value), max_points=label.details.get("max_points", 7),
                                     rubric=rubrics[label.details["rubric_id"]], details=label.details)
             for label in labels_by_item[item.pk] if label.details.get("rubric_id") in rubrics
         ][: matharena_rows.JUDGE_SLOTS]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grading.proof_scoring import OVERALL_JUSTIFICATION, RubricSpec
+from grading.proofs.scoring import OVERALL_JUSTIFICATION, RubricSpec
 
 JUDGE_SLOTS = 3
 FINAL_METHODS = {
@@ -84,7 +84,7 @@ def _number(value: float) -> int | float:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def problem_index(problem_idx: str) -> int | str:
+def problem_index(problem_idx: str | int) -> int | str:
     """MathArena numbers problems with integers; ids that are not numbers stay strings."""
     return int(problem_idx) if isinstance(problem_idx, str) and problem_idx.isdigit() else problem_idx
 

@@ -4,8 +4,8 @@ import zipfile
 
 import pytest
 
-from reports.exports import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS, read_rows
 from reports import services
+from reports.exports import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS, read_rows
 from reports.models import ExportJob
 
 VERIFYBENCH_FIELDS = ["question_id", "question", "answer", "completion_id", "completion", "completion_model",

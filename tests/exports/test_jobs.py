@@ -4,8 +4,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from reports.exports import ExportFormat, ExportPlan, builders, register_export_format, runner, unregister_export_format
 from reports import services
+from reports.exports import ExportFormat, ExportPlan, builders, register_export_format, runner, unregister_export_format
 from reports.models import ExportJob
 
 

@@ -4,8 +4,8 @@ import zipfile
 
 from annotation.models import Item
 from reports import services
-from verifybench import services as import_services
 from reports.models import ExportJob
+from verifybench import services as import_services
 from verifybench.models import Completion, PriorLabel, Question, ReferenceAnswer
 
 

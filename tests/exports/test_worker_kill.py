@@ -9,10 +9,10 @@ import zipfile
 
 import pytest
 
-from reports.exports import runner
-from tests.waiting import wait_for
 from reports import services
+from reports.exports import runner
 from reports.models import ExportJob
+from tests.waiting import wait_for
 
 
 @pytest.mark.worker

@@ -7,7 +7,7 @@ import pytest
 from annotation import workflow
 from annotation.models import Item, Label
 from core import roles
-from grading import proof_services
+from grading.proofs import services as proof_services
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

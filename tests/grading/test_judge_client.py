@@ -11,10 +11,9 @@ from grading.judges.client import (
     JudgeInput,
     JudgeSettings,
     MissingApiKeyError,
-    judge_batch,
-    judge_completion,
 )
 from grading.judges.egress import EgressPolicy, HostRule
+from grading.judges.service import judge_batch, judge_completion
 from grading.judges.templates import DEFAULT_TEMPLATES, FINAL_JUDGMENT
 from grading.models import JudgeResponseCache, PromptTemplate, Verdict, VerifierConfig
 from grading.services import record_verdict

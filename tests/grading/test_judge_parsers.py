@@ -1,5 +1,5 @@
 """The pure parts of the judges: output parsers, prompt rendering, cache keys, retry timing."""
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -173,7 +173,7 @@ def test_retry_after_headers():
     assert retry_after_seconds({"retry-after": "100000"}) == MAX_RETRY_AFTER_SECONDS
     assert retry_after_seconds({"retry-after": "soon"}) is None
     assert retry_after_seconds({}) is None
-    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
     assert retry_after_seconds({"retry-after": "Wed, 01 Jan 2025 12:00:05 GMT"}, now=now) == 5.0
 
 

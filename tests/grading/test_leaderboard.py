@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from grading.leaderboard import build_leaderboard, leaderboard_csv_rows
+from grading.proofs.leaderboard import build_leaderboard, leaderboard_csv_rows
 
 
 def run(model, problem, run_index, points, max_points=7):

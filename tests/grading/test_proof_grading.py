@@ -13,9 +13,10 @@ from django.core.management import call_command
 from annotation import services as annotation_services
 from annotation import workflow
 from core import roles
-from grading import proof_scoring, proof_services
 from grading.models import ModelInfo, Rubric, RubricInUseError
-from grading.proof_import import import_matharena_proofs
+from grading.proofs import scoring as proof_scoring
+from grading.proofs import services as proof_services
+from grading.proofs.importing import import_matharena_proofs
 from reports.exports import get_export_format
 from reports.exports import matharena_rows as proof_export
 from reports.exports.matharena_proofs import plan_matharena_proofs
@@ -374,8 +375,8 @@ def test_grading_page_refuses_missing_justifications_and_leaderboard_pages_rende
 
 
 def test_export_job_writes_the_matharena_proof_bundle(project, graders, api_client_for, tmp_path, settings):
-    from reports.exports import read_rows
     from reports import services as data_services
+    from reports.exports import read_rows
 
     settings.EXPORT_ROOT = str(tmp_path)
     grade_as(api_client_for, project, graders[0], full_marks())

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grading.proof_scoring import (
+from grading.proofs.scoring import (
     OVERALL_JUSTIFICATION,
     Chain,
     Checkpoint,

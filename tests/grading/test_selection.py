@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grading.selection import (
+from grading.selection.recipes import (
     Candidate,
     SelectionError,
     SelectionFilters,

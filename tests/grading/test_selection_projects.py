@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import AnnotationProject, Item
-from grading import services
 from grading.models import SelectionRecord, Verdict, VerifierConfig
+from grading.selection import services
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from verifybench import services
+from verifybench import bulk_writer, services
 from verifybench.importing import TEXT, RecordFormat, register_format, unregister_format
 from verifybench.importing.records import ParsedRecord, QuestionRecord
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
@@ -307,7 +307,7 @@ def test_copy_of_a_data_file_keeps_its_rejects_next_to_it(tmp_path):
 
 
 def test_many_batches_keep_questions_and_completions_linked(tmp_path, monkeypatch):
-    monkeypatch.setattr(services, "BATCH_ROWS", 2)
+    monkeypatch.setattr(bulk_writer, "BATCH_ROWS", 2)
     lines = [{**VALID_VB, "question_id": q, "question": f"Q{q}", "completion_id": c, "completion": f"C{q}-{c}"}
              for q in range(4) for c in range(3)]
     path = write_jsonl(tmp_path / "in.jsonl", lines)

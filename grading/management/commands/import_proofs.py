@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading.proof_import import import_matharena_proofs
+from grading.proofs.importing import import_matharena_proofs
 from verifybench.services import ImportRejected
 
 EXIT_REJECTED = 1

@@ -5,8 +5,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading import selection, selectors, services
 from grading.models import VerifierConfig
+from grading.selection import recipes as selection
+from grading.selection import selectors, services
 from verifybench.models import Dataset
 
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 CORRECT = "correct"
 INCORRECT = "incorrect"
@@ -187,7 +188,7 @@ def is_contested(split: tuple[int, int], min_minority: int) -> bool:
     return min(split) >= min_minority
 
 
-def proportional_allocation(sizes: Mapping[Hashable, int], target: int) -> dict[Hashable, int]:
+def proportional_allocation(sizes: Mapping[Any, int], target: int) -> dict[Any, int]:
     """Share `target` among strata in proportion to their sizes (largest remainder), never above a stratum's size.
 
     The shares add up to min(target, total size). Ties in the remainders go to the larger stratum, then to the

@@ -1,6 +1,6 @@
 """Writes and business rules of proof grading: competitions, rubric versions, grading projects, grades, decisions.
 
-The arithmetic lives in `grading.proof_scoring` (pure); this module checks and stores. A grade is an annotation
+The arithmetic lives in `grading.proofs.scoring` (pure); this module checks and stores. A grade is an annotation
 Label of a `proof_grade` project: its value is the score computed here, its details the grader's choices.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, ProjectMember, Task
 from verifybench.models import Dataset
 
-from . import proof_scoring
+from . import scoring as proof_scoring
 from .models import Competition, OfficialSolution, ProofProblem, ProofSubmission, Rubric
-from .proof_subject import PROOF_GRADE
+from .subject import PROOF_GRADE
 
 DEFAULT_THRESHOLD = 1.0
 
@@ -100,7 +100,7 @@ def save_rubric(problem: ProofProblem, spec: Mapping[str, Any], *, created_by=No
     version (latest + 1) is created.
     """
     parsed, errors = rubric_errors(problem, spec)
-    if errors:
+    if errors or parsed is None:
         raise ProofGradingError(errors)
     canonical = json.loads(json.dumps(proof_scoring.rubric_to_dict(parsed)))  # tuples become lists, as stored
     with transaction.atomic():
@@ -149,6 +149,7 @@ def create_proof_project(
         competition = competition or problems[0].competition
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold < 0:
         raise ProofGradingError([f"the agreement threshold must be a non-negative number of points, got {threshold!r}"])
+    assert competition is not None  # given, or taken from the problems above
     submissions = ProofSubmission.objects.filter(problem__competition=competition)
     if problems:
         submissions = submissions.filter(problem__in=problems)

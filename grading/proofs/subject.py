@@ -13,7 +13,7 @@ from core.labels import ScoreRules
 from core.subjects import SubjectKind, ViewContext
 
 from .models import ProofSubmission, Rubric
-from .proof_selectors import PROOF_GRADE, problem_dict, rubric_dict
+from .selectors import PROOF_GRADE, problem_dict, rubric_dict
 
 
 class ProofGradeRules(ScoreRules):
@@ -98,7 +98,7 @@ PROOF_GRADE_KIND = SubjectKind(
 
 def verdicts_on(kind_name: str, subject_id: int) -> list[dict]:
     """The automatic verdicts on a completion subject, for the people allowed to see them."""
-    from .models import Verdict
+    from grading.models import Verdict
 
     if subjects.get(kind_name).extra.get("subject") != "completion":
         return []

@@ -162,7 +162,7 @@ def rubric_from_grading_scheme(
         Checkpoint(
             key=f"c{position}",
             title=str(entry.get("title", "")),
-            points=entry.get("points"),
+            points=entry.get("points"),  # type: ignore[arg-type]  # validate_rubric reports a missing or bad value
             description=str(entry.get("desc", "")),
             allow_partial=True,
         )

@@ -1,5 +1,5 @@
 """Read-side queries of proof grading: grading tasks and conflicts, competitions, final scores and leaderboards.
-What a grader sees of a proof is built by `grading.proof_subject`: never a model name, never another grader's
+What a grader sees of a proof is built by `grading.proofs.subject`: never a model name, never another grader's
 label."""
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from django.db.models import Prefetch
 from annotation import workflow
 from annotation.models import AnnotationProject, Item, Task
 
-from . import leaderboard, proof_scoring
+from . import leaderboard
+from . import scoring as proof_scoring
 from .models import Competition, ModelInfo, OfficialSolution, ProofProblem, ProofSubmission, Rubric
 
 PROOF_GRADE = "proof_grade"  # the project kind of proof grading (grading.proof_subject)

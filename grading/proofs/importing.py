@@ -23,9 +23,9 @@ from verifybench.importing import IDENTIFIER, LIST, NON_NEGATIVE_INTEGER, TEXT, 
 from verifybench.importing.report import Conflict, LineError
 from verifybench.services import ImportRejected
 
-from . import proof_scoring
+from . import scoring as proof_scoring
 from .models import Competition, ProofProblem, ProofSubmission
-from .proof_services import add_problem, get_or_create_competition
+from .services import add_problem, get_or_create_competition
 
 FORMAT_NAME = "matharena-proofs"
 PROBLEM_FIELDS = {"problem_idx": IDENTIFIER, "problem": TEXT, "points": NON_NEGATIVE_INTEGER, "grading_scheme": LIST}

@@ -16,9 +16,10 @@ from annotation import services as annotation_services
 from annotation.models import Item
 from core.permissions import IsResearcherOrAdmin
 
-from .. import proof_selectors, proof_services
 from ..models import Competition, Rubric
-from ..proof_subject import PROOF_GRADE
+from ..proofs import selectors as proof_selectors
+from ..proofs import services as proof_services
+from ..proofs.subject import PROOF_GRADE
 from . import serializers
 
 

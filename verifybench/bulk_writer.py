@@ -1,0 +1,472 @@
+"""The batched database writer of imports: checks valid lines against stored rows and inserts what is new.
+
+On PostgreSQL the rows go in with COPY through psycopg, from a thread that writes one batch while the next is parsed,
+inside the import's transaction; elsewhere with bulk_create. Everything happens in the caller's transaction, so an
+import that is rejected leaves nothing behind.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from .importing import Conflict, ImportReport, LineError, LineOutcome, RecordFormat, WrittenRecord
+from .importing.records import CompletionRecord, ParsedRecord, PriorLabelRecord, QuestionRecord
+from .models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
+
+BATCH_ROWS = 1000
+BATCH_BYTES = 8 * 1024 * 1024
+_LOOKUP_CHUNK = 1000
+
+
+@dataclass(slots=True)
+class _KnownQuestion:
+    id: int | None
+    content_hash: str
+    answer_type: str
+    stored_before: bool  # in the database before this import started
+    counted: bool = False
+
+
+@dataclass(slots=True)
+class _StoredCompletion:
+    id: int
+    content_hash: str
+
+
+class DatabaseWriter:
+    """Buffers valid lines, checks them against stored rows in batches and inserts what is new."""
+
+    def __init__(self, dataset: Dataset, report: ImportReport, rejects, source_name: str, dataset_is_new: bool):
+        self.dataset = dataset
+        self.report = report
+        self.rejects = rejects
+        self.source_file = source_name[-500:]
+        self.dataset_is_new = dataset_is_new
+        self.writing = True
+        self.accepted = 0
+        self.now = timezone.now()
+        self.questions: dict[str, _KnownQuestion] = {}
+        self.batch: list[LineOutcome] = []
+        self.batch_bytes = 0
+        self.record_format: RecordFormat | None = None
+        self.bulk = _CopyInserter() if connection.vendor == "postgresql" else _ORMInserter()
+        # On PostgreSQL the inserts of one batch run while the next batch is parsed.
+        self.background = _BackgroundWriter() if isinstance(self.bulk, _CopyInserter) else None
+
+    # -- intake ---------------------------------------------------------------------------------------------------
+
+    def add(self, outcome: LineOutcome, record_format: RecordFormat) -> None:
+        self.record_format = record_format
+        self.batch.append(outcome)
+        self.batch_bytes += len(outcome.raw)
+        if len(self.batch) >= BATCH_ROWS or self.batch_bytes >= BATCH_BYTES:
+            self.flush()
+
+    def reject(self, outcome: LineOutcome, problems: list[LineError] | list[Conflict]) -> None:
+        for problem in problems:
+            if isinstance(problem, Conflict):
+                self.report.add_conflict(problem)
+            else:
+                self.report.add_error(problem)
+        self.report.rejected_lines += 1
+        if self.report.skip_invalid:
+            self.rejects.write(outcome.line, outcome.raw, problems)
+        else:
+            self.writing = False  # the import will be rolled back; keep validating to report every bad line
+
+    # -- batch processing -----------------------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """Flush the last batch and wait for every insert; must run before the transaction ends."""
+        try:
+            self.flush()
+            if self.background is not None:
+                self.background.wait()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.background is not None:
+            self.background.close()
+
+    def flush(self) -> None:
+        batch, self.batch, self.batch_bytes = self.batch, [], 0
+        if not batch:
+            return
+        if not self.dataset_is_new and self.background is not None:
+            self.background.wait()  # the lookups below must see the rows of the batches before
+        self._load_stored_questions(batch)
+        stored_completions = self._load_stored_completions(batch)
+        stored_labels = self._load_stored_labels(stored_completions)
+
+        new_questions: list[tuple[_KnownQuestion, QuestionRecord]] = []
+        new_completions: list[tuple[_KnownQuestion, list, CompletionRecord, PriorLabelRecord | None]] = []
+        new_labels_for_stored: list[tuple[int, PriorLabelRecord]] = []
+        accepted: list[tuple[LineOutcome, _KnownQuestion, list, bool]] = []
+
+        for outcome in batch:
+            record = outcome.record
+            question = record.question
+            known = self.questions.get(question.external_id)
+            conflicts: list[Conflict] = []
+            if known is None:
+                known = _KnownQuestion(None, question.content_hash, question.answer_type, stored_before=False)
+                self.questions[question.external_id] = known
+                new_questions.append((known, question))
+            elif known.stored_before:
+                conflicts += self._question_conflicts(outcome.line, record, known)
+
+            completion_slot: list = [None]  # filled with the completion id once known
+            completion_created = False
+            if not conflicts and record.completion is not None:
+                stored = stored_completions.get((known.id, record.completion.external_id)) if known.id else None
+                if stored is None:
+                    new_completions.append((known, completion_slot, record.completion, record.prior_label))
+                    completion_created = True
+                else:
+                    conflicts += self._completion_conflicts(outcome.line, record, stored, stored_labels)
+                    completion_slot[0] = stored.id
+                    if not conflicts and record.prior_label is not None and self._label_source():
+                        if stored.id in stored_labels:
+                            self.report.prior_labels_unchanged += 1
+                        else:
+                            new_labels_for_stored.append((stored.id, record.prior_label))
+            if conflicts:
+                self.reject(outcome, conflicts)
+                continue
+
+            self.accepted += 1
+            if known.stored_before and not known.counted:
+                known.counted = True
+                self.report.questions_unchanged += 1
+            if record.completion is not None and not completion_created:
+                self.report.completions_unchanged += 1
+            accepted.append((outcome, known, completion_slot, completion_created))
+
+        self.report.questions_created += len(new_questions)
+        self.report.references_created += sum(1 for _, q in new_questions if q.final_answer or q.solution)
+        self.report.completions_created += len(new_completions)
+        label_count = sum(1 for *_, label in new_completions if label is not None) + len(new_labels_for_stored)
+        self.report.prior_labels_created += label_count if self._label_source() else 0
+        if not self.writing:
+            return
+        if self.background is not None and self.record_format.write_extra is None:
+            self.background.submit(lambda: self._write(new_questions, new_completions, new_labels_for_stored))
+        else:
+            if self.background is not None:
+                self.background.wait()
+            self._write(new_questions, new_completions, new_labels_for_stored)
+            self._write_extra(accepted)
+
+    def _label_source(self) -> str | None:
+        return self.record_format.prior_label_source if self.record_format else None
+
+    def _question_conflicts(self, line: int, record: ParsedRecord, known: _KnownQuestion) -> list[Conflict]:
+        question = record.question
+        completion_id = record.completion.external_id if record.completion else None
+        conflicts = []
+        if known.content_hash != question.content_hash:
+            conflicts.append(Conflict(
+                line, question.external_id, completion_id, "question",
+                "the stored question has a different text or reference answer",
+            ))
+        if known.answer_type and question.answer_type and known.answer_type != question.answer_type:
+            conflicts.append(Conflict(
+                line, question.external_id, completion_id, "answer_type",
+                f"stored as {known.answer_type}, the file says {question.answer_type}",
+            ))
+        return conflicts
+
+    def _completion_conflicts(self, line, record, stored: _StoredCompletion, stored_labels) -> list[Conflict]:
+        question, completion, label = record.question, record.completion, record.prior_label
+        conflicts = []
+        if stored.content_hash != completion.content_hash:
+            conflicts.append(Conflict(
+                line, question.external_id, completion.external_id, "completion",
+                "the stored completion has a different text or model",
+            ))
+        stored_label = stored_labels.get(stored.id)
+        if label is not None and stored_label is not None and stored_label != label.is_correct:
+            conflicts.append(Conflict(
+                line, question.external_id, completion.external_id, "prior_label",
+                f"stored as {'correct' if stored_label else 'incorrect'}, "
+                f"the file says {'correct' if label.is_correct else 'incorrect'}",
+            ))
+        return conflicts
+
+    # -- lookups of stored rows -----------------------------------------------------------------------------------
+
+    def _load_stored_questions(self, batch: list[LineOutcome]) -> None:
+        if self.dataset_is_new:
+            return
+        unknown = list({o.record.question.external_id for o in batch} - self.questions.keys())
+        for chunk in _chunks(unknown, _LOOKUP_CHUNK):
+            rows = Question.objects.filter(dataset=self.dataset, external_id__in=chunk).values_list(
+                "id", "external_id", "content_hash", "answer_type"
+            )
+            for pk, external_id, content_hash, answer_type in rows:
+                self.questions[external_id] = _KnownQuestion(pk, content_hash, answer_type, stored_before=True)
+
+    def _load_stored_completions(self, batch: list[LineOutcome]) -> dict[tuple[int, str], _StoredCompletion]:
+        wanted: dict[int, set[str]] = {}
+        for outcome in batch:
+            record = outcome.record
+            known = self.questions.get(record.question.external_id)
+            if known is not None and known.stored_before and record.completion is not None:
+                wanted.setdefault(known.id, set()).add(record.completion.external_id)
+        stored: dict[tuple[int, str], _StoredCompletion] = {}
+        for chunk in _chunks(list(wanted), _LOOKUP_CHUNK):
+            external_ids = set().union(*(wanted[q] for q in chunk))
+            rows = Completion.objects.filter(question_id__in=chunk, external_id__in=external_ids).values_list(
+                "id", "question_id", "external_id", "content_hash"
+            )
+            for pk, question_id, external_id, content_hash in rows:
+                if external_id in wanted[question_id]:
+                    stored[(question_id, external_id)] = _StoredCompletion(pk, content_hash)
+        return stored
+
+    def _load_stored_labels(self, stored_completions: dict) -> dict[int, bool]:
+        source_format = self._label_source()
+        if not stored_completions or not source_format:
+            return {}
+        ids = [c.id for c in stored_completions.values()]
+        labels: dict[int, bool] = {}
+        for chunk in _chunks(ids, _LOOKUP_CHUNK):
+            labels.update(
+                PriorLabel.objects.filter(completion_id__in=chunk, source_format=source_format).values_list(
+                    "completion_id", "is_correct"
+                )
+            )
+        return labels
+
+    # -- inserts --------------------------------------------------------------------------------------------------
+
+    def _write(self, new_questions, new_completions, new_labels_for_stored) -> None:
+        dataset_id = self.dataset.pk
+        if new_questions:
+            ids = self.bulk.insert_questions(dataset_id, [q for _, q in new_questions], self.now)
+            for (known, _), pk in zip(new_questions, ids):
+                known.id = pk
+            self.bulk.insert_references(
+                [(known.id, q) for known, q in new_questions if q.final_answer or q.solution], self.now
+            )
+        if new_completions:
+            ids = self.bulk.insert_completions(
+                [(known.id, completion) for known, _, completion, _ in new_completions], self.now
+            )
+            for (_, slot, _, _), pk in zip(new_completions, ids):
+                slot[0] = pk
+        source_format = self._label_source()
+        if source_format:
+            labels = [(slot[0], label) for _, slot, _, label in new_completions if label is not None]
+            labels += new_labels_for_stored
+            if labels:
+                self.bulk.insert_prior_labels(labels, source_format, self.source_file, self.now)
+
+    def _write_extra(self, accepted) -> None:
+        if self.record_format is None or self.record_format.write_extra is None or not accepted:
+            return
+        written = [
+            WrittenRecord(
+                line=outcome.line, record=outcome.record, dataset_id=self.dataset.pk, question_id=known.id,
+                completion_id=slot[0], question_created=not known.stored_before, completion_created=created,
+            )
+            for outcome, known, slot, created in accepted
+        ]
+        self.record_format.write_extra(written)
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _json(value: Any) -> str:
+    if not value and isinstance(value, (dict, list)):
+        return "{}" if isinstance(value, dict) else "[]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+class _ORMInserter:
+    """bulk_create, for SQLite and any database without COPY. Returns primary keys in input order."""
+
+    def insert_questions(self, dataset_id, questions: list[QuestionRecord], now) -> list[int]:
+        objs = Question.objects.bulk_create([
+            Question(
+                dataset_id=dataset_id, external_id=q.external_id, text=q.text, domain=q.domain, source=q.source,
+                subject=q.subject, answer_type=q.answer_type, answer_class=q.answer_class, metadata=q.metadata,
+                content_hash=q.content_hash,
+            ) for q in questions
+        ])
+        return [obj.pk for obj in objs]
+
+    def insert_references(self, references: list[tuple[int, QuestionRecord]], now) -> None:
+        ReferenceAnswer.objects.bulk_create([
+            ReferenceAnswer(question_id=qid, final_answer=q.final_answer, solution=q.solution, is_primary=True)
+            for qid, q in references
+        ])
+
+    def insert_completions(self, completions: list[tuple[int, CompletionRecord]], now) -> list[int]:
+        objs = Completion.objects.bulk_create([
+            Completion(
+                question_id=qid, external_id=c.external_id, model_name=c.model_name, sampling=c.sampling,
+                sample_index=c.sample_index, is_greedy=c.is_greedy, text=c.text, content_hash=c.content_hash,
+                metadata=c.metadata,
+            ) for qid, c in completions
+        ])
+        return [obj.pk for obj in objs]
+
+    def insert_prior_labels(self, labels: list[tuple[int, PriorLabelRecord]], source_format, source_file, now):
+        PriorLabel.objects.bulk_create([
+            PriorLabel(completion_id=cid, is_correct=label.is_correct, source_format=source_format,
+                       annotators=label.annotators, source_file=source_file)
+            for cid, label in labels
+        ])
+
+
+class _BackgroundWriter:
+    """Runs submitted insert jobs one after the other on a thread, at most one job queued ahead.
+
+    The jobs use the psycopg connection of the calling thread (psycopg connections are thread-safe), so they run
+    inside the import transaction. A failed job's exception is raised again by the next submit() or wait().
+    """
+
+    def __init__(self):
+        self._pending: Callable[[], None] | None = None
+        self._error: BaseException | None = None
+        self._condition = threading.Condition()
+        self._busy = False
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="import-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._condition:
+                while self._pending is None and not self._closed:
+                    self._condition.wait()
+                if self._pending is None:
+                    return
+                job, self._pending, self._busy = self._pending, None, True
+            try:
+                if self._error is None:
+                    job()
+            except BaseException as exc:  # re-raised on the importing thread
+                self._error = exc
+            finally:
+                with self._condition:
+                    self._busy = False
+                    self._condition.notify_all()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._condition:
+            while self._pending is not None:
+                self._condition.wait()
+            self._raise_error()
+            self._pending = job
+            self._condition.notify_all()
+
+    def wait(self) -> None:
+        with self._condition:
+            while self._pending is not None or self._busy:
+                self._condition.wait()
+            self._raise_error()
+
+    def close(self) -> None:
+        with self._condition:
+            while self._pending is not None or self._busy:
+                self._condition.wait()
+            self._closed = True
+            self._condition.notify_all()
+        self._thread.join()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+
+class _CopyInserter:
+    """PostgreSQL COPY through psycopg 3, with primary keys drawn from the tables' sequences beforehand.
+
+    Talks to psycopg directly (not through Django's per-thread connection) so that it can run on the
+    background writer thread inside the same transaction.
+    """
+
+    def __init__(self):
+        self._sequences: dict[str, str] = {}
+        connection.ensure_connection()
+        self._connection = connection.connection
+        with self._connection.cursor() as cursor:
+            # lz4 compresses the long texts several times faster than the default pglz; this transaction only.
+            cursor.execute(
+                "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)"
+            )
+            if cursor.fetchone():
+                cursor.execute("SET LOCAL default_toast_compression = 'lz4'")
+
+    def _allocate_ids(self, model, count: int) -> list[int]:
+        table = model._meta.db_table
+        with self._connection.cursor() as cursor:
+            if table not in self._sequences:
+                cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [table, model._meta.pk.column])
+                self._sequences[table] = cursor.fetchone()[0]
+            cursor.execute("SELECT nextval(%s) FROM generate_series(1, %s)", [self._sequences[table], count])
+            return [row[0] for row in cursor.fetchall()]
+
+    def _copy(self, model, columns: list[str], rows: Iterable[tuple]) -> None:
+        table = connection.ops.quote_name(model._meta.db_table)
+        column_list = ", ".join(connection.ops.quote_name(model._meta.get_field(c).column) for c in columns)
+        with self._connection.cursor() as cursor:
+            with cursor.copy(f"COPY {table} ({column_list}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+    def insert_questions(self, dataset_id, questions: list[QuestionRecord], now) -> list[int]:
+        ids = self._allocate_ids(Question, len(questions))
+        self._copy(
+            Question,
+            ["id", "dataset", "external_id", "text", "domain", "source", "subject", "answer_type", "answer_class",
+             "image", "metadata", "content_hash", "created_at"],
+            (
+                (pk, dataset_id, q.external_id, q.text, q.domain, q.source, q.subject, q.answer_type,
+                 q.answer_class, "", _json(q.metadata), q.content_hash, now)
+                for pk, q in zip(ids, questions)
+            ),
+        )
+        return ids
+
+    def insert_references(self, references: list[tuple[int, QuestionRecord]], now) -> None:
+        self._copy(
+            ReferenceAnswer,
+            ["question", "final_answer", "solution", "is_primary", "created_at"],
+            ((qid, q.final_answer, q.solution, True, now) for qid, q in references),
+        )
+
+    def insert_completions(self, completions: list[tuple[int, CompletionRecord]], now) -> list[int]:
+        ids = self._allocate_ids(Completion, len(completions))
+        self._copy(
+            Completion,
+            ["id", "question", "external_id", "model_name", "sampling", "sample_index", "is_greedy", "text",
+             "content_hash", "metadata", "created_at"],
+            (
+                (pk, qid, c.external_id, c.model_name, _json(c.sampling), c.sample_index, c.is_greedy, c.text,
+                 c.content_hash, _json(c.metadata), now)
+                for pk, (qid, c) in zip(ids, completions)
+            ),
+        )
+        return ids
+
+    def insert_prior_labels(self, labels: list[tuple[int, PriorLabelRecord]], source_format, source_file, now):
+        self._copy(
+            PriorLabel,
+            ["completion", "is_correct", "source_format", "annotators", "source_file", "imported_at"],
+            ((cid, label.is_correct, source_format, _json(label.annotators), source_file, now)
+             for cid, label in labels),
+        )
