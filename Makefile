@@ -5,16 +5,31 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 ASSETS := frontend/static/dist/.built
+ENV_FILE := .env
+# Type-checked: the pure modules and the services (mypy, with the Django plugin).
+TYPED := core verifybench/services.py verifybench/importing verifybench/label_rules.py annotation/workflow.py \
+	annotation/services.py grading/judges grading/services.py grading/runs.py \
+	grading/proofs/services.py grading/proofs/scoring.py grading/proofs/leaderboard.py grading/selection \
+	reports/services.py reports/exports
 
-.PHONY: install assets run test migrate demo worker clean
+.PHONY: install bench-install assets lint typecheck run test migrate demo worker clean
 
-install: $(STAMP)
+install: $(STAMP) $(ENV_FILE)
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet ".[test]"
 	@touch $(STAMP)
+
+# Local development settings (DEBUG and a generated SECRET_KEY), read by config/settings.py; git-ignored.
+$(ENV_FILE):
+	@$(PYTHON) -c 'import secrets; print("# Local development settings, written by make install; never used in production.\nDEBUG=1\nSECRET_KEY=" + secrets.token_urlsafe(50))' > $(ENV_FILE)
+	@echo "wrote $(ENV_FILE) (DEBUG=1 and a generated SECRET_KEY for this machine)"
+
+# The peer verifier the benchmarks under bench/ compare with.
+bench-install: install
+	$(PY) -m pip install --quiet ".[bench]"
 
 assets: $(ASSETS)
 
@@ -25,6 +40,14 @@ $(ASSETS): frontend/package.json frontend/package-lock.json $(shell find fronten
 		echo "npm not found: install Node.js 18+ to build the browser assets" >&2; exit 1; \
 	fi
 
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy $(TYPED)
+
+typecheck: install
+	$(VENV)/bin/mypy $(TYPED)
+
 migrate: install
 	$(PY) manage.py migrate --noinput
 
@@ -32,15 +55,15 @@ demo: migrate
 	$(PY) manage.py load_demo
 
 run: install assets
-	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
-	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
-	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 127.0.0.1:$(PORT)
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
-test: install assets
+test: install assets lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 worker: install
-	$(VENV)/bin/celery -A config worker --loglevel=info
+	$(VENV)/bin/celery -A config worker -B --loglevel=info
 
 clean:
 	rm -rf $(VENV) var frontend/node_modules frontend/static/dist

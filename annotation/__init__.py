@@ -1,0 +1,7 @@
+"""The annotation workflow, above the benchmark data: projects and their members, items (one per subject, whatever
+the subject kind), leases, labels, tie-breaks, adjudication, overrides and the append-only history; assignment under
+row locks; agreement figures. Generic over subject kinds: what an item is about comes from `core.subjects`, so the
+workflow imports no subject of its own.
+
+May use: core, verifybench (datasets). Used by: grading, reports, frontend.
+"""

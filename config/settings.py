@@ -1,11 +1,18 @@
-"""Settings come from the environment only; the defaults run on a bare laptop (SQLite, in-process tasks)."""
+"""Settings come from the environment; the defaults run on a bare laptop (SQLite, a worker on an embedded broker).
+
+A git-ignored `.env` beside manage.py (written by `make install` with DEBUG=1 and a generated SECRET_KEY) fills in
+what the environment does not set, so the README's commands work as written on a developer's machine. Without it,
+and without DEBUG, SECRET_KEY must be given.
+"""
 import os
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import load_dotenv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+load_dotenv(BASE_DIR / ".env", override=False)
 VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -105,7 +105,7 @@ def create_demo_users(context: DemoContext) -> None:
     context.say(f"Demo users: {created_count} created, {len(context.logins) - created_count} already present.")
 
 
-def load_demo(stdout: TextIO | None = None) -> list[DemoLogin]:
+def load_demo(stdout: TextIO | Any = None) -> list[DemoLogin]:
     """Run every registered demo step, print the demo logins and return them."""
     autodiscover_modules("demo")
     context = DemoContext(stdout=stdout or sys.stdout)
@@ -113,7 +113,7 @@ def load_demo(stdout: TextIO | None = None) -> list[DemoLogin]:
         with transaction.atomic():
             step.run(context)
     context.say("")
-    context.say("Demo logins (password for every account: %s):" % DEMO_PASSWORD)
+    context.say(f"Demo logins (password for every account: {DEMO_PASSWORD}):")
     for login in context.logins:
         context.say(f"  {login.username:<14} {login.role}")
     return context.logins

@@ -12,7 +12,7 @@ class ExportRequestError(jobs.JobRequestError):
 
 
 def create_export(
-    *, project, format: str, file_types=None, options=None, created_by=None, enqueue: bool = True,
+    *, project, format: str, file_types=None, options=None, created_by=None, enqueue: bool = True,  # noqa: A002
 ):
     """Validate an export request, create its ExportJob and queue it once the transaction commits."""
     try:

@@ -229,7 +229,7 @@ def to_csv_rows(evaluation: JudgeEvaluation) -> list[dict[str, Any]]:
     for letter, report in sorted(evaluation.by_answer_class.items()):
         rows.append(row("answer_class", letter, report))
     if evaluation.by_answer_class:
-        mean_row = {key: None for key in CSV_FIELDS}
+        mean_row: dict[str, Any] = {key: None for key in CSV_FIELDS}
         mean_row.update(
             scope="answer_class",
             name="mean",

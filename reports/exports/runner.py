@@ -153,7 +153,7 @@ class _ProjectFigures:
             self._future = self._executor.submit(_project_figures_on_own_connection, project_id)
 
     def result(self) -> tuple[dict, dict]:
-        if self._future is None:
+        if self._future is None or self._executor is None:
             return _project_figures(self.project_id)
         try:
             return self._future.result()
@@ -161,7 +161,7 @@ class _ProjectFigures:
             self._executor.shutdown(wait=False)
 
     def discard(self) -> None:
-        if self._executor is not None:
+        if self._future is not None and self._executor is not None:
             self._future.cancel()
             self._executor.shutdown(wait=False)
 

@@ -4,8 +4,6 @@ import math
 import pytest
 
 from annotation import workflow
-from core import labels, subjects
-from core.labels import UNSUITABLE, Vote
 from annotation.workflow import (
     IN_PROGRESS,
     NEEDS_ADJUDICATION,
@@ -15,6 +13,8 @@ from annotation.workflow import (
     IllegalTransition,
     Policy,
 )
+from core import labels, subjects
+from core.labels import UNSUITABLE, Vote
 
 CORRECTNESS = subjects.get("correctness").rules
 ANSWER_TYPE = subjects.get("answer_type").rules
@@ -25,11 +25,63 @@ def votes(*tokens):
     return [Vote(n, None if t == UNSUITABLE else t, t == UNSUITABLE) for n, t in enumerate(tokens, start=1)]
 
 
+# The protocol's moves, written out here independently of workflow.TRANSITIONS: a change to the table must be made in
+# both places on purpose.
+EXPECTED_TRANSITIONS = {
+    (PENDING, IN_PROGRESS): "claim",
+    (IN_PROGRESS, IN_PROGRESS): "label",
+    (PENDING, RESOLVED): "label",
+    (IN_PROGRESS, RESOLVED): "label",
+    (IN_PROGRESS, NEEDS_TIEBREAK): "label",
+    (IN_PROGRESS, NEEDS_ADJUDICATION): "label",
+    (NEEDS_TIEBREAK, NEEDS_TIEBREAK): "label",
+    (NEEDS_TIEBREAK, RESOLVED): "label",
+    (NEEDS_TIEBREAK, NEEDS_ADJUDICATION): "label",
+    (NEEDS_ADJUDICATION, RESOLVED): "adjudicate",
+    (RESOLVED, RESOLVED): "override",
+}
+
+
 @pytest.mark.parametrize(("current", "target", "event"), sorted(
-    (current, target, event) for (current, target), event in workflow.TRANSITIONS.items()
+    (current, target, event) for (current, target), event in EXPECTED_TRANSITIONS.items()
 ))
 def test_every_listed_transition_is_legal(current, target, event):
     workflow.check_transition(current, target, event)
+
+
+def test_the_transition_table_is_the_protocol():
+    assert workflow.TRANSITIONS == EXPECTED_TRANSITIONS
+
+
+def _label_moves(policy: Policy, rules, values) -> set[tuple[str, str]]:
+    """Every (state before, state after) a label can cause, by evaluating all label sequences up to the cap. An item
+    is claimed before its first label, which moves it from pending to in progress."""
+    moves = set()
+    cap = policy.labels_per_item + policy.tiebreak_annotators
+    sequences = [[]]
+    for _ in range(cap):
+        longer = []
+        for sequence in sequences:
+            before = workflow.evaluate(rules, policy, votes(*sequence)).state
+            if before not in workflow.OPEN_STATES:
+                continue
+            for value in values:
+                after = workflow.evaluate(rules, policy, votes(*sequence, value)).state
+                moves.add((IN_PROGRESS if before == PENDING else before, after))
+                longer.append([*sequence, value])
+        sequences = longer
+    return moves
+
+
+@pytest.mark.parametrize("policy", [Policy(2, 1), Policy(1, 1), Policy(2, 0), Policy(3, 2), Policy(2, 1, 1.0)])
+def test_every_state_change_a_label_causes_is_a_listed_label_transition(policy):
+    rules, values = (PROOF_GRADE, (0.0, 1.0, 5.0, UNSUITABLE)) if policy.threshold else (
+        CORRECTNESS, (True, False, UNSUITABLE))
+    moves = _label_moves(policy, rules, values)
+    for before, after in moves:
+        workflow.check_transition(before, after, "label")
+    listed_label_moves = {pair for pair, event in EXPECTED_TRANSITIONS.items() if event == "label"}
+    assert moves <= listed_label_moves
 
 
 ALL_EVENTS = ("claim", "label", "adjudicate", "override")

@@ -145,7 +145,7 @@ class FakeOpenAIServer:
             def do_POST(self):
                 server._handle(self)
 
-            def log_message(self, format, *args):
+            def log_message(self, format, *args):  # noqa: A002  (the signature of BaseHTTPRequestHandler)
                 pass
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core.jobs import runner
 from grading import runs
-from grading.models import Verdict, VerificationRun
+from grading.models import Verdict
 from reports import services
 from reports.models import ExportJob
 from tests.grading.test_runs import make_dataset, rule_verifier

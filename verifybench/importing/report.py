@@ -111,7 +111,7 @@ class ImportReport:
                 lines.append("  Nothing changed: every line was already imported.")
             if self.rejected_lines:
                 lines.append(f"  Skipped {self.rejected_lines} line(s); they are in {self.rejects_path}.")
-        problems = sorted([*self.errors, *self.conflicts], key=lambda problem: problem.line)
+        problems: list[LineError | Conflict] = sorted([*self.errors, *self.conflicts], key=lambda problem: problem.line)
         for problem in problems[:SHOWN_IN_SUMMARY]:
             lines.append(f"  {problem}")
         total = self.error_count + self.conflict_count
