@@ -1,0 +1,81 @@
+"""A database shaped like the one before the floor plan was re-cut (items with one foreign key per subject, export
+jobs in the benchmark-data app, runs with done/total) migrates forward with its rows intact, and back again."""
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+BEFORE = [
+    ("annotation", "0003_task_index_covers_item"),
+    ("grading", "0006_allowed_judge_hosts"),
+    ("verifybench", "0004_shared_background_job_fields"),
+    ("reports", None),
+]
+
+
+def migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state([target for target in targets if target[1]]).apps
+
+
+def latest():
+    executor = MigrationExecutor(connection)
+    return executor.loader.graph.leaf_nodes()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_of_the_previous_floor_plan_survive_the_migrations_both_ways():
+    old = migrate(BEFORE)
+    Dataset, Question = old.get_model("verifybench", "Dataset"), old.get_model("verifybench", "Question")
+    Completion, ExportJob = old.get_model("verifybench", "Completion"), old.get_model("verifybench", "ExportJob")
+    Project, Item = old.get_model("annotation", "AnnotationProject"), old.get_model("annotation", "Item")
+    Competition, Problem = old.get_model("grading", "Competition"), old.get_model("grading", "ProofProblem")
+    Submission, Run = old.get_model("grading", "ProofSubmission"), old.get_model("grading", "VerificationRun")
+    Verifier = old.get_model("grading", "VerifierConfig")
+
+    dataset = Dataset.objects.create(name="before")
+    question = Question.objects.create(dataset=dataset, external_id="q1", text="1+1?", answer_type="A1",
+                                       answer_class="A", content_hash="h")
+    completion = Completion.objects.create(question=question, external_id="c1", model_name="m", text="2",
+                                           content_hash="h")
+    competition = Competition.objects.create(name="Olympiad", dataset=dataset)
+    problem = Problem.objects.create(competition=competition, problem_idx="1", statement="Prove it.")
+    proof = Submission.objects.create(problem=problem, model_name="m", text="Proof.", anonymous_id="P-old")
+    projects = {kind: Project.objects.create(name=kind, dataset=dataset, kind=kind)
+                for kind in ("correctness", "answer_type", "proof_grade")}
+    by_completion = Item.objects.create(project=projects["correctness"], completion=completion, required_labels=2,
+                                        random_key=0.1, state="resolved", final_value=True, resolution="agreement")
+    by_question = Item.objects.create(project=projects["answer_type"], question=question, required_labels=2,
+                                      random_key=0.2)
+    by_proof = Item.objects.create(project=projects["proof_grade"], proof_submission=proof, required_labels=2,
+                                   random_key=0.3)
+    export = ExportJob.objects.create(project=projects["correctness"], format="verifybench-hard", status="succeeded",
+                                      progress_done=1, progress_total=1, finished_at=timezone.now())
+    run = Run.objects.create(verifier=Verifier.objects.create(name="rules", kind="rule"), dataset=dataset,
+                             status="succeeded", total=1, done=1)
+
+    new = migrate(latest())
+    NewItem, NewExport = new.get_model("annotation", "Item"), new.get_model("reports", "ExportJob")
+    NewRun = new.get_model("grading", "VerificationRun")
+    items = {item.pk: item for item in NewItem.objects.all()}
+    assert (items[by_completion.pk].subject_id, items[by_completion.pk].answer_type) == (completion.pk, "A1")
+    assert (items[by_question.pk].subject_id, items[by_question.pk].answer_type) == (question.pk, "A1")
+    assert (items[by_proof.pk].subject_id, items[by_proof.pk].answer_type) == (proof.pk, "")
+    assert items[by_completion.pk].final_value is True and items[by_completion.pk].resolution == "agreement"
+    moved = NewExport.objects.get(pk=export.pk)
+    assert (moved.project_id, moved.status, moved.progress_done, moved.log) == (projects["correctness"].pk,
+                                                                                "succeeded", 1, [])
+    renamed = NewRun.objects.get(pk=run.pk)
+    assert (renamed.progress_total, renamed.progress_done, renamed.redo_from) == (1, 1, None)
+
+    back = migrate(BEFORE)
+    OldItem = back.get_model("annotation", "Item")
+    assert OldItem.objects.get(pk=by_completion.pk).completion_id == completion.pk
+    assert OldItem.objects.get(pk=by_question.pk).question_id == question.pk
+    assert OldItem.objects.get(pk=by_proof.pk).proof_submission_id == proof.pk
+    assert back.get_model("verifybench", "ExportJob").objects.get(pk=export.pk).format == "verifybench-hard"
+    migrate(latest())
