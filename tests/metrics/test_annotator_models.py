@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.metrics.annotator_models import WeakSource, fit_dawid_skene
+from core.metrics.annotator_models import WeakSource, bootstrap_annotators, fit_dawid_skene
 
 # ---------------------------------------------------------------------------------------------------------------
 # Simulation helpers
@@ -123,6 +123,27 @@ def test_few_gold_items_recover_annotator_quality():
     for item, value in gold.items():
         posterior = model.item(item)
         assert posterior.gold and posterior.label == value and posterior.confidence == 1.0
+
+
+def test_bootstrap_shows_the_spread_that_fixed_posteriors_hide():
+    # Four annotators, two labels per item: the likelihood is flat along "a better, b worse" and the estimates
+    # move more between samples than the Dirichlet standard deviations, which hold the item posteriors fixed, say.
+    panel = {"a": 0.95, "b": 0.8, "c": 0.7, "d": 0.6}
+    labels, _ = simulate_panel(panel, 1500, 2, seed=12)
+    model = fit_dawid_skene(labels)
+    intervals = bootstrap_annotators(labels, resamples=40, seed=1)
+    assert set(intervals) == set(panel)
+    for name in panel:
+        interval = intervals[name]
+        low, high = interval.accuracy
+        assert interval.resamples == 40
+        assert low <= model.annotator(name).accuracy <= high
+        assert high - low > 2 * 1.96 * model.annotator(name).accuracy_sd
+        cell_low, cell_high = interval.confusion[True][True]
+        assert 0 < cell_low < cell_high < 1
+    assert bootstrap_annotators(labels, resamples=3, seed=2) == bootstrap_annotators(labels, resamples=3, seed=2)
+    with pytest.raises(ValueError, match="resamples"):
+        bootstrap_annotators(labels, resamples=0)
 
 
 def test_gold_anchor_resolves_label_switching_when_every_annotator_is_adversarial():
