@@ -1,4 +1,4 @@
-"""Annotator models against known answers: Dawid-Skene on simulated panels."""
+"""Annotator models against known answers: Dawid-Skene on simulated panels, the grader bias-and-noise model."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.metrics.annotator_models import WeakSource, bootstrap_annotators, fit_dawid_skene
+from core.metrics.annotator_models import WeakSource, bootstrap_annotators, fit_dawid_skene, fit_grader_model
 
 # ---------------------------------------------------------------------------------------------------------------
 # Simulation helpers
@@ -412,3 +412,141 @@ def test_relabelling_annotators_changes_nothing(labels, permutation):
     for who in model.annotator_ids:
         np.testing.assert_allclose(relabelled.confusion_matrix(renamed[who]), model.confusion_matrix(who), atol=1e-9)
 
+
+# ---------------------------------------------------------------------------------------------------------------
+# Grader bias and noise (interval scores)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def simulate_grades(
+    biases: list[float],
+    sigmas: list[float],
+    n_proofs: int,
+    per_proof: int,
+    *,
+    seed: int,
+) -> tuple[list[tuple[int, int, float]], np.ndarray]:
+    """Grades score = truth + bias + N(0, sigma^2), each proof by `per_proof` graders drawn without replacement."""
+    rng = np.random.default_rng(seed)
+    truth = rng.uniform(0.5, 6.5, n_proofs)
+    grades = []
+    for proof in range(n_proofs):
+        for grader in rng.choice(len(biases), size=per_proof, replace=False):
+            grader = int(grader)
+            score = truth[proof] + biases[grader] + sigmas[grader] * rng.standard_normal()
+            grades.append((proof, grader, float(score)))
+    return grades, truth
+
+
+BIASES = [-1.0, -0.5, 0.0, 0.0, 0.5, 1.0]
+SIGMAS = [0.3, 0.5, 0.8, 1.0, 1.2, 0.6]
+
+
+def test_grader_model_recovers_known_biases_and_noise():
+    grades, truth = simulate_grades(BIASES, SIGMAS, 600, 3, seed=20)
+    model = fit_grader_model(grades, score_range=None)
+    assert model.convergence.converged
+    for grader, (bias, sigma) in enumerate(zip(BIASES, SIGMAS, strict=True)):
+        estimate = model.grader(grader)
+        assert abs(estimate.bias - bias) < 0.15, (grader, estimate)
+        assert abs(estimate.sigma - sigma) < 0.12, (grader, estimate)
+        assert abs(estimate.bias - bias) < 3.5 * estimate.bias_sd
+        assert 0 < estimate.sigma_sd < 0.1
+    estimates = np.array([model.proof(proof).mean for proof in range(len(truth))])
+    sds = np.array([model.proof(proof).sd for proof in range(len(truth))])
+    plain = np.zeros(len(truth))
+    counts = np.zeros(len(truth))
+    for proof, _, score in grades:
+        plain[proof] += score
+        counts[proof] += 1
+    plain /= counts
+    model_rmse = float(np.sqrt(np.mean((estimates - truth) ** 2)))
+    plain_rmse = float(np.sqrt(np.mean((plain - truth) ** 2)))
+    assert model_rmse < 0.8 * plain_rmse, (model_rmse, plain_rmse)
+    coverage = float(np.mean(np.abs(estimates - truth) < 1.96 * sds))
+    assert 0.88 < coverage < 0.99
+
+
+def test_gold_proofs_anchor_a_harsh_panel():
+    harsh = [bias + 0.8 for bias in BIASES]  # every grader 0.8 points above the truth on average
+    grades, truth = simulate_grades(harsh, SIGMAS, 600, 3, seed=21)
+    # Without gold only relative harshness is visible: the biases are centred on 0 (the documented limit).
+    unanchored = fit_grader_model(grades, score_range=None)
+    assert abs(np.mean([e.bias for e in unanchored.graders().values()])) < 1e-6
+    assert unanchored.truth_mean == pytest.approx(float(truth.mean()) + 0.8, abs=0.15)
+    gold = {proof: float(truth[proof]) for proof in range(60)}
+    anchored = fit_grader_model(grades, gold=gold, score_range=None)
+    assert anchored.convergence.converged
+    estimates = [anchored.grader(grader).bias for grader in range(len(harsh))]
+    assert np.mean(estimates) == pytest.approx(0.8, abs=0.12)
+    for estimate, bias in zip(estimates, harsh, strict=True):
+        assert abs(estimate - bias) < 0.25
+    assert anchored.proof(0).gold and anchored.proof(0).sd == 0 and anchored.proof(0).mean == pytest.approx(gold[0])
+
+
+def test_two_grades_per_proof_shrink_a_grader_with_few_grades():
+    grades, _ = simulate_grades([0.0] * 8, [0.7] * 8, 400, 2, seed=22)
+    grades += [(proof, "rare", score + 1.5) for proof, grader, score in grades[:6:2]]  # three grades, 1.5 too high
+    model = fit_grader_model(grades)
+    rare = model.grader("rare")
+    regular = model.grader(0)
+    assert rare.n_grades == 3
+    assert 0.3 < rare.bias < 1.2  # seen, but pulled towards 0 by the prior
+    assert rare.bias_sd > 2 * regular.bias_sd
+    assert rare.sigma_sd > regular.sigma_sd
+    for grader in range(8):
+        estimate = model.grader(grader)
+        assert abs(estimate.bias) < 3 * estimate.bias_sd
+        assert abs(estimate.sigma - 0.7) < 3 * estimate.sigma_sd
+    assert all(math.isfinite(e.bias_sd) and math.isfinite(e.sigma) for e in model.graders().values())
+
+
+def test_proof_posterior_matches_the_fit_and_clips_to_the_range():
+    grades, _ = simulate_grades(BIASES, SIGMAS, 200, 3, seed=23)
+    model = fit_grader_model(grades, score_range=None)
+    for proof in (0, 1, 2):
+        own = [(grader, score) for graded, grader, score in grades if graded == proof]
+        fitted = model.proof(proof)
+        incremental = model.proof_posterior(own)
+        assert incremental.mean == pytest.approx(fitted.mean, abs=1e-9)
+        assert incremental.sd == pytest.approx(fitted.sd, abs=1e-9)
+        assert incremental.n_grades == fitted.n_grades == 3
+    nothing = model.proof_posterior([])
+    assert nothing.mean == pytest.approx(model.truth_mean) and nothing.sd == pytest.approx(model.truth_sd)
+    # An unknown grader counts as unbiased with the pooled noise.
+    stranger = model.proof_posterior([("stranger", 5.0)])
+    weight = model.truth_sd**2 / (model.truth_sd**2 + model.pooled_noise_sd**2)
+    assert stranger.mean == pytest.approx(model.truth_mean + weight * (5.0 - model.truth_mean))
+    bounded = fit_grader_model(grades, score_range=(0.0, 7.0))
+    assert bounded.proof_posterior([(0, 7.0), (2, 7.0), (4, 7.0)] * 3).mean <= 7.0
+    assert bounded.proof_posterior([(5, 0.0)] * 4).mean >= 0.0
+
+
+def test_grader_em_climbs_and_is_deterministic():
+    grades, truth = simulate_grades(BIASES, SIGMAS, 300, 2, seed=24)
+    gold = {proof: float(truth[proof]) for proof in range(10)}
+    model = fit_grader_model(grades, gold=gold)
+    history = model.convergence.history
+    assert all(later >= earlier - 1e-9 * abs(earlier) for earlier, later in zip(history, history[1:], strict=False))
+    again = fit_grader_model(list(grades), gold=gold)
+    assert again.graders() == model.graders()
+    with pytest.raises(ValueError, match="finite"):
+        fit_grader_model([(1, "g", float("nan"))])
+    with pytest.raises(ValueError, match="no grades"):
+        fit_grader_model([])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    grades=st.lists(
+        st.tuples(st.integers(0, 5), st.sampled_from(["g1", "g2", "g3"]), st.sampled_from([0, 0.5, 1, 3, 5.5, 7])),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_grader_model_outputs_are_in_range(grades):
+    model = fit_grader_model(grades)
+    for estimate in model.proofs().values():
+        assert 0.0 <= estimate.mean <= 7.0 and estimate.sd > 0
+    for estimate in model.graders().values():
+        assert estimate.sigma >= 0.1 - 1e-12 and estimate.bias_sd > 0 and math.isfinite(estimate.bias)
