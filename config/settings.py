@@ -180,6 +180,11 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-stale-jobs": {"task": "core.sweep_stale_jobs", "schedule": JOB_SWEEP_SECONDS},
 }
 
+# Imports: a file may be at most IMPORT_MAX_UPLOAD_BYTES when uploaded, and no line (or CSV row) longer than
+# IMPORT_MAX_LINE_BYTES; both are enforced while streaming, so memory stays bounded by the line limit.
+IMPORT_MAX_UPLOAD_BYTES = int(os.environ.get("IMPORT_MAX_UPLOAD_BYTES", str(1024 * 1024 * 1024)))
+IMPORT_MAX_LINE_BYTES = int(os.environ.get("IMPORT_MAX_LINE_BYTES", str(16 * 1024 * 1024)))
+
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 # Judge configurations name the environment variable that holds their key; only these names (and names starting with
 # JUDGE_KEY_) are accepted, so a configuration can never make the server send one of its own secrets. The key is read

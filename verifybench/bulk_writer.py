@@ -142,6 +142,7 @@ class DatabaseWriter:
                 continue
 
             self.accepted += 1
+            self._note_shape(record)
             if known.stored_before and not known.counted:
                 known.counted = True
                 self.report.questions_unchanged += 1
@@ -163,6 +164,18 @@ class DatabaseWriter:
                 self.background.wait()
             self._write(new_questions, new_completions, new_labels_for_stored)
             self._write_extra(accepted)
+
+    def _note_shape(self, record: ParsedRecord) -> None:
+        """Count what the report tells about the file: unlabeled rows, generated ids, the JSON types of the ids."""
+        types = self.report.id_types
+        for name, value in record.question.origin.items():
+            if name.endswith("_id") or name in ("uuid", "problem_idx"):
+                types.setdefault(name, set()).add(_json_type_name(value))
+        if record.completion is not None:
+            self.report.unlabeled_completions += record.prior_label is None
+            self.report.completion_ids_generated += record.completion.id_generated
+            for name, value in record.completion.origin.items():
+                types.setdefault(name, set()).add(_json_type_name(value))
 
     def _label_source(self) -> str | None:
         return self.record_format.prior_label_source if self.record_format else None
@@ -287,6 +300,10 @@ def _chunks(items: list, size: int) -> Iterator[list]:
         yield items[start:start + size]
 
 
+def _json_type_name(value: Any) -> str:
+    return "int" if isinstance(value, int) and not isinstance(value, bool) else "str"
+
+
 def _json(value: Any) -> str:
     if not value and isinstance(value, (dict, list)):
         return "{}" if isinstance(value, dict) else "[]"
@@ -301,7 +318,7 @@ class _ORMInserter:
             Question(
                 dataset_id=dataset_id, external_id=q.external_id, text=q.text, domain=q.domain, source=q.source,
                 subject=q.subject, answer_type=q.answer_type, answer_class=q.answer_class, metadata=q.metadata,
-                content_hash=q.content_hash,
+                content_hash=q.content_hash, origin=q.origin,
             ) for q in questions
         ])
         return [obj.pk for obj in objs]
@@ -317,7 +334,7 @@ class _ORMInserter:
             Completion(
                 question_id=qid, external_id=c.external_id, model_name=c.model_name, sampling=c.sampling,
                 sample_index=c.sample_index, is_greedy=c.is_greedy, text=c.text, content_hash=c.content_hash,
-                metadata=c.metadata,
+                metadata=c.metadata, origin=c.origin,
             ) for qid, c in completions
         ])
         return [obj.pk for obj in objs]
@@ -433,10 +450,10 @@ class _CopyInserter:
         self._copy(
             Question,
             ["id", "dataset", "external_id", "text", "domain", "source", "subject", "answer_type", "answer_class",
-             "image", "metadata", "content_hash", "created_at"],
+             "image", "metadata", "origin", "content_hash", "created_at"],
             (
                 (pk, dataset_id, q.external_id, q.text, q.domain, q.source, q.subject, q.answer_type,
-                 q.answer_class, "", _json(q.metadata), q.content_hash, now)
+                 q.answer_class, "", _json(q.metadata), _json(q.origin), q.content_hash, now)
                 for pk, q in zip(ids, questions)
             ),
         )
@@ -454,10 +471,10 @@ class _CopyInserter:
         self._copy(
             Completion,
             ["id", "question", "external_id", "model_name", "sampling", "sample_index", "is_greedy", "text",
-             "content_hash", "metadata", "created_at"],
+             "content_hash", "metadata", "origin", "created_at"],
             (
                 (pk, qid, c.external_id, c.model_name, _json(c.sampling), c.sample_index, c.is_greedy, c.text,
-                 c.content_hash, _json(c.metadata), now)
+                 c.content_hash, _json(c.metadata), _json(c.origin), now)
                 for pk, (qid, c) in zip(ids, completions)
             ),
         )

@@ -21,6 +21,11 @@ AnswerClass = models.TextChoices(
 class Dataset(models.Model):
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
+    field_types = models.JSONField(
+        default=dict, blank=True,
+        help_text="JSON types the imported files gave each public id field, e.g. {\"question_id\": [\"int\"]}; exports "
+                  "keep them.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -44,6 +49,9 @@ class Question(models.Model):
     answer_class = models.CharField(max_length=1, choices=AnswerClass.choices, blank=True)
     image = models.FileField(upload_to="question_images/", blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    origin = models.JSONField(
+        default=dict, blank=True, help_text="Public fields as the imported file spelled them (ids, answer types)."
+    )
     content_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -97,6 +105,9 @@ class Completion(models.Model):
     text = models.TextField()
     content_hash = models.CharField(max_length=64)
     metadata = models.JSONField(default=dict, blank=True)
+    origin = models.JSONField(
+        default=dict, blank=True, help_text="Public fields as the imported file spelled them (the completion id)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -116,6 +127,7 @@ class PriorLabel(models.Model):
         VERIFYBENCH = "verifybench", "VerifyBench"
         MUMATH = "mumath", "mu-MATH"
         MATHARENA = "matharena", "MathArena"
+        MATHLABEL = "mathlabel", "mathlabel (a lab's own file)"
 
     completion = models.ForeignKey(Completion, on_delete=models.CASCADE, related_name="prior_labels")
     is_correct = models.BooleanField()

@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import transaction
 
 from .bulk_writer import DatabaseWriter
 from .importing import ImportReport, LineError, RecordReader, UnknownFormat, format_names, get_format
 from .models import Dataset
-from .source_files import RejectsFile, default_rejects_path, open_lines, progress_bar
+from .source_files import RejectsFile, default_rejects_path, open_rows, progress_bar
 
 
 class ImportRejected(Exception):
@@ -50,10 +51,13 @@ def import_jsonl(
     created_by=None,
     progress: bool = False,
     source_name: str = "",
+    file_type: str | None = None,
+    on_progress: Callable[[int, int | None], None] | None = None,
 ) -> ImportReport:
-    """Import a JSONL file (a path or a binary file object) into the dataset `dataset_name`, creating it if missing.
+    """Import a file (a path or a binary file object) into the dataset `dataset_name`, creating it if missing.
 
-    The file is read once, streaming, inside one transaction. By default any invalid line or any conflict with a
+    The file is JSON Lines, CSV with a header row, or Parquet (`file_type`, detected from its first bytes and its name
+    when not given). It is read once, streaming, inside one transaction. By default any invalid line or any conflict with a
     stored row rejects the whole file (ImportRejected, nothing written, not even the dataset). With `skip_invalid`
     the valid lines are imported and the others are written with their reasons to `rejects_path`
     (default `<file>.rejects.jsonl`).
@@ -79,9 +83,11 @@ def import_jsonl(
 
     rejects = RejectsFile(default_rejects_path(source, source_name, dataset_name, rejects_path)) if skip_invalid \
         else None
-    with open_lines(source) as (lines, total_bytes):
-        reader = RecordReader(lines, fmt)
-        with progress_bar(progress, total_bytes, source_name) as advance:
+    limit = getattr(settings, "IMPORT_MAX_LINE_BYTES", None)
+    with open_rows(source, source_name=source_name, file_type=file_type, max_line_bytes=limit) as (
+            rows, total_bytes, report.file_type):
+        reader = RecordReader(rows, fmt)
+        with progress_bar(progress, total_bytes, source_name, on_progress) as advance:
             try:
                 _import_in_transaction(reader, report, rejects, dataset_name, created_by, source_name, advance)
             except BaseException:
@@ -128,6 +134,18 @@ def _import_in_transaction(reader, report, rejects, dataset_name, created_by, so
             _zero_counts(report)
             raise ImportRejected(report)
         report.ok = True
+        _remember_id_types(dataset, report)
+
+
+def _remember_id_types(dataset: Dataset, report: ImportReport) -> None:
+    """Keep the JSON types the files gave each id field, so that exports give integers back as integers."""
+    known = {name: set(types) for name, types in (dataset.field_types or {}).items()}
+    for name, types in report.id_types.items():
+        known.setdefault(name, set()).update(types)
+    merged = {name: sorted(types) for name, types in known.items()}
+    if merged != dataset.field_types:
+        dataset.field_types = merged
+        dataset.save(update_fields=["field_types"])
 
 
 def _zero_counts(report: ImportReport) -> None:

@@ -6,26 +6,44 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import IO
 
 from django.conf import settings
 
+from .importing.sources import OverlongLine, csv_rows, detect_file_type, jsonl_rows, parquet_rows
 
-class open_lines:
-    """Context manager yielding (iterator of raw byte lines, total size in bytes or None)."""
 
-    def __init__(self, source):
+class open_rows:
+    """Context manager yielding (rows of the file, total size in bytes or None, file type).
+
+    `source` is a path or a binary file object; the file type is detected from its first bytes and its name unless
+    given. Lines longer than `max_line_bytes` are reported on their line without being held in memory."""
+
+    def __init__(self, source, *, source_name: str = "", file_type: str | None = None,
+                 max_line_bytes: int | None = None):
         self.source = source
+        self.source_name = source_name
+        self.file_type = file_type
+        self.max_line_bytes = max_line_bytes
         self._owned: IO[bytes] | None = None
 
     def __enter__(self):
         if isinstance(self.source, (str, os.PathLike)):
             self._owned = open(self.source, "rb")
-            return self._owned, os.fstat(self._owned.fileno()).st_size
-        return readlines(self.source), size_of(self.source)
+            handle, size = self._owned, os.fstat(self._owned.fileno()).st_size
+        else:
+            handle, size = self.source, size_of(self.source)
+        file_type = self.file_type or detect_file_type(self.source_name or str(getattr(handle, "name", "")),
+                                                       _peek(handle))
+        if file_type == "parquet":
+            return parquet_rows(handle), size, file_type
+        lines = bounded_lines(handle, self.max_line_bytes)
+        if file_type == "csv":
+            return csv_rows(lines, max_line_bytes=self.max_line_bytes), size, file_type
+        return jsonl_rows(lines, max_line_bytes=self.max_line_bytes), size, file_type
 
     def __exit__(self, *exc_info):
         if self._owned is not None:
@@ -33,14 +51,41 @@ class open_lines:
         return False
 
 
-def readlines(file) -> Iterator[bytes | str]:
-    """Lines of a file object one at a time (bytes; str lines from a text-mode file are accepted too)."""
+def _peek(handle) -> bytes:
+    """The first bytes of a file object, leaving it where it was."""
+    try:
+        position = handle.tell()
+        head = handle.read(64)
+        handle.seek(position)
+    except (AttributeError, OSError, ValueError):
+        return b""
+    return head.encode("utf-8") if isinstance(head, str) else head
+
+
+_CHUNK = 1 << 20
+
+
+def bounded_lines(file, max_bytes: int | None) -> Iterator[bytes | str | OverlongLine]:
+    """Lines of a file object one at a time; a line longer than `max_bytes` comes out as an OverlongLine, read past
+    in chunks without being kept."""
     readline = getattr(file, "readline", None)
     if readline is None:
         yield from file
         return
-    while line := readline():
-        yield line
+    if max_bytes is None:
+        while line := readline():
+            yield line
+        return
+    while line := readline(max_bytes + 1):
+        if len(line) <= max_bytes or line.endswith(b"\n" if isinstance(line, bytes) else "\n"):
+            yield line
+            continue
+        head, length = line[:200], len(line)
+        while chunk := readline(_CHUNK):
+            length += len(chunk)
+            if chunk.endswith(b"\n" if isinstance(chunk, bytes) else "\n"):
+                break
+        yield OverlongLine(head if isinstance(head, bytes) else head.encode("utf-8", "replace"), length)
 
 
 def size_of(file) -> int | None:
@@ -96,27 +141,39 @@ class RejectsFile:
 
 
 class progress_bar:
-    """A rich progress bar over the bytes read, or nothing when not asked for."""
+    """Reports the bytes read: to a rich progress bar when asked for (the command), and to `on_progress(done, total)`
+    when given (a background job's progress)."""
 
-    def __init__(self, enabled: bool, total: int | None, description: str):
+    def __init__(self, enabled: bool, total: int | None, description: str,
+                 on_progress: Callable[[int, int | None], None] | None = None):
         self.enabled = enabled
         self.total = total
         self.description = Path(description).name or "import"
+        self.on_progress = on_progress
         self._progress = None
 
-    def __enter__(self):
-        if not self.enabled:
-            return lambda done: None
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    def __enter__(self) -> Callable[[int], None]:
+        update: Callable[[int], None] = lambda done: None  # noqa: E731
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-            console=Console(file=sys.stderr), transient=True,
-        )
-        self._progress.start()
-        task = self._progress.add_task(self.description, total=self.total)
-        return lambda done: self._progress.update(task, completed=done)
+            self._progress = progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                console=Console(file=sys.stderr), transient=True,
+            )
+            progress.start()
+            task = progress.add_task(self.description, total=self.total)
+            update = lambda done: progress.update(task, completed=done)  # noqa: E731
+        if self.on_progress is None:
+            return update
+        report, total = self.on_progress, self.total
+
+        def both(done: int) -> None:
+            update(done)
+            report(done, total)
+
+        return both
 
     def __exit__(self, *exc_info):
         if self._progress is not None:

@@ -93,7 +93,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -711,9 +711,10 @@ def fit_dawid_skene(
     weak_per_item = np.bincount(weak_item, minlength=n_items)
     posterior_with_weak = posterior.copy()
     if weak_item.size:
-        pair_index: dict[tuple[Hashable, Hashable], int] = {}
+        pair_index: dict[Hashable, int] = {}
         pair = _encode(list(zip(weak_source_ids, weak_values, strict=True)), pair_index)
-        table = np.stack([_weak_vote_log_likelihood(weak_tables, s, v) for s, v in pair_index], axis=1)  # (K, P)
+        pairs = cast(list[tuple[Hashable, Hashable]], list(pair_index))
+        table = np.stack([_weak_vote_log_likelihood(weak_tables, s, v) for s, v in pairs], axis=1)  # (K, P)
         weak_logits = np.stack(
             [np.bincount(weak_item, weights=table[true][pair], minlength=n_items) for true in range(k)]
         )
@@ -1142,8 +1143,8 @@ def fit_grader_model(
     bias_sd = 1 / np.sqrt(information + 1 / bias_prior_variance)
     # Noise: a residual of variance sigma^2 + u carries 1 / (2 (sigma^2 + u)^2) of information on sigma^2; with two
     # grades per proof u is about sigma^2 and each grade tells a quarter of what a direct residual would.
-    variance_information = np.bincount(grader, weights=0.5 / residual_variance**2, minlength=n_graders)
-    variance_information += 0.5 * noise_prior_dof / variance**2
+    variance_information = (np.bincount(grader, weights=0.5 / residual_variance**2, minlength=n_graders)
+                            + 0.5 * noise_prior_dof / variance**2)
     sigma = np.sqrt(variance)
     sigma_sd = 1 / np.sqrt(variance_information) / (2 * sigma)
     convergence = Convergence(

@@ -1,4 +1,6 @@
-"""The built-in export formats: VerifyBench (balanced), VerifyBench-Hard (natural) and mu-MATH.
+"""The built-in export formats: VerifyBench (balanced), VerifyBench-Hard (natural), mu-MATH and MathArena final
+answers. Public fields come out as the imported file spelled them (`origin`): integer ids stay integers, the file's
+answer-type strings stay as written, and the taxonomy code the app uses is added in a column of its own.
 
 Each reads the final human labels of a correctness project. Only items that are resolved, not excluded as
 unsuitable and not gold are ever read. The selection passes read ids and labels only; texts are read chunk by chunk
@@ -16,16 +18,24 @@ from annotation.models import Item, Label
 from core import taxonomy
 from verifybench.models import Completion
 
-from .columns import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS
+from .columns import (
+    MATHARENA_COLUMNS,
+    MUMATH_COLUMNS,
+    VERIFYBENCH_COLUMNS,
+    matharena_columns,
+    mumath_columns,
+    verifybench_columns,
+)
 from .registry import ExportFormat, ExportPlan, ExportRow, Option, RowFacts, register_export_format
 from .selection import choose_balanced, choose_models, choose_subset, pick_one
 
 COARSE_TYPES = tuple(taxonomy.COARSE_CLASSES)
 
 _COMPLETION_FIELDS = (
-    "pk", "external_id", "text", "model_name",
+    "pk", "external_id", "text", "model_name", "origin", "sampling", "sample_index", "metadata",
     "question_id", "question__external_id", "question__text", "question__source", "question__domain",
-    "question__answer_type", "question__answer_class", "reference_final_answer", "reference_solution",
+    "question__answer_type", "question__answer_class", "question__origin", "reference_final_answer",
+    "reference_solution",
 )
 _PAGE = 5000
 
@@ -117,21 +127,30 @@ def _answer(values: dict) -> str:
     return values["reference_final_answer"] or values["reference_solution"] or ""
 
 
+def _as_imported(values: dict, field_name: str, stored, *, of: str = "question") -> object:
+    """A public field as the imported file spelled it (an integer id stays an integer, "A3 - Fraction" stays as
+    written), or the stored value for rows that did not come from such a file."""
+    origin = values["completion__question__origin" if of == "question" else "completion__origin"] or {}
+    return origin.get(field_name, stored)
+
+
 def verifybench_row(values: dict, annotators: list[int]) -> ExportRow:
     facts = _facts(values)
     return ExportRow(
         data={
-            "question_id": values["completion__question__external_id"],
+            "question_id": _as_imported(values, "question_id", values["completion__question__external_id"]),
             "question": values["completion__question__text"],
-            "answer": _answer(values),
-            "completion_id": values["completion__external_id"],
+            "answer": _as_imported(values, "answer", _answer(values)),
+            "completion_id": _as_imported(values, "completion_id", values["completion__external_id"],
+                                          of="completion"),
             "completion": values["completion__text"],
             "completion_model": values["completion__model_name"],
             "gold_correct": facts.label,
-            "answer_type": facts.answer_type,
-            "answer_subtype": facts.answer_subtype,
+            "answer_type": _as_imported(values, "answer_type", facts.answer_type),
+            "answer_subtype": _as_imported(values, "answer_subtype", facts.answer_subtype),
             "source": values["completion__question__source"],
             "annotator": annotators,
+            "answer_type_code": values["completion__question__answer_type"] or "",
         },
         facts=facts,
     )
@@ -140,12 +159,30 @@ def verifybench_row(values: dict, annotators: list[int]) -> ExportRow:
 def mumath_row(values: dict, annotators: list[int]) -> ExportRow:
     return ExportRow(
         data={
-            "uuid": values["completion__question__external_id"],
+            "uuid": _as_imported(values, "uuid", values["completion__question__external_id"]),
             "problem_statement": values["completion__question__text"],
-            "golden_answer": _answer(values),
+            "golden_answer": _as_imported(values, "golden_answer", _answer(values)),
             "model": values["completion__model_name"],
             "model_output": values["completion__text"],
             "label": bool(values["is_correct"]),
+        },
+        facts=_facts(values),
+    )
+
+
+def matharena_row(values: dict, annotators: list[int]) -> ExportRow:
+    metadata = values["completion__metadata"] or {}
+    return ExportRow(
+        data={
+            "problem_idx": _as_imported(values, "problem_idx", values["completion__question__external_id"]),
+            "problem": values["completion__question__text"],
+            "model_name": values["completion__model_name"],
+            "model_config": values["completion__sampling"],
+            "idx_answer": values["completion__sample_index"],
+            "answer": values["completion__text"],
+            "gold_answer": _as_imported(values, "gold_answer", _answer(values)),
+            "parsed_answer": metadata.get("parsed_answer"),
+            "correct": bool(values["is_correct"]),
         },
         facts=_facts(values),
     )
@@ -177,7 +214,7 @@ def _parameters(options: dict, **resolved) -> dict:
 
 # -- VerifyBench-Hard: every exportable item with its natural label balance ---------------------------------------
 
-def plan_natural(project, options: dict) -> ExportPlan:
+def plan_natural(project, options: dict, make_row=verifybench_row) -> ExportPlan:
     items = exportable_items(project, options)
     total = items.count()
     size = options["chunk_size"]
@@ -194,7 +231,7 @@ def plan_natural(project, options: dict) -> ExportPlan:
             last_id = page[-1][0]
             records = _records(page)
             annotators = _annotators([record["id"] for record in records])
-            yield [verifybench_row(record, annotators.get(record["id"], [])) for record in records]
+            yield [make_row(record, annotators.get(record["id"], [])) for record in records]
 
     return ExportPlan(total=total, chunks=chunks(), parameters=_parameters(options, builder="natural"))
 
@@ -329,14 +366,28 @@ def describe_mumath(options: dict) -> str:
     )
 
 
+def _field_types(project) -> dict:
+    return project.dataset.field_types or {}
+
+
+def plan_matharena(project, options: dict) -> ExportPlan:
+    return plan_natural(project, options, make_row=matharena_row)
+
+
+def describe_matharena(options: dict) -> str:
+    return ("MathArena final answers: every model answer of the project with a final human label, one row per answer, "
+            "in MathArena's layout; `correct` is the final human judgement of the answer.")
+
+
 VERIFYBENCH = register_export_format(ExportFormat(
     name="verifybench", title="VerifyBench (balanced)", columns=VERIFYBENCH_COLUMNS, plan=plan_balanced,
     options=(Option("per_type", int, 250, 1, 1_000_000, help="Questions per coarse answer type (K)."),),
-    describe=describe_balanced,
+    describe=describe_balanced, columns_for=lambda project: verifybench_columns(_field_types(project)),
 ))
 VERIFYBENCH_HARD = register_export_format(ExportFormat(
     name="verifybench-hard", title="VerifyBench-Hard (natural label balance)", columns=VERIFYBENCH_COLUMNS,
     plan=plan_natural, file_stem="verifybench_hard", describe=describe_natural,
+    columns_for=lambda project: verifybench_columns(_field_types(project)),
 ))
 MUMATH = register_export_format(ExportFormat(
     name="mumath", title="mu-MATH", columns=MUMATH_COLUMNS, plan=plan_mumath,
@@ -345,5 +396,10 @@ MUMATH = register_export_format(ExportFormat(
         Option("author_models", list, None, help="Use exactly these author models instead of the N most common."),
         Option("problems", int, None, 1, 10_000_000, help="Number of problems to draw; all when absent."),
     ),
-    describe=describe_mumath,
+    describe=describe_mumath, columns_for=lambda project: mumath_columns(_field_types(project)),
+))
+MATHARENA = register_export_format(ExportFormat(
+    name="matharena", title="MathArena final answers", columns=MATHARENA_COLUMNS, plan=plan_matharena,
+    file_stem="matharena_answers", describe=describe_matharena,
+    columns_for=lambda project: matharena_columns(_field_types(project)),
 ))

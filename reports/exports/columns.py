@@ -34,25 +34,56 @@ def arrow_schema(columns: tuple[Column, ...]) -> pa.Schema:
     return pa.schema([pa.field(column.name, _ARROW_TYPES[column.kind]) for column in columns])
 
 
-VERIFYBENCH_COLUMNS: tuple[Column, ...] = (
-    Column("question_id"),
-    Column("question"),
-    Column("answer"),
-    Column("completion_id"),
-    Column("completion"),
-    Column("completion_model"),
-    Column("gold_correct", BOOL),
-    Column("answer_type"),
-    Column("answer_subtype"),
-    Column("source"),
-    Column("annotator", INT_LIST),
-)
+def id_kind(json_types: list[str] | None) -> str:
+    """An id column is an integer column when every imported file gave integers, else a string column."""
+    return INT if json_types == ["int"] else STRING
 
-MUMATH_COLUMNS: tuple[Column, ...] = (
-    Column("uuid"),
-    Column("problem_statement"),
-    Column("golden_answer"),
-    Column("model"),
-    Column("model_output"),
-    Column("label", BOOL),
-)
+
+def verifybench_columns(field_types: dict[str, list[str]] | None = None) -> tuple[Column, ...]:
+    """The VerifyBench release's columns in its order, then `answer_type_code`, the taxonomy code the app added."""
+    types = field_types or {}
+    return (
+        Column("question_id", id_kind(types.get("question_id"))),
+        Column("question"),
+        Column("answer"),
+        Column("completion_id", id_kind(types.get("completion_id"))),
+        Column("completion"),
+        Column("completion_model"),
+        Column("gold_correct", BOOL),
+        Column("answer_type"),
+        Column("answer_subtype"),
+        Column("source"),
+        Column("annotator", INT_LIST),
+        Column("answer_type_code"),
+    )
+
+
+def mumath_columns(field_types: dict[str, list[str]] | None = None) -> tuple[Column, ...]:
+    return (
+        Column("uuid", id_kind((field_types or {}).get("uuid"))),
+        Column("problem_statement"),
+        Column("golden_answer"),
+        Column("model"),
+        Column("model_output"),
+        Column("label", BOOL),
+    )
+
+
+def matharena_columns(field_types: dict[str, list[str]] | None = None) -> tuple[Column, ...]:
+    """MathArena's final-answer outputs: the graded row, with `correct` the final human label."""
+    return (
+        Column("problem_idx", id_kind((field_types or {}).get("problem_idx"))),
+        Column("problem"),
+        Column("model_name"),
+        Column("model_config", JSON),
+        Column("idx_answer", INT),
+        Column("answer"),
+        Column("gold_answer"),
+        Column("parsed_answer", JSON),
+        Column("correct", BOOL),
+    )
+
+
+VERIFYBENCH_COLUMNS = verifybench_columns()
+MUMATH_COLUMNS = mumath_columns()
+MATHARENA_COLUMNS = matharena_columns()

@@ -101,6 +101,11 @@ class ExportFormat:
     describe: Callable[[dict[str, Any]], str] = lambda options: ""
     # The kind of annotation project whose final labels the format reads.
     project_kind: str = "correctness"
+    # The columns for one project, when they depend on it (id columns typed as the imported files typed them).
+    columns_for: Callable[[Any], tuple[Column, ...]] | None = None
+
+    def columns_of(self, project) -> tuple[Column, ...]:
+        return self.columns_for(project) if self.columns_for is not None else self.columns
 
     @property
     def stem(self) -> str:

@@ -181,11 +181,12 @@ def _build(execution: Execution, workdir: Path, part: Path) -> dict:
 
 def _write_bundle(execution, workdir, part, export_format, options, project, plan, figures) -> dict:
     job = execution.job
+    columns = export_format.columns_of(project)
     execution.beat(done=0, total=plan.total)
 
     workdir.mkdir(parents=True)
     writers = {
-        file_type: open_writer(file_type, workdir / f"{export_format.stem}.{file_type}", export_format.columns)
+        file_type: open_writer(file_type, workdir / f"{export_format.stem}.{file_type}", columns)
         for file_type in job.file_types
     }
     counts = ManifestCounts()
@@ -219,7 +220,7 @@ def _write_bundle(execution, workdir, part, export_format, options, project, pla
         },
         "seed": options["seed"],
         "parameters": plan.parameters,
-        "columns": [column.name for column in export_format.columns],
+        "columns": [column.name for column in columns],
         "counts": counts.as_dict(),
         "agreement": agreement,
         "project_state": state,

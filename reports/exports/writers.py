@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .columns import BOOL, INT, INT_LIST, JSON, Column, arrow_schema
+from .columns import BOOL, INT, INT_LIST, JSON, STRING, Column, arrow_schema
 
 FILE_TYPES = ("jsonl", "csv", "parquet")
 
@@ -88,6 +88,14 @@ def _csv_cell(value: Any, kind: str) -> Any:
     return value
 
 
+def _parquet_value(value: Any, kind: str) -> Any:
+    if kind == JSON:
+        return json.dumps(value, ensure_ascii=False)
+    if kind == STRING and value is not None and not isinstance(value, str):
+        return str(value)  # e.g. a numeric reference answer in a string column
+    return value
+
+
 class CsvWriter(_Writer):
     def __init__(self, path, columns):
         super().__init__(path, columns)
@@ -117,8 +125,7 @@ class ParquetWriter(_Writer):
 
     def _write(self, rows):
         for row in rows:
-            values = {c.name: (json.dumps(row[c.name], ensure_ascii=False) if c.kind == JSON else row[c.name])
-                      for c in self.columns}
+            values = {c.name: _parquet_value(row[c.name], c.kind) for c in self.columns}
             self._pending.append(values)
             self._pending_bytes += sum(len(value) for value in values.values() if isinstance(value, str))
             if len(self._pending) >= self.row_group_rows or self._pending_bytes >= self.row_group_bytes:

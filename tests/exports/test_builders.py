@@ -91,8 +91,10 @@ def test_excluded_unresolved_and_gold_items_never_appear(verifybench_data, expor
 
 def test_verifybench_rows_have_exactly_the_public_fields_and_spellings(verifybench_data, export_root, three_annotators):
     rows = jsonl_objects(run(verifybench_data.project, "verifybench-hard"), "verifybench_hard.jsonl")
-    assert all(list(row) == VERIFYBENCH_FIELDS for row in rows)
+    # the public fields in their order, then the taxonomy code the app adds
+    assert all(list(row) == [*VERIFYBENCH_FIELDS, "answer_type_code"] for row in rows)
     b0 = next(row for row in rows if row["completion_id"] == "b0-w")
+    assert b0.pop("answer_type_code") == "B3"
     assert b0 == {
         "question_id": "b0", "question": "Question b0: compute $x$.", "answer": "(1,2)", "completion_id": "b0-w",
         "completion": "Answer of model-a to b0: \\boxed{b0-w}", "completion_model": "model-a",

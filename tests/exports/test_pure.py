@@ -23,10 +23,11 @@ from reports.exports.writers import open_writer, sha256_of
 ROWS = [
     {"question_id": "q1", "question": "Is $x, y$ \"ok\"?\nline two", "answer": "1,2", "completion_id": "c1",
      "completion": "ünïcode, \\boxed{1}", "completion_model": "m", "gold_correct": True,
-     "answer_type": "A8 - Multiple Values", "answer_subtype": "A - Numeric Values", "source": "s", "annotator": [3, 4]},
+     "answer_type": "A8 - Multiple Values", "answer_subtype": "A - Numeric Values", "source": "s", "annotator": [3, 4],
+     "answer_type_code": "A8"},
     {"question_id": "q2", "question": "", "answer": "", "completion_id": "c2", "completion": "x",
      "completion_model": "m", "gold_correct": False, "answer_type": "", "answer_subtype": "", "source": "",
-     "annotator": []},
+     "annotator": [], "answer_type_code": ""},
 ]
 
 

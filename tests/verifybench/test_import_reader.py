@@ -116,10 +116,10 @@ def test_bad_field_is_reported_with_line_field_and_reason(change, field, reason_
 
 
 def test_missing_required_fields_are_each_reported():
-    line = {k: v for k, v in VALID_VB.items() if k not in ("gold_correct", "source")}
+    line = {k: v for k, v in VALID_VB.items() if k not in ("question", "completion_model")}
     errors = only_errors(read([line], fmt="verifybench"))
     assert {(e[1], e[2]) for e in errors} == {
-        ("gold_correct", "required field is missing"), ("source", "required field is missing"),
+        ("question", "required field is missing"), ("completion_model", "required field is missing"),
     }
 
 
@@ -159,7 +159,7 @@ def test_blank_lines_and_bom_are_tolerated():
 
 def test_explicit_format_is_enforced():
     errors = only_errors(read([VALID_VB], fmt="mumath"))
-    assert {e[1] for e in errors} == {"uuid", "problem_statement", "golden_answer", "model", "model_output", "label"}
+    assert {e[1] for e in errors} == {"uuid", "problem_statement", "golden_answer", "model", "model_output"}
 
 
 def test_content_hash_ignores_invisible_differences():

@@ -107,7 +107,7 @@ def test_any_bad_line_rejects_the_whole_file(tmp_path, bad_line):
 
 
 def test_rejection_keeps_validating_after_the_first_error(tmp_path):
-    lines = [VALID_VB] + [{**VALID_VB, "completion_id": n, "gold_correct": None} for n in range(100, 160)]
+    lines = [VALID_VB] + [{**VALID_VB, "completion_id": n, "gold_correct": "maybe"} for n in range(100, 160)]
     path = write_jsonl(tmp_path / "in.jsonl", lines)
     with pytest.raises(services.ImportRejected) as rejected:
         services.import_jsonl(dataset_name="new", source=path)

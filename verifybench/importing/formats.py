@@ -1,4 +1,9 @@
-"""The registry of import formats and the three built-in ones (VerifyBench, mu-MATH, MathArena final answers).
+"""The registry of import formats and the built-in ones: VerifyBench, mu-MATH, MathArena final answers, and the
+app's own minimal format for a lab's model outputs.
+
+Labels are optional in every format: a row without one imports as an unlabeled completion (producing labels is what
+the app is for); a row with one keeps it as a prior label. The public fields are also kept as the file spelled them
+(`origin`), so that exports give back integer ids as integers and the file's own answer-type strings.
 
 A format names its required fields with their kinds, a detection rule and a parser that turns one JSON object
 into a ParsedRecord. The reading, validation, all-or-nothing writing and reporting are shared by every format.
@@ -9,6 +14,7 @@ Other apps register their formats from their AppConfig.ready():
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,6 +124,23 @@ def detect_format(obj: Mapping[str, Any]) -> RecordFormat | None:
 DOMAINS = ("general_reasoning", "logic_reasoning", "math_reasoning")
 
 
+def json_type(value: Any) -> str:
+    """How an error message names the JSON type of a value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
 def as_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
@@ -127,7 +150,7 @@ def optional_value(obj: Mapping[str, Any], name: str, kind: FieldKind, default: 
     if value is None:
         return default
     if not kind.check(value):
-        raise FieldError(name, f"must be {kind.expected}, got {type(value).__name__}")
+        raise FieldError(name, f"must be {kind.expected}, got {json_type(value)}")
     return value
 
 
@@ -173,13 +196,13 @@ VERIFYBENCH_FIELDS = {
     "completion_id": IDENTIFIER,
     "completion": TEXT,
     "completion_model": TEXT,
+}
+VERIFYBENCH_OPTIONAL = {
     "gold_correct": BOOLEAN,
     "answer_type": TEXT,
     "answer_subtype": TEXT,
     "source": TEXT,
     "annotator": LIST,
-}
-VERIFYBENCH_OPTIONAL = {
     "domain": TEXT,
     "subject": TEXT,
     "reference_solution": TEXT,
@@ -197,8 +220,17 @@ def _split_extras(extras: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     return question_meta, completion_meta
 
 
+def _origin(obj: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    return {name: obj[name] for name in names if name in obj}
+
+
+def _prior_label(obj: Mapping[str, Any], field_name: str, annotators: Any = ()) -> PriorLabelRecord | None:
+    value = optional_value(obj, field_name, BOOLEAN)
+    return None if value is None else PriorLabelRecord(is_correct=value, annotators=list(annotators))
+
+
 def parse_verifybench(obj: Mapping[str, Any]) -> ParsedRecord:
-    source = obj["source"]
+    source = optional_value(obj, "source", TEXT, "")
     answer_type, answer_class = answer_type_of(obj)
     extras = leftover(obj, set(VERIFYBENCH_FIELDS) | set(VERIFYBENCH_OPTIONAL))
     question_meta, completion_meta = _split_extras(extras)
@@ -215,6 +247,7 @@ def parse_verifybench(obj: Mapping[str, Any]) -> ParsedRecord:
             answer_type=answer_type,
             answer_class=answer_class,
             metadata=question_meta,
+            origin=_origin(obj, "question_id", "answer", "answer_type", "answer_subtype"),
         ),
         completion=CompletionRecord(
             external_id=as_text(obj["completion_id"]),
@@ -224,8 +257,9 @@ def parse_verifybench(obj: Mapping[str, Any]) -> ParsedRecord:
             sample_index=optional_value(obj, "sample_index", NON_NEGATIVE_INTEGER, 0),
             is_greedy=optional_value(obj, "greedy", BOOLEAN, False),
             metadata=completion_meta,
+            origin=_origin(obj, "completion_id"),
         ),
-        prior_label=PriorLabelRecord(is_correct=obj["gold_correct"], annotators=list(obj["annotator"])),
+        prior_label=_prior_label(obj, "gold_correct", optional_value(obj, "annotator", LIST, [])),
     )
 
 
@@ -237,9 +271,8 @@ MUMATH_FIELDS = {
     "golden_answer": TEXT_OR_NUMBER,
     "model": TEXT,
     "model_output": TEXT,
-    "label": BOOLEAN,
 }
-MUMATH_OPTIONAL = {"subject": TEXT, "has_image": BOOLEAN}
+MUMATH_OPTIONAL = {"label": BOOLEAN, "subject": TEXT, "has_image": BOOLEAN}
 
 
 def parse_mumath(obj: Mapping[str, Any]) -> ParsedRecord:
@@ -256,6 +289,7 @@ def parse_mumath(obj: Mapping[str, Any]) -> ParsedRecord:
             domain="math_reasoning",
             subject=optional_value(obj, "subject", TEXT, ""),
             metadata=question_meta,
+            origin=_origin(obj, "uuid", "golden_answer"),
         ),
         completion=CompletionRecord(
             external_id=model,
@@ -263,7 +297,7 @@ def parse_mumath(obj: Mapping[str, Any]) -> ParsedRecord:
             text=obj["model_output"],
             metadata=leftover(obj, set(MUMATH_FIELDS) | set(MUMATH_OPTIONAL) | {"image"}),
         ),
-        prior_label=PriorLabelRecord(is_correct=obj["label"]),
+        prior_label=_prior_label(obj, "label"),
     )
 
 
@@ -277,22 +311,23 @@ MATHARENA_FIELDS = {
     "idx_answer": NON_NEGATIVE_INTEGER,
     "answer": TEXT,
     "gold_answer": TEXT_OR_NUMBER,
-    "parsed_answer": ANY,
-    "correct": BOOLEAN,
 }
+MATHARENA_OPTIONAL = {"parsed_answer": ANY, "correct": BOOLEAN}
 
 
 def parse_matharena(obj: Mapping[str, Any]) -> ParsedRecord:
     model_name = obj["model_name"]
     sample_index = obj["idx_answer"]
-    metadata = leftover(obj, set(MATHARENA_FIELDS))
-    metadata["parsed_answer"] = obj["parsed_answer"]
+    metadata = leftover(obj, set(MATHARENA_FIELDS) | set(MATHARENA_OPTIONAL))
+    if "parsed_answer" in obj:
+        metadata["parsed_answer"] = obj["parsed_answer"]
     return ParsedRecord(
         question=QuestionRecord(
             external_id=as_text(obj["problem_idx"]),
             text=obj["problem"],
             final_answer=as_text(obj["gold_answer"]),
             domain="math_reasoning",
+            origin=_origin(obj, "problem_idx", "gold_answer"),
         ),
         completion=CompletionRecord(
             external_id=f"{model_name}#{sample_index}",
@@ -302,7 +337,7 @@ def parse_matharena(obj: Mapping[str, Any]) -> ParsedRecord:
             sample_index=sample_index,
             metadata=metadata,
         ),
-        prior_label=PriorLabelRecord(is_correct=obj["correct"]),
+        prior_label=_prior_label(obj, "correct"),
     )
 
 
@@ -315,6 +350,112 @@ MUMATH = register_format(RecordFormat(
     prior_label_source="mumath", description="mu-MATH: one judged solution per line",
 ))
 MATHARENA = register_format(RecordFormat(
-    name="matharena", required=MATHARENA_FIELDS, parse=parse_matharena, prior_label_source="matharena",
-    description="MathArena final-answer outputs: one model answer per line",
+    name="matharena", required=MATHARENA_FIELDS, optional=MATHARENA_OPTIONAL, parse=parse_matharena,
+    prior_label_source="matharena", description="MathArena final-answer outputs: one model answer per line",
+))
+
+
+# -- the app's own minimal format ----------------------------------------------------------------------------------
+
+NATIVE_FIELDS = {
+    "question_id": IDENTIFIER,
+    "reference_answer": TEXT_OR_NUMBER,
+    "completion": TEXT,
+    "model": TEXT,
+}
+NATIVE_OPTIONAL = {
+    "question": TEXT,
+    "messages": LIST,
+    "completion_id": IDENTIFIER,
+    "answer_type": TEXT,
+    "subject": TEXT,
+    "source": TEXT,
+    "domain": TEXT,
+    "sample_index": NON_NEGATIVE_INTEGER,
+    "metadata": OBJECT,
+    "reference_solution": TEXT,
+    "sampling": TEXT_OR_OBJECT,
+    "greedy": BOOLEAN,
+    "correct": BOOLEAN,
+}
+_ROLE_TITLES = {"system": "System", "user": "User", "assistant": "Assistant", "developer": "Developer"}
+
+
+def question_from_messages(messages: list[Any]) -> str:
+    """The question an OpenAI-style `messages` list asks: a single user message as it is; otherwise every message
+    under its role, in order (a system prompt and few-shot turns included)."""
+    parts: list[tuple[str, str]] = []
+    for position, message in enumerate(messages, start=1):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise FieldError("messages", f"message {position} must be an object with a role and a content")
+        content = message.get("content")
+        if isinstance(content, list):  # content parts: keep the text ones
+            content = "\n\n".join(part.get("text", "") for part in content
+                                   if isinstance(part, dict) and part.get("type") == "text")
+        if not isinstance(content, str):
+            raise FieldError("messages", f"message {position} has no text content")
+        parts.append((message["role"], content))
+    if not parts:
+        raise FieldError("messages", "the list is empty")
+    if len(parts) == 1 and parts[0][0] == "user":
+        return parts[0][1]
+    return "\n\n".join(f"**{_ROLE_TITLES.get(role, role.capitalize())}:** {text}" for role, text in parts)
+
+
+def generated_completion_id(question_id: str, model: str, sample_index: int, text: str) -> str:
+    """A stable id for a completion the file did not name: the same content always gets the same id, so a
+    re-import changes nothing."""
+    digest = hashlib.sha256("\x1f".join((question_id, model, str(sample_index), text)).encode("utf-8")).hexdigest()
+    return f"{model}#{sample_index}#{digest[:12]}"
+
+
+def parse_native(obj: Mapping[str, Any]) -> ParsedRecord:
+    question_id = as_text(obj["question_id"])
+    text = optional_value(obj, "question", TEXT)
+    messages = optional_value(obj, "messages", LIST)
+    if text is None and messages is None:
+        raise FieldError("question", "give the question as question (text) or messages (a chat list)")
+    if text is None:
+        text = question_from_messages(messages)
+    source = optional_value(obj, "source", TEXT, "")
+    answer_type, answer_class = answer_type_of(obj)
+    model = obj["model"]
+    sample_index = optional_value(obj, "sample_index", NON_NEGATIVE_INTEGER, 0)
+    completion_id = optional_value(obj, "completion_id", IDENTIFIER)
+    question_meta = {"messages": messages} if messages is not None else {}
+    return ParsedRecord(
+        question=QuestionRecord(
+            external_id=question_id,
+            text=text,
+            final_answer=as_text(obj["reference_answer"]),
+            solution=optional_value(obj, "reference_solution", TEXT, ""),
+            domain=domain_of(obj, source),
+            source=source,
+            subject=optional_value(obj, "subject", TEXT, ""),
+            answer_type=answer_type,
+            answer_class=answer_class,
+            metadata=question_meta,
+            origin=_origin(obj, "question_id", "reference_answer", "answer_type"),
+        ),
+        completion=CompletionRecord(
+            external_id=as_text(completion_id) if completion_id is not None
+            else generated_completion_id(question_id, model, sample_index, obj["completion"]),
+            model_name=model,
+            text=obj["completion"],
+            sampling=optional_value(obj, "sampling", TEXT_OR_OBJECT, {}),
+            sample_index=sample_index,
+            is_greedy=optional_value(obj, "greedy", BOOLEAN, False),
+            metadata=optional_value(obj, "metadata", OBJECT, {}),
+            origin=_origin(obj, "completion_id"),
+            id_generated=completion_id is None,
+        ),
+        prior_label=_prior_label(obj, "correct"),
+    )
+
+
+NATIVE = register_format(RecordFormat(
+    name="mathlabel", required=NATIVE_FIELDS, optional=NATIVE_OPTIONAL, parse=parse_native,
+    prior_label_source="mathlabel",
+    description="mathlabel's own minimal format for a lab's model outputs: question_id, question (or messages), "
+                "reference_answer, completion, model",
 ))

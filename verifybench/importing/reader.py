@@ -1,22 +1,23 @@
-"""Streaming line-by-line validation of a JSONL import file; no database access.
+"""Streaming row-by-row validation of an import file; no database access.
 
-Each line is checked on its own (UTF-8, JSON object, required fields and their types, the format's own rules)
-and against the lines before it (a key seen twice, one question id with two different contents).
+Each row (a JSONL line, a CSV row, a Parquet row: see `sources`) is checked on its own (decoding, a JSON object,
+required fields and their types, the format's own rules) and against the rows before it (a key seen twice, one
+question id with two different contents).
 """
 from __future__ import annotations
 
-import json
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from .formats import RecordFormat, detect_format, format_names, get_format
+from .formats import RecordFormat, detect_format, format_names, get_format, json_type
 from .hashing import completion_content_hash, question_content_hash
 from .records import FieldError, ParsedRecord
 from .report import LineError
+from .sources import SourceRow, coerce_cell, jsonl_rows
 
-_BOM = b"\xef\xbb\xbf"
 # JSON escapes that decode to a NUL or to a surrogate; the exact check only runs on lines that have one.
 _MAYBE_UNSTORABLE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
@@ -44,54 +45,55 @@ class _SeenQuestion:
 
 
 class RecordReader:
-    """Iterate over LineOutcome for every non-blank line of `lines` (an iterable of bytes)."""
+    """Iterate over LineOutcome for every row: `rows` are SourceRows (see `sources`), or the byte lines of a JSONL
+    file."""
 
-    def __init__(self, lines: Iterable[bytes], fmt: str | None = None):
-        self._lines = lines
+    def __init__(self, rows: Iterable[SourceRow] | Iterable[bytes], fmt: str | None = None):
+        self._rows = rows
         self.format: RecordFormat | None = get_format(fmt) if fmt else None
         self.bytes_read = 0
         self.line_count = 0
         self._seen_keys: set[str] = set()
         self._questions: dict[str, _SeenQuestion] = {}
 
-    def __iter__(self) -> Iterator[LineOutcome]:
-        for number, raw in enumerate(self._lines, start=1):
-            if isinstance(raw, str):
-                raw = raw.encode("utf-8", "surrogateescape")
-            self.bytes_read += len(raw)
-            if number == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM):]
-            if not raw.strip():
-                continue
-            self.line_count += 1
-            yield self._read_line(number, raw)
+    def _source_rows(self) -> Iterator[SourceRow]:
+        rows = iter(self._rows)
+        first = next(rows, None)
+        if first is None:
+            return
+        if isinstance(first, SourceRow):
+            yield from cast(Iterator[SourceRow], itertools.chain([first], rows))
+        else:
+            yield from jsonl_rows(cast(Iterator[bytes], itertools.chain([first], rows)))
 
-    def _read_line(self, number: int, raw: bytes) -> LineOutcome:
-        outcome = LineOutcome(line=number, raw=raw)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            outcome.errors.append(LineError(number, "", f"invalid UTF-8 at byte {exc.start + 1} of the line"))
-            return outcome
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            outcome.errors.append(LineError(number, "", f"not valid JSON: {exc.msg} at column {exc.colno}"))
+    def __iter__(self) -> Iterator[LineOutcome]:
+        for row in self._source_rows():
+            self.bytes_read += len(row.raw)
+            self.line_count += 1
+            yield self._read_row(row)
+
+    def _read_row(self, row: SourceRow) -> LineOutcome:
+        number, obj = row.number, row.obj
+        outcome = LineOutcome(line=number, raw=row.raw)
+        if row.error:
+            outcome.errors.append(LineError(number, "", row.error))
             return outcome
         if not isinstance(obj, dict):
-            outcome.errors.append(LineError(number, "", f"expected a JSON object, got {_json_type(obj)}"))
+            outcome.errors.append(LineError(number, "", f"expected a JSON object, got {json_type(obj)}"))
             return outcome
         record_format = self.format or self._detect(obj, number, outcome)
         if record_format is None:
             return outcome
+        if row.cells_are_text:
+            obj = _typed_cells(obj, record_format)
         for name, kind in record_format.required.items():
             if name not in obj:
                 outcome.errors.append(LineError(number, name, "required field is missing"))
             elif not kind.check(obj[name]):
                 outcome.errors.append(
-                    LineError(number, name, f"must be {kind.expected}, got {_json_type(obj[name])}")
+                    LineError(number, name, f"must be {kind.expected}, got {json_type(obj[name])}")
                 )
-        if _MAYBE_UNSTORABLE.search(text):
+        if _MAYBE_UNSTORABLE.search(row.raw.decode("utf-8", "replace")) or row.cells_are_text:
             outcome.errors.extend(_unstorable_strings(obj, number))
         if outcome.errors:
             return outcome
@@ -164,6 +166,12 @@ class RecordReader:
         self._seen_keys.add(key)
 
 
+def _typed_cells(obj: dict[str, Any], record_format: RecordFormat) -> dict[str, Any]:
+    kinds = {**record_format.optional, **record_format.required}
+    return {name: coerce_cell(kinds[name].expected, value) if name in kinds and isinstance(value, str) else value
+            for name, value in obj.items()}
+
+
 def _closest_format(obj: dict[str, Any]) -> RecordFormat | None:
     best, best_overlap = None, 0.0
     for name in format_names():
@@ -172,22 +180,6 @@ def _closest_format(obj: dict[str, Any]) -> RecordFormat | None:
         if overlap > best_overlap:
             best, best_overlap = candidate, overlap
     return best if best_overlap >= 0.5 else None
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _unstorable_strings(obj: dict[str, Any], number: int) -> list[LineError]:

@@ -18,6 +18,9 @@ class QuestionRecord:
     answer_class: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
+    # The public fields as the file spelled them (an integer id, "A3 - Fraction"), so exports give them back as they
+    # came in.
+    origin: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -30,6 +33,8 @@ class CompletionRecord:
     is_greedy: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
+    origin: dict[str, Any] = field(default_factory=dict)
+    id_generated: bool = False  # the file gave no id; one was made from the content
 
 
 @dataclass(slots=True)

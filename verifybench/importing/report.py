@@ -60,6 +60,11 @@ class ImportReport:
     rejects_path: str | None = None
     skip_invalid: bool = False
     ok: bool = False
+    file_type: str = "jsonl"
+    unlabeled_completions: int = 0
+    completion_ids_generated: int = 0
+    # JSON types the file gave each id field ("int", "str"), so exports can give them back
+    id_types: dict[str, set[str]] = field(default_factory=dict)
 
     def add_error(self, error: LineError) -> None:
         self.error_count += 1
@@ -83,6 +88,7 @@ class ImportReport:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["changed"] = self.changed_anything
+        data["id_types"] = {name: sorted(types) for name, types in self.id_types.items()}
         return data
 
     def destination(self) -> str:
@@ -109,6 +115,11 @@ class ImportReport:
             lines.append(f"  {self.counts_line()}")
             if not self.changed_anything:
                 lines.append("  Nothing changed: every line was already imported.")
+            if self.unlabeled_completions:
+                lines.append(f"  {self.unlabeled_completions} completion(s) came without a label, ready to annotate.")
+            if self.completion_ids_generated:
+                lines.append(f"  {self.completion_ids_generated} completion(s) had no completion_id; ids were made "
+                             "from their content (the same content gets the same id on a re-import).")
             if self.rejected_lines:
                 lines.append(f"  Skipped {self.rejected_lines} line(s); they are in {self.rejects_path}.")
         problems: list[LineError | Conflict] = sorted([*self.errors, *self.conflicts], key=lambda problem: problem.line)
