@@ -54,16 +54,17 @@ migrate: install
 demo: migrate
 	$(PY) manage.py load_demo
 
+# The web server and, beside it, a worker (with the job sweep) that runs every background job; Ctrl-C stops both.
 run: install assets
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
-	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+	$(PY) manage.py serve 127.0.0.1:$(PORT)
 
 test: install assets lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 worker: install
-	$(VENV)/bin/celery -A config worker -B --loglevel=info
+	$(VENV)/bin/celery -A config worker -B --loglevel=info --schedule var/celerybeat-schedule
 
 clean:
 	rm -rf $(VENV) var frontend/node_modules frontend/static/dist

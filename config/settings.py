@@ -156,14 +156,32 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
-# Celery: without a broker every task runs in-process (eager); with CELERY_BROKER_URL a worker runs them.
+# Celery: jobs never run inside a request. With CELERY_BROKER_URL (Redis, RabbitMQ) a worker takes them from there;
+# without it, from a broker that needs no server: message files under var/broker, shared by the web process and the
+# worker that `make run` starts beside it. Tests run jobs in-process (eager) unless they start a worker.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
-CELERY_TASK_EAGER_PROPAGATES = True
 if not CELERY_BROKER_URL:
-    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_URL = "filesystem://"
+    _BROKER_DIR = VAR_DIR / "broker"
+    for _folder in ("queue", "processed", "control"):
+        (_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_BROKER_DIR / "queue"),
+        "data_folder_out": str(_BROKER_DIR / "queue"),
+        "processed_folder": str(_BROKER_DIR / "processed"),
+        "control_folder": str(_BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+else:
+    # Redis hands an unacknowledged message (its worker died) out again after this many seconds; the job sweep
+    # takes the job over much sooner, and the late message then claims nothing.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", TESTING)
+CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
+# A message is acknowledged only when its task has ended, and handed out again when the worker process running it
+# dies; one message at a time per worker process. Duplicates are harmless: a job claims itself (core.jobs.protocol).
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -174,6 +192,8 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")
 # sweep, which every worker runs when it starts and Celery beat runs every JOB_SWEEP_SECONDS.
 JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", "120"))
 EXPORT_STALE_SECONDS = float(os.environ.get("EXPORT_STALE_SECONDS", "120"))
+# An import holds one transaction; on SQLite its heartbeat can only be written once it commits.
+IMPORT_STALE_SECONDS = float(os.environ.get("IMPORT_STALE_SECONDS", "600"))
 VERIFICATION_STALE_SECONDS = float(os.environ.get("VERIFICATION_STALE_SECONDS", "300"))
 JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "30"))
 CELERY_BEAT_SCHEDULE = {
@@ -184,6 +204,7 @@ CELERY_BEAT_SCHEDULE = {
 # IMPORT_MAX_LINE_BYTES; both are enforced while streaming, so memory stays bounded by the line limit.
 IMPORT_MAX_UPLOAD_BYTES = int(os.environ.get("IMPORT_MAX_UPLOAD_BYTES", str(1024 * 1024 * 1024)))
 IMPORT_MAX_LINE_BYTES = int(os.environ.get("IMPORT_MAX_LINE_BYTES", str(16 * 1024 * 1024)))
+IMPORT_UPLOAD_DIR = Path(os.environ.get("IMPORT_UPLOAD_DIR", VAR_DIR / "uploads"))
 
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 # Judge configurations name the environment variable that holds their key; only these names (and names starting with

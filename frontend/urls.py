@@ -8,6 +8,7 @@ from . import (
     views_evaluation,
     views_exports,
     views_grading,
+    views_imports,
     views_verification,
 )
 from .jobs import views as job_views
@@ -18,6 +19,7 @@ urlpatterns = [
          name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("datasets/<int:dataset_id>/", views.dataset_detail, name="dataset-detail"),
+    path("datasets/import/", views_imports.import_page, name="dataset-import"),
     path("completions/<int:completion_id>/", views.completion_detail, name="completion-detail"),
     path("projects/", views_dashboard.project_list, name="dashboard-projects"),
     path("projects/new/", views_dashboard.project_new, name="dashboard-project-new"),

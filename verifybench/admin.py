@@ -5,11 +5,12 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.text import Truncator
 
-from . import services
+from . import imports, services
 from .models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 
@@ -18,7 +19,7 @@ def _excerpt(text: str, words: int = 16) -> str:
 
 
 class ImportUploadForm(forms.Form):
-    file = forms.FileField(help_text="A JSONL file, one record per line.")
+    file = forms.FileField(help_text="JSON Lines, CSV with a header row, or Parquet: one record per row.")
     dataset = forms.CharField(max_length=200, help_text="Name of the dataset to import into; created if new.")
     format = forms.ChoiceField(
         choices=lambda: [("", "Detect from the file"), *((name, name) for name in services.import_format_names())], required=False,
@@ -62,33 +63,30 @@ class DatasetAdmin(admin.ModelAdmin):
         ]
 
     def import_view(self, request):
+        """Uploads go to the same background import as the import page; the job's page shows progress and report."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        report = None
         form = ImportUploadForm(request.POST or None, request.FILES or None,
                                 initial={"dataset": request.GET.get("dataset", "")})
         if request.method == "POST" and form.is_valid():
             uploaded = form.cleaned_data["file"]
             try:
-                report = services.import_jsonl(
-                    dataset_name=form.cleaned_data["dataset"],
-                    source=uploaded,
-                    fmt=form.cleaned_data["format"] or None,
-                    skip_invalid=form.cleaned_data["skip_invalid"],
+                job = imports.create_import(
+                    uploaded=uploaded, dataset_name=form.cleaned_data["dataset"],
+                    fmt=form.cleaned_data["format"] or "", skip_invalid=form.cleaned_data["skip_invalid"],
                     created_by=request.user,
-                    source_name=uploaded.name,
                 )
-            except services.ImportRejected as rejected:
-                report = rejected.report
-                self.message_user(request, f"{uploaded.name} was rejected; nothing was written.", messages.ERROR)
+            except (imports.UploadTooLarge, services.ImportRequestError) as exc:
+                form.add_error("file", str(exc))
             else:
-                self.message_user(request, f"Imported {uploaded.name} into {report.dataset_name!r}.", messages.SUCCESS)
+                self.message_user(request, f"Import {job.pk} of {uploaded.name} is queued.", messages.SUCCESS)
+                return redirect(reverse("job-detail", args=["import", job.pk]))
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
-            "title": "Import a JSONL file",
+            "title": "Import a file",
             "form": form,
-            "report": report,
+            "report": None,
             "changelist_url": reverse("admin:verifybench_dataset_changelist"),
         }
         return TemplateResponse(request, "admin/verifybench/dataset/import_jsonl.html", context)

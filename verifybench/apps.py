@@ -7,6 +7,6 @@ class VerifybenchConfig(AppConfig):
     verbose_name = "Benchmark data"
 
     def ready(self):
-        from . import subjects
+        from . import imports, subjects  # noqa: F401  (imports registers its job kind)
 
         subjects.register()

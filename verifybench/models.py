@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from core import taxonomy
+from core.jobs.models import BackgroundJob
 
 
 class Domain(models.TextChoices):
@@ -144,3 +145,28 @@ class PriorLabel(models.Model):
 
     def __str__(self):
         return f"prior {self.source_format} label for {self.completion_id}: {self.is_correct}"
+
+
+class ImportJob(BackgroundJob):
+    """One uploaded file imported into a dataset, as a background job; its report says what happened, line by line.
+
+    The upload is kept under IMPORT_UPLOAD_DIR until the import succeeds, so a failed or killed import can be
+    restarted; an import is all or nothing, so a restart starts over and a killed one has written nothing."""
+
+    dataset_name = models.CharField(max_length=200)
+    dataset = models.ForeignKey(Dataset, null=True, blank=True, on_delete=models.SET_NULL, related_name="import_jobs")
+    format = models.CharField(max_length=50, blank=True, help_text="Detected from the file when empty.")
+    file_type = models.CharField(max_length=10, blank=True, help_text="jsonl, csv or parquet; detected when empty.")
+    skip_invalid = models.BooleanField(default=False)
+    source_name = models.CharField(max_length=500, help_text="The uploaded file's name.")
+    upload_path = models.CharField(max_length=500, blank=True, help_text="File name under IMPORT_UPLOAD_DIR.")
+    size = models.PositiveBigIntegerField(default=0)
+    report = models.JSONField(null=True, blank=True)
+    rejects_path = models.CharField(max_length=500, blank=True, help_text="File name under IMPORT_UPLOAD_DIR.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "created_at"], name="importjob_status_created")]
+
+    def __str__(self):
+        return f"import {self.pk} of {self.source_name} ({self.status})"

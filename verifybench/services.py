@@ -17,6 +17,10 @@ from .models import Dataset
 from .source_files import RejectsFile, default_rejects_path, open_rows, progress_bar
 
 
+class ImportRequestError(ValueError):
+    """An import request that cannot be carried out (no dataset name, an unknown format); the message says why."""
+
+
 class ImportRejected(Exception):
     """The file was rejected and nothing was written; `.report` says why, line by line."""
 
@@ -53,6 +57,7 @@ def import_jsonl(
     source_name: str = "",
     file_type: str | None = None,
     on_progress: Callable[[int, int | None], None] | None = None,
+    before_commit: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
     """Import a file (a path or a binary file object) into the dataset `dataset_name`, creating it if missing.
 
@@ -89,7 +94,8 @@ def import_jsonl(
         reader = RecordReader(rows, fmt)
         with progress_bar(progress, total_bytes, source_name, on_progress) as advance:
             try:
-                _import_in_transaction(reader, report, rejects, dataset_name, created_by, source_name, advance)
+                _import_in_transaction(reader, report, rejects, dataset_name, created_by, source_name, advance,
+                                       before_commit)
             except BaseException:
                 if rejects is not None:
                     rejects.discard()
@@ -100,7 +106,8 @@ def import_jsonl(
     return report
 
 
-def _import_in_transaction(reader, report, rejects, dataset_name, created_by, source_name, advance) -> None:
+def _import_in_transaction(reader, report, rejects, dataset_name, created_by, source_name, advance,
+                           before_commit) -> None:
     with transaction.atomic():
         dataset, created = Dataset.objects.get_or_create(
             name=dataset_name.strip(), defaults={"created_by": created_by}
@@ -124,7 +131,7 @@ def _import_in_transaction(reader, report, rejects, dataset_name, created_by, so
         report.lines = reader.line_count
         report.format = reader.format.name if reader.format else report.format
         if report.lines == 0:
-            report.add_error(LineError(0, "", "the file has no lines to import"))
+            report.add_error(LineError(0, "", "the file is empty: it has no rows to import"))
         elif writer.accepted == 0 and not report.has_problems:
             report.add_error(LineError(0, "", "no line could be imported"))
         if (report.has_problems and not report.skip_invalid) or writer.accepted == 0:
@@ -135,6 +142,11 @@ def _import_in_transaction(reader, report, rejects, dataset_name, created_by, so
             raise ImportRejected(report)
         report.ok = True
         _remember_id_types(dataset, report)
+        if before_commit is not None:
+            if rejects is not None:
+                rejects.close()
+                report.rejects_path = str(rejects.path) if rejects.count else None
+            before_commit(report)  # e.g. a job marked succeeded in the same transaction as the rows
 
 
 def _remember_id_types(dataset: Dataset, report: ImportReport) -> None:

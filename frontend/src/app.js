@@ -5,6 +5,7 @@ import "./labeling.js";
 import "./adjudication.js";
 import "./grading.js";
 import "./jobs.js";
+import "./imports.js";
 
 export { typeset };
 

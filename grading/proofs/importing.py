@@ -321,7 +321,7 @@ def import_matharena_proofs(
         report.rejected_lines = len({number for number, _raw, _problems in rejected})
         accepted = report.problems_created + report.problems_unchanged + len(new_submissions) + report.submissions_unchanged
         if report.lines == 0:
-            report.add_error(LineError(0, "", "the file has no lines to import"))
+            report.add_error(LineError(0, "", "the file is empty: it has no rows to import"))
         if (report.has_problems and not skip_invalid) or accepted == 0:
             report.ok = False
             report.rejected_lines = 0

@@ -22,15 +22,38 @@ def jsonl(*rows) -> bytes:
     return "".join(json.dumps(row) + "\n" for row in rows).encode()
 
 
-def upload(client, content: bytes, **fields):
-    file = io.BytesIO(content)
-    file.name = "proofs.jsonl"
-    return client.post("/api/datasets/import/", {"file": file, "dataset": "API Olympiad", **fields},
-                       format="multipart")
+class Imported:
+    """The upload's import job as it ended: its report is the body, the status code says how it ended."""
+
+    def __init__(self, response, client):
+        self.upload = response
+        self.job = client.get(response.json()["url"]).json() if response.status_code == 202 else None
+        self.status_code = response.status_code if self.job is None else (
+            201 if self.job["status"] == "succeeded" else 400)
+
+    def json(self):
+        return self.job["report"] if self.job is not None else self.upload.json()
+
+    @property
+    def content(self):
+        return self.job if self.job is not None else self.upload.content
+
+
+@pytest.fixture
+def upload(django_capture_on_commit_callbacks):
+    def post(client, content: bytes, **fields):
+        file = io.BytesIO(content)
+        file.name = "proofs.jsonl"
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post("/api/datasets/import/", {"file": file, "dataset": "API Olympiad", **fields},
+                                   format="multipart")
+        return Imported(response, client)
+
+    return post
 
 
 @pytest.mark.django_db
-def test_proof_file_imports_through_the_api(researcher, api_client_for):
+def test_proof_file_imports_through_the_api(researcher, api_client_for, upload):
     response = upload(api_client_for(researcher), jsonl(PROBLEM, OUTPUT), format="matharena-proofs")
     assert response.status_code == 201, response.content
     assert response.json()["problems_created"] == 1 and response.json()["submissions_created"] == 1
@@ -40,7 +63,7 @@ def test_proof_file_imports_through_the_api(researcher, api_client_for):
 
 
 @pytest.mark.django_db
-def test_a_bad_proof_line_rejects_the_upload_and_writes_nothing(researcher, api_client_for):
+def test_a_bad_proof_line_rejects_the_upload_and_writes_nothing(researcher, api_client_for, upload):
     broken = dict(OUTPUT, idx_answer="first")
     response = upload(api_client_for(researcher), jsonl(PROBLEM, broken), format="matharena-proofs")
     assert response.status_code == 400
@@ -50,7 +73,7 @@ def test_a_bad_proof_line_rejects_the_upload_and_writes_nothing(researcher, api_
 
 
 @pytest.mark.django_db
-def test_annotators_cannot_import_proofs(annotator, api_client_for):
+def test_annotators_cannot_import_proofs(annotator, api_client_for, upload):
     assert upload(api_client_for(annotator), jsonl(PROBLEM), format="matharena-proofs").status_code == 403
     assert not Dataset.objects.exists()
 

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
+from verifybench.models import Completion, Dataset, ImportJob, PriorLabel, Question, ReferenceAnswer
 
 
 @pytest.fixture(autouse=True)
@@ -131,26 +131,33 @@ def test_upload_page_loads_and_is_linked_from_the_dataset_list(superuser_client,
     assert url.encode() in superuser_client.get(reverse("admin:verifybench_dataset_changelist")).content
 
 
-def test_upload_page_imports_and_shows_the_report(superuser_client, db):
-    response = superuser_client.post(reverse("admin:verifybench_dataset_import"), {
-        "file": _upload([_record("a1", "a1-1"), _record("a1", "a1-2", gold_correct=False)]),
-        "dataset": "from-admin", "format": "verifybench",
-    })
-    assert response.status_code == 200
-    assert response.context["report"].ok
-    assert b"Imported admin.jsonl" in response.content
+def test_upload_page_imports_and_shows_the_report(superuser_client, db, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = superuser_client.post(reverse("admin:verifybench_dataset_import"), {
+            "file": _upload([_record("a1", "a1-1"), _record("a1", "a1-2", gold_correct=False)]),
+            "dataset": "from-admin", "format": "verifybench",
+        })
+    job = ImportJob.objects.get()
+    assert response.status_code == 302 and response.url == reverse("job-detail", args=["import", job.pk])
+    assert job.status == "succeeded" and job.report["ok"] and job.source_name == "admin.jsonl"
+    page = superuser_client.get(response.url).content.decode()
+    assert "admin.jsonl" in page and "2 completions created" in page
     assert Completion.objects.filter(question__dataset__name="from-admin").count() == 2
 
 
-def test_upload_page_shows_the_errors_of_a_rejected_file(superuser_client, db):
+def test_upload_page_shows_the_errors_of_a_rejected_file(superuser_client, db, django_capture_on_commit_callbacks):
     broken = _record("a2", "a2-1")
     del broken["completion"]
-    response = superuser_client.post(reverse("admin:verifybench_dataset_import"), {
-        "file": _upload([_record("a1", "a1-1"), broken]), "dataset": "rejected-in-admin", "format": "verifybench",
-    })
-    assert response.status_code == 200
-    report = response.context["report"]
-    assert not report.ok
-    assert [(error.line, error.field) for error in report.errors] == [(2, "completion")]
-    assert b"completion" in response.content
+    with django_capture_on_commit_callbacks(execute=True):
+        response = superuser_client.post(reverse("admin:verifybench_dataset_import"), {
+            "file": _upload([_record("a1", "a1-1"), broken]), "dataset": "rejected-in-admin",
+            "format": "verifybench",
+        })
+    job = ImportJob.objects.get()
+    assert response.status_code == 302 and job.status == "failed"
+    report = job.report
+    assert not report["ok"]
+    assert [(error["line"], error["field"]) for error in report["errors"]] == [(2, "completion")]
+    page = superuser_client.get(response.url).content.decode()
+    assert "Nothing was written" in page and "required field is missing" in page
     assert not Dataset.objects.filter(name="rejected-in-admin").exists()

@@ -272,38 +272,43 @@ def jsonl_upload(*lines, name="upload.jsonl"):
     return upload
 
 
-def test_upload_imports_and_returns_the_report(researcher, api_client_for):
+def upload_and_import(client, capture, **fields):
+    """Upload through the API (202 and an import job), let the job run, and return (job payload, report)."""
+    with capture(execute=True):
+        response = client.post("/api/datasets/import/", fields, format="multipart")
+    assert response.status_code == 202, response.content
+    assert response["Location"] == response.json()["url"]
+    job = client.get(response.json()["url"]).json()
+    return job, job["report"]
+
+
+def test_upload_imports_and_returns_the_report(researcher, api_client_for, django_capture_on_commit_callbacks):
     client = api_client_for(researcher)
     upload = jsonl_upload(verifybench_line("u1", "u1-a"), verifybench_line("u1", "u1-b", correct=False),
                           verifybench_line("u2", "u2-a"))
-    response = client.post("/api/datasets/import/", {"file": upload, "dataset": "uploaded", "format": "verifybench"},
-                           format="multipart")
-    assert response.status_code == 201, response.content
-    report = response.json()
+    job, report = upload_and_import(client, django_capture_on_commit_callbacks, file=upload, dataset="uploaded",
+                                    format="verifybench")
+    assert job["status"] == "succeeded" and job["job"]["progress"]["fraction"] == 1.0
     assert report["ok"] is True
     assert (report["questions_created"], report["completions_created"], report["prior_labels_created"]) == (2, 3, 3)
     dataset = Dataset.objects.get(name="uploaded")
-    assert dataset.created_by == researcher
+    assert dataset.created_by == researcher and job["dataset"] == "uploaded"
     assert Completion.objects.filter(question__dataset=dataset).count() == 3
 
 
-def test_upload_without_a_format_detects_it(researcher_client, db):
-    response = researcher_client.post(
-        "/api/datasets/import/", {"file": jsonl_upload(verifybench_line("u1", "u1-a")), "dataset": "detected"},
-        format="multipart",
-    )
-    assert response.status_code == 201, response.content
-    assert response.json()["format"] == "verifybench"
+def test_upload_without_a_format_detects_it(researcher_client, db, django_capture_on_commit_callbacks):
+    _, report = upload_and_import(researcher_client, django_capture_on_commit_callbacks,
+                                  file=jsonl_upload(verifybench_line("u1", "u1-a")), dataset="detected")
+    assert report["format"] == "verifybench"
 
 
-def test_rejected_upload_returns_the_errors_and_writes_nothing(researcher_client, db):
+def test_rejected_upload_returns_the_errors_and_writes_nothing(researcher_client, db,
+                                                               django_capture_on_commit_callbacks):
     bad = json.dumps({"question_id": "u2", "question": "Compute.", "completion_id": "x"})
     upload = jsonl_upload(verifybench_line("u1", "u1-a"), bad)
-    response = researcher_client.post("/api/datasets/import/",
-                                      {"file": upload, "dataset": "rejected", "format": "verifybench"},
-                                      format="multipart")
-    assert response.status_code == 400, response.content
-    report = response.json()
+    job, report = upload_and_import(researcher_client, django_capture_on_commit_callbacks, file=upload,
+                                    dataset="rejected", format="verifybench")
+    assert job["status"] == "failed" and "Rejected" in job["job"]["error"]
     assert report["ok"] is False
     assert report["errors"]
     assert all({"line", "field", "reason"} <= set(error) for error in report["errors"])
@@ -312,17 +317,17 @@ def test_rejected_upload_returns_the_errors_and_writes_nothing(researcher_client
     assert Question.objects.count() == 0
 
 
-def test_upload_skipping_invalid_lines_imports_the_rest(researcher_client, db, settings, tmp_path):
-    settings.VAR_DIR = tmp_path
+def test_upload_skipping_invalid_lines_imports_the_rest(researcher_client, db, settings, tmp_path,
+                                                        django_capture_on_commit_callbacks):
+    settings.IMPORT_UPLOAD_DIR = tmp_path
     upload = jsonl_upload(verifybench_line("u1", "u1-a"), "{not json")
-    response = researcher_client.post(
-        "/api/datasets/import/",
-        {"file": upload, "dataset": "partial", "format": "verifybench", "skip_invalid": "true"},
-        format="multipart",
-    )
-    assert response.status_code == 201, response.content
-    report = response.json()
+    job, report = upload_and_import(researcher_client, django_capture_on_commit_callbacks, file=upload,
+                                    dataset="partial", format="verifybench", skip_invalid="true")
     assert (report["questions_created"], report["rejected_lines"]) == (1, 1)
+    assert "/" not in report["rejects_path"]  # a name, never the server's path
+    rejects = researcher_client.get(job["rejects_url"])
+    assert rejects.status_code == 200
+    assert json.loads(b"".join(rejects.streaming_content).decode().splitlines()[0])["line"] == 2
 
 
 def test_upload_form_errors(researcher_client, db):
@@ -331,7 +336,7 @@ def test_upload_form_errors(researcher_client, db):
     assert "file" in missing_file.json()
     unknown_format = researcher_client.post(
         "/api/datasets/import/", {"file": jsonl_upload(verifybench_line("u1", "u1-a")), "dataset": "d",
-                                  "format": "csv"},
+                                  "format": "xml"},
         format="multipart",
     )
     assert unknown_format.status_code == 400

@@ -127,7 +127,7 @@ def test_rejection_leaves_an_existing_dataset_untouched(tmp_path):
     assert table_counts() == before
 
 
-@pytest.mark.parametrize("content, reason", [(b"", "no lines"), (b"\n\n", "no lines")])
+@pytest.mark.parametrize("content, reason", [(b"", "is empty"), (b"\n\n", "is empty")])
 def test_empty_file_is_rejected(tmp_path, content, reason):
     path = tmp_path / "empty.jsonl"
     path.write_bytes(content)

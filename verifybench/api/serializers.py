@@ -1,7 +1,10 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.jobs.api import JobPayloadSerializer, job_payload
 from verifybench import services
-from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
+from verifybench.importing.sources import FILE_TYPES
+from verifybench.models import Completion, Dataset, ImportJob, PriorLabel, Question, ReferenceAnswer
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -69,12 +72,16 @@ class PriorLabelSerializer(serializers.ModelSerializer):
 
 
 class ImportUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="A JSONL file, one record per line.")
+    file = serializers.FileField(help_text="A JSON Lines, CSV (with a header row) or Parquet file, one record per row.")
     dataset = serializers.CharField(max_length=200, help_text="Name of the dataset to import into; created if new.")
     format = serializers.CharField(
         required=False, allow_blank=True,
         help_text="A registered import format: verifybench, mumath, matharena, or one added by another app. "
                   "Detected from the file when omitted.",
+    )
+    file_type = serializers.ChoiceField(
+        choices=["", *FILE_TYPES], required=False, allow_blank=True,
+        help_text="jsonl, csv or parquet; detected from the file when omitted.",
     )
     skip_invalid = serializers.BooleanField(
         default=False, help_text="Import the valid records and skip the invalid ones instead of rejecting the file.",
@@ -85,3 +92,29 @@ class ImportUploadSerializer(serializers.Serializer):
         if value and value not in names:
             raise serializers.ValidationError(f"Unknown format {value!r}; choose one of: {', '.join(names)}.")
         return value
+
+
+class ImportJobSerializer(serializers.ModelSerializer):
+    """An import job: what was uploaded, the common job payload, and the report once it ran."""
+
+    job = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+    rejects_url = serializers.SerializerMethodField()
+    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = ImportJob
+        fields = ["id", "url", "source_name", "size", "dataset_name", "dataset", "format", "file_type",
+                  "skip_invalid", "status", "created_by", "created_at", "finished_at", "report", "rejects_url", "job"]
+        read_only_fields = fields
+
+    @extend_schema_field(JobPayloadSerializer)
+    def get_job(self, job) -> dict:
+        return job_payload(job)
+
+    def get_url(self, job) -> str:
+        return f"/api/imports/{job.pk}/"
+
+    def get_rejects_url(self, job) -> str | None:
+        return f"/api/imports/{job.pk}/rejects/" if job.rejects_path else None

@@ -1,4 +1,6 @@
+from django.conf import settings
 from django.db.models import Count, Prefetch, ProtectedError, RestrictedError
+from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
@@ -7,9 +9,10 @@ from rest_framework.exceptions import APIException
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
+from core.jobs.api import JobActionsMixin
 from core.permissions import IsResearcherOrAdmin
-from verifybench import services
-from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
+from verifybench import imports, services
+from verifybench.models import Completion, Dataset, ImportJob, PriorLabel, Question, ReferenceAnswer
 
 from . import filters, serializers
 
@@ -67,36 +70,74 @@ class DatasetViewSet(viewsets.ModelViewSet):
             raise InUse(_in_use_message(instance, error.restricted_objects)) from None
 
     @extend_schema(
-        summary="Import a JSONL file into a dataset",
+        summary="Upload a file to import into a dataset; the import runs as a background job",
         request={"multipart/form-data": serializers.ImportUploadSerializer},
         responses={
-            201: OpenApiResponse(OpenApiTypes.OBJECT, description="The import report."),
-            400: OpenApiResponse(
-                OpenApiTypes.OBJECT,
-                description="The file was rejected; the report lists each error with its line, field and reason. "
-                            "Nothing was written.",
-            ),
+            202: OpenApiResponse(serializers.ImportJobSerializer,
+                                 description="The import job; follow /api/imports/{id}/ for its progress and report."),
+            400: OpenApiResponse(OpenApiTypes.OBJECT, description="The request is incomplete (no file, no dataset)."),
+            413: OpenApiResponse(OpenApiTypes.OBJECT, description="The file is over IMPORT_MAX_UPLOAD_BYTES."),
         },
     )
     @action(detail=False, methods=["post"], url_path="import", parser_classes=[MultiPartParser, FormParser],
             serializer_class=serializers.ImportUploadSerializer, filter_backends=[], pagination_class=None)
     def import_file(self, request):
+        too_large = _too_large(request)
+        if too_large is not None:
+            return too_large
         upload = serializers.ImportUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         data = upload.validated_data
-        uploaded = data["file"]
         try:
-            report = services.import_jsonl(
-                dataset_name=data["dataset"],
-                source=uploaded,
-                fmt=data.get("format") or None,
-                skip_invalid=data["skip_invalid"],
-                created_by=request.user,
-                source_name=uploaded.name,
+            job = imports.create_import(
+                uploaded=data["file"], dataset_name=data["dataset"], fmt=data.get("format") or "",
+                file_type=data.get("file_type") or "", skip_invalid=data["skip_invalid"], created_by=request.user,
             )
-        except services.ImportRejected as rejected:
-            return Response(rejected.report.to_dict(), status=status.HTTP_400_BAD_REQUEST)
-        return Response(report.to_dict(), status=status.HTTP_201_CREATED)
+        except imports.UploadTooLarge as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        except services.ImportRequestError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        body = serializers.ImportJobSerializer(job, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+def _too_large(request) -> Response | None:
+    """Refuse an upload by its declared length before reading it."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    limit = settings.IMPORT_MAX_UPLOAD_BYTES
+    if declared > limit + 1024 * 1024:  # room for the form's other fields and the multipart framing
+        return Response({"detail": f"the upload is {declared:,} bytes; the limit is {limit:,} bytes "
+                                   "(IMPORT_MAX_UPLOAD_BYTES)"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    return None
+
+
+class ImportJobViewSet(JobActionsMixin, viewsets.ReadOnlyModelViewSet):
+    """Imports of uploaded files, as background jobs: progress, the line-by-line report, cancel, restart."""
+
+    permission_classes = [IsResearcherOrAdmin]
+    serializer_class = serializers.ImportJobSerializer
+    filterset_fields = ["status", "dataset"]
+    ordering = ["-created_at", "-id"]
+
+    def get_queryset(self):
+        return ImportJob.objects.select_related("created_by", "dataset")
+
+    def job_response(self, job) -> Response:
+        return Response(self.get_serializer(job).data)
+
+    @extend_schema(summary="The skipped lines of a skip_invalid import, with their reasons (JSONL)",
+                   responses={(200, "application/jsonl"): OpenApiTypes.BINARY,
+                              404: OpenApiResponse(description="The import skipped no line.")})
+    @action(detail=True, methods=["get"])
+    def rejects(self, request, pk=None):
+        path = imports.rejects_file(self.get_object())
+        if path is None:
+            return Response({"detail": "this import kept no skipped lines"}, status=status.HTTP_404_NOT_FOUND)
+        return FileResponse(open(path, "rb"), as_attachment=True, filename=f"import-{pk}-rejects.jsonl",
+                            content_type="application/jsonl")
 
 
 class QuestionViewSet(viewsets.ReadOnlyModelViewSet):

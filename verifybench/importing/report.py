@@ -106,10 +106,13 @@ class ImportReport:
         name = self.source_name or "the file"
         lines: list[str] = []
         if not self.ok:
-            lines.append(
-                f"Rejected {name}: {self.error_count} invalid line error(s), {self.conflict_count} conflict(s) "
-                f"in {self.lines} line(s). Nothing was written."
-            )
+            whole_file = [error for error in self.errors if error.line == 0]
+            if whole_file and self.error_count == len(whole_file) and not self.conflict_count:
+                lines.append(f"Rejected {name}: {whole_file[0].reason}. Nothing was written.")
+            else:
+                found = _count(self.error_count, "error") + (
+                    f" and {_count(self.conflict_count, 'conflict')}" if self.conflict_count else "")
+                lines.append(f"Rejected {name}: {found} in {_count(self.lines, 'line')}. Nothing was written.")
         else:
             lines.append(f"Imported {name} into {self.destination()}.")
             lines.append(f"  {self.counts_line()}")
@@ -130,3 +133,7 @@ class ImportReport:
             lines.append(f"  ... and {total - SHOWN_IN_SUMMARY} more.")
         return "\n".join(lines)
 
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"

@@ -1,0 +1,127 @@
+"""Imports as background jobs: an upload is stored, then imported by a worker with progress, cancel and restart.
+
+An import runs `services.import_jsonl` in one transaction: it is all or nothing, so a killed or cancelled import has
+written nothing, and resuming it starts over from the stored upload. The report (line by line) is kept on the job;
+a file of skipped lines (`skip_invalid`) is kept beside the upload and served by the job's API, never by its path.
+"""
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from core.jobs import runner
+from core.jobs.runner import Execution, JobKind
+
+from . import services
+from .importing.sources import FILE_TYPES
+from .models import ImportJob
+
+
+class UploadTooLarge(ValueError):
+    pass
+
+
+def upload_dir() -> Path:
+    root = Path(settings.IMPORT_UPLOAD_DIR)
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def create_import(*, uploaded, dataset_name: str, fmt: str = "", file_type: str = "", skip_invalid: bool = False,
+                  created_by=None, enqueue: bool = True) -> ImportJob:
+    """Store an uploaded file (a file object with a name) and queue its import."""
+    if not dataset_name.strip():
+        raise services.ImportRequestError("a dataset name is required")
+    if fmt and fmt not in services.import_format_names():
+        raise services.ImportRequestError(
+            f"unknown format {fmt!r}; choose one of {', '.join(services.import_format_names())}")
+    if file_type and file_type not in FILE_TYPES:
+        raise services.ImportRequestError(f"unknown file type {file_type!r}; choose one of {', '.join(FILE_TYPES)}")
+    name = f"{uuid.uuid4().hex}.upload"
+    target = upload_dir() / name
+    limit = settings.IMPORT_MAX_UPLOAD_BYTES
+    size = 0
+    with open(target, "wb") as out:
+        for chunk in (uploaded.chunks() if hasattr(uploaded, "chunks") else iter(lambda: uploaded.read(1 << 20), b"")):
+            size += len(chunk)
+            if size > limit:
+                out.close()
+                target.unlink(missing_ok=True)
+                raise UploadTooLarge(f"the file is larger than the upload limit of {limit:,} bytes "
+                                     "(IMPORT_MAX_UPLOAD_BYTES)")
+            out.write(chunk)
+    job = ImportJob.objects.create(
+        dataset_name=dataset_name.strip(), format=fmt, file_type=file_type, skip_invalid=skip_invalid,
+        source_name=Path(getattr(uploaded, "name", "") or "upload").name[:500], upload_path=name, size=size,
+        created_by=created_by,
+    )
+    if enqueue:
+        runner.enqueue(job)
+    return job
+
+
+def _start(job: ImportJob, now) -> list[str]:
+    job.started_at, job.progress_done, job.progress_total = now, 0, job.size
+    return ["started_at", "progress_done", "progress_total"]
+
+
+def _forget_result(job: ImportJob) -> list[str]:
+    if job.rejects_path:
+        (upload_dir() / job.rejects_path).unlink(missing_ok=True)
+    job.report, job.rejects_path = None, ""
+    return ["report", "rejects_path"]
+
+
+def _execute(execution: Execution) -> None:
+    job: ImportJob = execution.job
+    source = upload_dir() / job.upload_path
+    if not job.upload_path or not source.is_file():
+        raise runner.JobFailed("the uploaded file is no longer on the server; upload it again")
+    rejects = f"{job.upload_path}.rejects.jsonl" if job.skip_invalid else ""
+    succeeded = []
+
+    def succeed(report) -> None:
+        execution.succeed(report=_public(report.to_dict()), dataset_id=report.dataset_id, progress_done=job.size,
+                          rejects_path=rejects if report.rejects_path else "")
+        succeeded.append(True)
+
+    try:
+        report = services.import_jsonl(
+            dataset_name=job.dataset_name, source=source, fmt=job.format or None, skip_invalid=job.skip_invalid,
+            rejects_path=upload_dir() / rejects if rejects else None, created_by=job.created_by,
+            source_name=job.source_name, file_type=job.file_type or None,
+            on_progress=lambda done, total: execution.beat(done=done, total=total or job.size),
+            before_commit=succeed,
+        )
+        if not succeeded:  # a whole-file importer (e.g. MathArena proofs) commits on its own
+            succeed(report)
+    except services.ImportRejected as rejected:
+        with transaction.atomic():
+            locked = execution.owned(honour_cancel=False)
+            locked.report = _public(rejected.report.to_dict())
+            locked.save(update_fields=["report"])
+        raise runner.JobFailed(rejected.report.summary().splitlines()[0]) from None
+    source.unlink(missing_ok=True)
+
+
+def _public(report: dict) -> dict:
+    """The report as users see it: the rejects file by name only, never by its path on the server."""
+    if report.get("rejects_path"):
+        report["rejects_path"] = Path(report["rejects_path"]).name
+    return report
+
+
+def rejects_file(job: ImportJob) -> Path | None:
+    if not job.rejects_path:
+        return None
+    path = upload_dir() / job.rejects_path
+    return path if path.is_file() else None
+
+
+IMPORT = runner.register(JobKind(
+    name="import", title="Import", model=ImportJob, execute=_execute, resumable=False, on_start=_start,
+    reset=_forget_result, stale_setting="IMPORT_STALE_SECONDS",
+))
