@@ -1,9 +1,8 @@
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from .api import JobViewSet
 
-router = DefaultRouter(trailing_slash=True)
-router.include_root_view = False
+router = SimpleRouter()
 router.register("jobs", JobViewSet, basename="job")
 
 urlpatterns = router.urls

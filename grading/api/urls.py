@@ -1,9 +1,8 @@
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from . import proof_views, run_views
 
-router = DefaultRouter(trailing_slash=True)
-router.include_root_view = False
+router = SimpleRouter()
 router.register("grading/tasks", proof_views.ProofTaskViewSet, basename="proof-task")
 router.register("grading/rubrics", proof_views.RubricViewSet, basename="rubric")
 router.register("grading/competitions", proof_views.CompetitionViewSet, basename="competition")
