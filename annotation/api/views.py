@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from core import roles
 from core.permissions import IsResearcherOrAdmin
+from core.serializers import NoBodySerializer
 
 from .. import selectors, services
 from ..models import AnnotationProject, Item, ProjectMember, Task
@@ -30,6 +31,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         return selectors.projects_for(self.request.user)
 
     def get_serializer_class(self):
+        if self.serializer_class is not None:  # an action's own request serializer, given in @action
+            return self.serializer_class
         if roles.is_researcher(self.request.user):
             return serializers.ProjectSerializer
         return serializers.AnnotatorProjectSerializer
@@ -55,7 +58,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 204: None},
                    summary="Claim the next item to label (204 when nothing is left for you)")
-    @action(detail=True, methods=["post"], url_path="next-task")
+    @action(detail=True, methods=["post"], url_path="next-task", serializer_class=NoBodySerializer)
     def next_task(self, request, pk=None):
         project = self.get_object()
         try:
@@ -87,7 +90,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
     @extend_schema(request=serializers.MemberSerializer, responses=serializers.MemberSerializer(many=True),
                    summary="List or add project members (annotators, adjudicators)")
-    @action(detail=True, methods=["get", "post"])
+    @action(detail=True, methods=["get", "post"], serializer_class=serializers.MemberSerializer, filter_backends=[],
+            pagination_class=None)
     def members(self, request, pk=None):
         project = self.get_object()
         if request.method == "POST":
@@ -99,7 +103,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
     @extend_schema(request=serializers.GoldSerializer, responses=OpenApiTypes.OBJECT,
                    summary="Mark an item as gold with its known answer")
-    @action(detail=True, methods=["post"], permission_classes=[IsResearcherOrAdmin])
+    @action(detail=True, methods=["post"], permission_classes=[IsResearcherOrAdmin],
+            serializer_class=serializers.GoldSerializer)
     def gold(self, request, pk=None):
         project = self.get_object()
         serializer = serializers.GoldSerializer(data=request.data)
@@ -116,6 +121,7 @@ class TaskViewSet(viewsets.GenericViewSet):
     """An annotator's own tasks. Anyone else's task is a 404."""
 
     queryset = Task.objects.none()
+    filter_backends: list = []
 
     def get_task(self, pk):
         task = selectors.own_task(self.request.user, pk)
@@ -129,7 +135,7 @@ class TaskViewSet(viewsets.GenericViewSet):
 
     @extend_schema(request=serializers.SubmitSerializer, responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
                    summary="Submit your label (201; 200 when it repeats one already stored)")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=serializers.SubmitSerializer)
     def submit(self, request, pk=None):
         task = self.get_task(pk)
         elsewhere = task.item.project.subject_kind.submit_elsewhere
@@ -145,7 +151,7 @@ class TaskViewSet(viewsets.GenericViewSet):
         return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Release the task at once")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=NoBodySerializer)
     def skip(self, request, pk=None):
         try:
             task = services.skip_task(self.get_task(pk), request.user)
@@ -158,6 +164,7 @@ class ItemViewSet(viewsets.GenericViewSet):
     """Items for adjudicators and researchers: labels side by side, history, decisions."""
 
     queryset = Item.objects.select_related("project")
+    filter_backends: list = []
 
     def get_item(self, pk, *, need_adjudicator=False):
         item = self.get_queryset().filter(pk=pk).first()
@@ -178,7 +185,7 @@ class ItemViewSet(viewsets.GenericViewSet):
 
     @extend_schema(request=serializers.DecisionSerializer, responses=OpenApiTypes.OBJECT,
                    summary="Decide an item that needs adjudication, with a rationale")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=serializers.DecisionSerializer)
     def adjudicate(self, request, pk=None):
         item = self.get_item(pk, need_adjudicator=True)
         serializer = serializers.DecisionSerializer(data=request.data)
@@ -191,7 +198,7 @@ class ItemViewSet(viewsets.GenericViewSet):
 
     @extend_schema(request=serializers.DecisionSerializer, responses=OpenApiTypes.OBJECT,
                    summary="Admins: override a final label, with a rationale")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=serializers.DecisionSerializer)
     def override(self, request, pk=None):
         item = self.get_item(pk)
         serializer = serializers.DecisionSerializer(data=request.data)

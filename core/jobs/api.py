@@ -17,6 +17,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from core.permissions import IsResearcherOrAdmin
+from core.serializers import NoBodySerializer
 
 from . import runner
 
@@ -108,19 +109,19 @@ class JobActionsMixin:
 
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 409: REFUSED},
                    summary="Stop a job: at once when queued, at its next check when running")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=NoBodySerializer)
     def cancel(self, request, pk=None):
         return self._act(request, "cancel")
 
     @extend_schema(request=ForceSerializer, responses={200: OpenApiTypes.OBJECT, 409: REFUSED},
                    summary="Queue a stopped job again; it goes on from what is done where its kind can")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=ForceSerializer)
     def resume(self, request, pk=None):
         return self._act(request, "resume")
 
     @extend_schema(request=ForceSerializer, responses={200: OpenApiTypes.OBJECT, 409: REFUSED},
                    summary="Run a job again from the start, as a new attempt")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=ForceSerializer)
     def restart(self, request, pk=None):
         return self._act(request, "restart")
 

@@ -44,6 +44,8 @@ def _error(exc: annotation_services.WorkflowError) -> Response:
 class ProofTaskViewSet(viewsets.GenericViewSet):
     """A grader's own proof tasks; anyone else's task is a 404."""
 
+    filter_backends: list = []
+
     def get_task(self, pk):
         task = proof_selectors.own_proof_task(self.request.user, pk)
         if task is None:
@@ -56,7 +58,7 @@ class ProofTaskViewSet(viewsets.GenericViewSet):
 
     @extend_schema(request=serializers.GradeSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
                    summary="Grade a proof against its rubric; the server computes the score (400 lists every error)")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=serializers.GradeSerializer)
     def grade(self, request, pk=None):
         task = self.get_task(pk)
         if "score" in request.data or "value" in request.data or "total" in request.data:
@@ -91,6 +93,8 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
     """Rubric versions. Researchers write them; a version that grades use never changes (a new one is made)."""
 
     queryset = Rubric.objects.select_related("problem").order_by("problem_id", "-version")
+    serializer_class = serializers.RubricWriteSerializer
+    filter_backends: list = []  # `?problem=` is read in get_queryset
 
     def get_permissions(self):
         if self.action in ("create", "revise", "list"):
@@ -103,9 +107,6 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
         if problem and problem.isdigit():
             rubrics = rubrics.filter(problem_id=int(problem))
         return rubrics
-
-    def get_serializer_class(self):
-        return serializers.RubricWriteSerializer
 
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
@@ -132,7 +133,7 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
 
     @extend_schema(request=serializers.RubricReviseSerializer, responses={201: OpenApiTypes.OBJECT},
                    summary="Save an edit of this rubric's problem rubric as a new version when this one is in use")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=serializers.RubricReviseSerializer)
     def revise(self, request, pk=None):
         rubric = self.get_object()
         serializer = serializers.RubricReviseSerializer(data=request.data)
@@ -178,7 +179,7 @@ class CompetitionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
 
     @extend_schema(request=serializers.ProofProjectSerializer, responses={201: OpenApiTypes.OBJECT},
                    summary="Create a proof-grading project with one item per submission")
-    @action(detail=True, methods=["post"], url_path="projects")
+    @action(detail=True, methods=["post"], url_path="projects", serializer_class=serializers.ProofProjectSerializer)
     def create_project(self, request, pk=None):
         competition = self.get_object()
         payload = request.data.copy()
@@ -204,6 +205,7 @@ class ProofItemViewSet(viewsets.GenericViewSet):
     queryset = Item.objects.select_related("project").filter(
         project__kind=PROOF_GRADE
     )
+    filter_backends: list = []
 
     def get_item(self, pk, *, need_adjudicator=False) -> Item:
         item = self.get_queryset().filter(pk=pk).first()
@@ -219,7 +221,7 @@ class ProofItemViewSet(viewsets.GenericViewSet):
 
     @extend_schema(request=serializers.DecisionSerializer, responses=OpenApiTypes.OBJECT,
                    summary="Set the final score of a proof that needs adjudication, with a rationale")
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], serializer_class=serializers.DecisionSerializer)
     def decide(self, request, pk=None):
         item = self.get_item(pk, need_adjudicator=True)
         serializer = serializers.DecisionSerializer(data=request.data)

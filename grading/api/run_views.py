@@ -48,6 +48,7 @@ class VerificationRunViewSet(JobActionsMixin, viewsets.GenericViewSet):
 
     permission_classes = [IsResearcherOrAdmin]
     serializer_class = run_serializers.RunCreateSerializer
+    filter_backends: list = []  # the filters are read in get_queryset
 
     def get_queryset(self):
         queryset = selectors.runs_list()
@@ -95,6 +96,7 @@ class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
 
     permission_classes = [IsResearcherOrAdmin]
     serializer_class = run_serializers.SelectionCreateSerializer
+    filter_backends: list = []
     queryset = SelectionRecord.objects.select_related("project", "dataset", "created_by").prefetch_related(
         "verifiers").order_by("-created_at", "-id")
 

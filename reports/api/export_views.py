@@ -90,7 +90,8 @@ class ExportJobViewSet(JobActionsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         return Response(self.get_serializer(job).data, status=status.HTTP_201_CREATED)
 
     def job_response(self, job) -> Response:
-        return Response(self.get_serializer(job).data)
+        # not get_serializer(): on cancel, resume and restart that is the action's request serializer
+        return Response(ExportJobSerializer(job, context=self.get_serializer_context()).data)
 
     @extend_schema(summary="Download the bundle (zip)",
                    responses={(200, "application/zip"): OpenApiTypes.BINARY,
