@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "core",
     "verifybench",
     "annotation",
@@ -154,6 +155,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Import benchmark data, run the annotation workflow, verify, export and evaluate.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc come from drf-spectacular-sidecar's static files, never a CDN (frontend.views_api_docs).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # No badge from the public validator service: the docs call no host but this one.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
 }
 
 # Celery: jobs never run inside a request. With CELERY_BROKER_URL (Redis, RabbitMQ) a worker takes them from there;

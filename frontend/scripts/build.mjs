@@ -1,4 +1,5 @@
-// Bundles src/ into static/dist/ (app.js, app.css) and copies KaTeX's stylesheet and fonts beside them.
+// Bundles src/ into static/dist/ (app.js and app.css for every page; api-docs.js, redoc-offline.js and api-docs.css for
+// the API docs pages) and copies KaTeX's stylesheet and fonts beside them.
 import { build } from "esbuild";
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -12,7 +13,10 @@ rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 
 await build({
-  entryPoints: { app: join(root, "src", "app.js") },
+  entryPoints: {
+    app: join(root, "src", "app.js"),
+    "api-docs": join(root, "src", "api-docs.js"),
+  },
   outdir: dist,
   bundle: true,
   format: "esm",
@@ -23,8 +27,19 @@ await build({
   logLevel: "warning",
 });
 
+// A classic script (it must run before Redoc's), so its names stay inside a function.
 await build({
-  entryPoints: { app: join(root, "src", "app.css") },
+  entryPoints: { "redoc-offline": join(root, "src", "redoc-offline.js") },
+  outdir: dist,
+  bundle: true,
+  format: "iife",
+  target: ["es2020"],
+  minify: true,
+  logLevel: "warning",
+});
+
+await build({
+  entryPoints: { app: join(root, "src", "app.css"), "api-docs": join(root, "src", "api-docs.css") },
   outdir: dist,
   bundle: true,
   minify: true,
