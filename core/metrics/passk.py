@@ -125,6 +125,31 @@ def mg_pass_at_k(n: int, c: int, k: int) -> float:
     return float(mg_pass_at_k_exact(n, c, k))
 
 
+def suggested_ks(samples_per_question: int, count: int = 3) -> list[int]:
+    """Values of k that suit questions answered n times each, ascending.
+
+    The `count` largest powers of two k >= 2 with n >= 3k, as LiveMathBench recommends (its 48 samples give 4, 8,
+    16); when n < 6 leaves none, the largest with n >= k (n = 4 gives 2, 4), whose estimates are noisier. One sample
+    gives [1]: Pass@1 is then all there is to measure, since G-Pass@k asks how many of k samples of a question are
+    correct.
+    """
+    n = samples_per_question
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"samples per question must be a positive integer, got {n!r}")
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    if n == 1:
+        return [1]
+    powers = [2**exponent for exponent in range(1, n.bit_length())]  # 2, 4, ... up to n
+    recommended = [k for k in powers if RECOMMENDED_SAMPLES_PER_K * k <= n]
+    return (recommended or powers)[-count:]
+
+
+def follows_recommendation(samples_per_question: int, ks: Iterable[int]) -> bool:
+    """Whether every k has at least 3k samples per question (LiveMathBench's recommendation)."""
+    return all(RECOMMENDED_SAMPLES_PER_K * k <= samples_per_question for k in ks)
+
+
 def pass_key(k: int) -> str:
     return f"pass@{k}"
 
@@ -210,7 +235,7 @@ def evaluate_models(
          "warnings": [str, ...]}
 
     A k larger than a question's n is skipped for that question (and said in `warnings`); a figure
-    with no question left is None. A question with fewer than 3k samples is flagged in `warnings`.
+    with no question left is None. A question with fewer than 3k samples is flagged in `warnings` (for k >= 2).
     Tau keys use the caller's spelling (`"0.25"` stays "0.25", `1.0` becomes "1.0").
     Raises ValueError for bad k or tau values, malformed rows or a repeated sample index.
     """
@@ -272,7 +297,8 @@ def evaluate_models(
                 if k > n:
                     skipped.append(question_id)
                     continue
-                if n < RECOMMENDED_SAMPLES_PER_K * k:
+                # With k = 1 every figure is the question's accuracy: there is no stability to estimate.
+                if k > 1 and n < RECOMMENDED_SAMPLES_PER_K * k:
                     too_few.append(question_id)
                 counts = _subsets_with_at_least(n, c, k)
                 subsets = math.comb(n, k)

@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 
 from core.metrics.passk import (
     evaluate_models,
+    follows_recommendation,
     g_pass_at_k,
     g_pass_at_k_exact,
     mg_pass_at_k,
     mg_pass_at_k_exact,
     pass_at_k,
     pass_at_k_exact,
+    suggested_ks,
     tau_fraction,
 )
 
@@ -200,3 +202,41 @@ def test_evaluate_models_rejects_bad_rows():
         evaluate_models(rows_for("m", "q", [True]) + rows_for("m", "q", [False]), [1], [1])
     with pytest.raises(ValueError, match="k must be a positive integer"):
         evaluate_models(rows_for("m", "q", [True]), [0], [1])
+
+
+# ---------------------------------------------------------------- k values that fit the samples
+
+
+@pytest.mark.parametrize("n, ks", [
+    (48, [4, 8, 16]),  # LiveMathBench: 48 samples, k up to 16
+    (100, [8, 16, 32]),
+    (24, [2, 4, 8]),
+    (12, [2, 4]),
+    (6, [2]),
+    # below 6 samples no k >= 2 has n >= 3k: the largest powers of two with n >= k
+    (5, [2, 4]),
+    (4, [2, 4]),
+    (2, [2]),
+    (1, [1]),  # one sample: Pass@1 only
+])
+def test_suggested_ks_prefer_three_samples_per_k_and_always_fit(n, ks):
+    assert suggested_ks(n) == ks
+    assert all(k <= n for k in ks)
+    assert follows_recommendation(n, ks) == (n >= 6)
+
+
+def test_suggested_ks_count_and_bad_counts():
+    assert suggested_ks(1000, count=1) == [256]
+    assert suggested_ks(1000, count=5) == [16, 32, 64, 128, 256]
+    for bad in (0, -3, 2.0, True):
+        with pytest.raises(ValueError, match="samples per question"):
+            suggested_ks(bad)
+
+
+def test_one_sample_per_question_is_not_flagged_for_k1_but_is_for_larger_k():
+    rows = [{"question_id": q, "model": "m", "correct": q % 2 == 0} for q in range(4)]
+    result = evaluate_models(rows, [1, 2], ["1.0"], bootstrap=0)
+    assert result["models"]["m"]["pass@1"] == pytest.approx(0.5)
+    assert result["models"]["m"]["pass@2"] is None
+    assert not any("k=1" in warning for warning in result["warnings"])
+    assert any("k=2 exceeds the number of samples" in warning for warning in result["warnings"])
