@@ -173,16 +173,17 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else 100 * value
 
 
-def _metric_rows(entry: dict[str, Any], ks: list[int], taus: list[str]) -> list[dict[str, Any]]:
-    """Table rows of one model, values and interval ends in percent."""
+def _metric_rows(entry: dict[str, Any], ks: list[int], taus: list[str], *, g_pass: bool = True) -> list[dict[str, Any]]:
+    """Table rows of one model, values and interval ends in percent; Pass@k only when `g_pass` is off."""
     rows = [
         {"label": "Accuracy", "value": entry["accuracy"], "ci": None, "questions": entry["n_questions"]},
         {"label": "Greedy accuracy", "value": entry["greedy_accuracy"], "ci": None, "questions": None},
     ]
     for k in ks:
         keys = [(f"Pass@{k}", passk.pass_key(k))]
-        keys += [(f"G-Pass@{k} tau={tau}", passk.g_pass_key(k, tau)) for tau in taus]
-        keys.append((f"mG-Pass@{k}", passk.mg_pass_key(k)))
+        if g_pass:
+            keys += [(f"G-Pass@{k} tau={tau}", passk.g_pass_key(k, tau)) for tau in taus]
+            keys.append((f"mG-Pass@{k}", passk.mg_pass_key(k)))
         for label, key in keys:
             rows.append({
                 "label": label,
@@ -213,13 +214,16 @@ def model_eval_page(request, dataset_id: int):
     sources += [(f"verifier:{verifier.name}", f"Verdicts: {verifier.name}") for verifier in verifiers]
 
     source_spec = request.GET.get("source") or (sources[0][0] if sources else "")
-    k_text = _split_values(request.GET.getlist("k")) or [str(k) for k in evaluation.DEFAULT_KS]
+    k_given = _split_values(request.GET.getlist("k"))
     tau_text = _split_values(request.GET.getlist("tau")) or list(evaluation.DEFAULT_TAUS)
     context: dict[str, Any] = {
         "dataset": dataset,
         "sources": sources,
         "source_spec": source_spec,
-        "k_value": " ".join(k_text),
+        "k_value": " ".join(k_given),
+        "k_given": bool(k_given),
+        "k_choice": None,
+        "recommended_per_k": passk.RECOMMENDED_SAMPLES_PER_K,
         "tau_value": " ".join(tau_text),
         "models": [],
         "warnings": [],
@@ -228,23 +232,31 @@ def model_eval_page(request, dataset_id: int):
     if source_spec:
         try:
             source = evaluation.parse_source(source_spec)
-            ks = evaluation.parse_ks(k_text)
             taus = evaluation.parse_taus(tau_text)
-            result = evaluation.model_evaluate(dataset, source, ks, taus)
+            samples, left_out = evaluation.correctness_samples(dataset, source)
+            # Without k values from the form, they are chosen to fit the samples each question has.
+            choice = evaluation.choose_ks(samples)
+            if k_given:
+                ks = evaluation.parse_ks(k_given)
+            else:
+                ks = choice.ks if choice is not None else list(evaluation.DEFAULT_KS)
+            result = evaluation.evaluate_samples(samples, left_out, ks, taus)
         except evaluation.EvaluationError as exc:
             context["error"] = str(exc)
         else:
+            g_pass = choice is None or not choice.single_sample
             context["source"] = source
+            context["k_choice"] = choice
+            context["k_value"] = " ".join(str(k) for k in ks)
             context["warnings"] = result["warnings"]
             context["models"] = [
                 {
                     "name": name,
                     "entry": entry,
-                    "rows": _metric_rows(entry, ks, taus),
-                    "chart": gpass_chart(entry, ks, taus),
+                    "rows": _metric_rows(entry, ks, taus, g_pass=g_pass),
+                    "chart": gpass_chart(entry, ks, taus) if g_pass else None,
                     "chart_id": f"gpass-chart-{index}",
                 }
                 for index, (name, entry) in enumerate(result["models"].items())
             ]
     return render(request, "evaluation/model_eval.html", context, status=400 if context["error"] else 200)
-

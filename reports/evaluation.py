@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import io
+import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -300,6 +302,76 @@ def _samples_from_verifier(dataset: Dataset, verifier: VerifierConfig) -> tuple[
     return samples, warnings
 
 
+def correctness_samples(dataset: Dataset, source: CorrectnessSource) -> tuple[list[dict[str, Any]], list[str]]:
+    """The dataset's completions with their correctness from `source`, as rows for `passk.evaluate_models`, and
+    warnings saying what was left out (completions without a label or verdict). Raises EvaluationError for a
+    project of another dataset or kind."""
+    if source.project is not None:
+        samples, warnings = _samples_from_project(dataset, source.project)
+    else:
+        samples, warnings = _samples_from_verifier(dataset, source.verifier)
+    if not samples:
+        warnings.append(f"no completion of {dataset.name} has a correctness value from the {source.describe()}")
+    return samples, warnings
+
+
+@dataclass(frozen=True)
+class KChoice:
+    """The values of k that fit a set of samples (`passk.suggested_ks`), and the sample counts they were read from.
+
+    Counts are of sampled (non-greedy) answers per model and question: `samples_per_question` is their median (the
+    lower one), which the k values are chosen for; a question with fewer samples than a k is left out of that k's
+    figures and named in the warnings.
+    """
+
+    ks: list[int]
+    samples_per_question: int
+    fewest: int
+    most: int
+
+    @property
+    def single_sample(self) -> bool:
+        """One sample per question: Pass@1 (the accuracy) can be measured, G-Pass@k cannot."""
+        return self.samples_per_question < 2
+
+    @property
+    def recommended(self) -> bool:
+        """Every k has at least 3k samples per question, as LiveMathBench recommends."""
+        return passk.follows_recommendation(self.samples_per_question, self.ks)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ks": self.ks, "samples_per_question": self.samples_per_question, "fewest": self.fewest,
+                "most": self.most, "single_sample": self.single_sample, "recommended": self.recommended}
+
+
+def choose_ks(samples: Sequence[dict[str, Any]]) -> KChoice | None:
+    """The k values for these samples (rows of `correctness_samples`); None when none is a sampled answer."""
+    per_question = Counter((row["model"], row["question_id"]) for row in samples if not row.get("greedy"))
+    if not per_question:
+        return None
+    counts = sorted(per_question.values())
+    typical = statistics.median_low(counts)
+    return KChoice(ks=passk.suggested_ks(typical), samples_per_question=typical, fewest=counts[0], most=counts[-1])
+
+
+def evaluate_samples(
+    samples: Sequence[dict[str, Any]],
+    warnings: Sequence[str],
+    ks: Sequence[int] = DEFAULT_KS,
+    taus: Sequence[passk.TauLike] = DEFAULT_TAUS,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """`passk.evaluate_models` over rows of `correctness_samples`, with its `warnings` first; raises
+    EvaluationError for bad k or tau values."""
+    try:
+        result = passk.evaluate_models(samples, list(ks), list(taus), bootstrap=bootstrap, seed=seed)
+    except ValueError as error:
+        raise EvaluationError(str(error)) from error
+    return {"models": result["models"], "warnings": [*warnings, *result["warnings"]]}
+
+
 def model_evaluate(
     dataset: Dataset,
     source: CorrectnessSource,
@@ -315,17 +387,8 @@ def model_evaluate(
     preceded by what was left out (completions without a label or verdict). Raises EvaluationError for a
     project of another dataset or kind, and for bad k or tau values.
     """
-    if source.project is not None:
-        samples, warnings = _samples_from_project(dataset, source.project)
-    else:
-        samples, warnings = _samples_from_verifier(dataset, source.verifier)
-    try:
-        result = passk.evaluate_models(samples, list(ks), list(taus), bootstrap=bootstrap, seed=seed)
-    except ValueError as error:
-        raise EvaluationError(str(error)) from error
-    if not samples:
-        warnings.append(f"no completion of {dataset.name} has a correctness value from the {source.describe()}")
-    return {"models": result["models"], "warnings": warnings + result["warnings"]}
+    samples, warnings = correctness_samples(dataset, source)
+    return evaluate_samples(samples, warnings, ks, taus, bootstrap=bootstrap, seed=seed)
 
 
 def parse_ks(values: Sequence[Any]) -> list[int]:
