@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
-from annotation.models import Item
+from annotation.models import Item, Task
 from core.permissions import IsResearcherOrAdmin
 
 from ..models import Competition, Rubric
@@ -44,6 +44,7 @@ def _error(exc: annotation_services.WorkflowError) -> Response:
 class ProofTaskViewSet(viewsets.GenericViewSet):
     """A grader's own proof tasks; anyone else's task is a 404."""
 
+    queryset = Task.objects.none()  # tasks are found through get_task; this types the schema's {id}
     filter_backends: list = []
 
     def get_task(self, pk):
