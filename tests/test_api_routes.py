@@ -16,6 +16,9 @@ from django.contrib.admindocs.views import simplify_regex
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
+from drf_spectacular.drainage import GENERATOR_STATS
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.validation import validate_schema
 
 from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, Task
@@ -149,6 +152,14 @@ def test_the_walk_covers_the_whole_api():
     assert {"/api/items/<pk>/history/", "/api/items/<pk>/override/", "/api/docs/", "/api/redoc/",
             "/api/projects/<project_id>/meta-eval/", "/api/jobs/<pk>/cancel/"} <= paths
     assert len(routes) > 60
+
+
+def test_the_whole_schema_is_valid_and_builds_without_warnings():
+    GENERATOR_STATS.reset()
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    validate_schema(schema)
+    assert not GENERATOR_STATS._warn_cache, dict(GENERATOR_STATS._warn_cache)
+    assert not GENERATOR_STATS._error_cache, dict(GENERATOR_STATS._error_cache)
 
 
 def test_no_api_url_answers_with_a_server_error(lab):
