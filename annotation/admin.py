@@ -5,13 +5,25 @@ from django.db import transaction
 from core import subjects
 
 from . import services
-from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
+from .models import (
+    AnnotationProject,
+    GuidelinesVersion,
+    Invitation,
+    Item,
+    ItemEvent,
+    Label,
+    ProjectChange,
+    ProjectMember,
+    Task,
+)
 
 
 class MemberInline(admin.TabularInline):
     model = ProjectMember
     extra = 0
     autocomplete_fields = ["user"]
+    fields = ["user", "role", "is_active", "removed_at", "guidelines_seen_version"]
+    readonly_fields = ["removed_at", "guidelines_seen_version"]
 
 
 class AnnotationProjectForm(forms.ModelForm):
@@ -42,18 +54,33 @@ class AnnotationProjectAdmin(admin.ModelAdmin):
     list_filter = ["kind", "is_active", "dataset"]
     search_fields = ["name", "description", "dataset__name"]
     inlines = [MemberInline]
-    readonly_fields = ["created_by", "created_at"]
+    readonly_fields = ["created_by", "created_at", "guidelines", "guidelines_version"]
+    # carried over to the items by the project settings page, which knows when they can change
+    policy_fields = ["labels_per_item", "tiebreak_annotators"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None:
+            return [*self.readonly_fields, *self.policy_fields]
+        return self.readonly_fields
 
     def save_model(self, request, obj, form, change):
         """A project added here gets every completion (or question) of its dataset as items, as one created
-        through the API or the dashboard does."""
+        through the API or the dashboard does. Changes to an existing project's settings go through the same
+        service as the settings page, which records them."""
         if not change:
             obj.created_by = request.user
         with transaction.atomic():
+            if change:
+                settings = {field: form.cleaned_data[field] for field in form.changed_data
+                            if field in services.SETTING_FIELDS}
+                others = [field for field in form.changed_data if field not in services.SETTING_FIELDS]
+                if others:
+                    obj.save(update_fields=others)
+                services.update_project(obj, actor=request.user, **settings)
+                return
             super().save_model(request, obj, form, change)
-            if not change:
-                created = services.populate_items(obj)
-                self.message_user(request, f"{created} item(s) added to {obj.name}.")
+            created = services.populate_items(obj)
+            self.message_user(request, f"{created} item(s) added to {obj.name}.")
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -122,3 +149,28 @@ class ItemEventAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "item__project"]
     search_fields = ["actor__username", "rationale"]
     list_select_related = ["actor", "item"]
+
+
+@admin.register(ProjectChange)
+class ProjectChangeAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "project", "actor", "kind", "summary"]
+    list_filter = ["kind", "project"]
+    search_fields = ["summary", "actor__username"]
+    list_select_related = ["project", "actor"]
+
+
+@admin.register(GuidelinesVersion)
+class GuidelinesVersionAdmin(ReadOnlyAdmin):
+    list_display = ["project", "version", "created_by", "created_at"]
+    list_filter = ["project"]
+    list_select_related = ["project", "created_by"]
+
+
+@admin.register(Invitation)
+class InvitationAdmin(ReadOnlyAdmin):
+    """Links are made and revoked on the project's members page; the token itself is never stored."""
+
+    list_display = ["project", "role", "account", "created_by", "created_at", "expires_at", "used_by", "revoked_at"]
+    list_filter = ["role", "project"]
+    exclude = ["token_hash"]
+    list_select_related = ["project", "account", "created_by", "used_by"]

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils import timezone
 
 from core import labels, subjects
 
@@ -29,6 +30,11 @@ class AnnotationProject(models.Model):
     lease_minutes = models.PositiveIntegerField(default=30)
     gold_rate = models.FloatField(default=0.0, help_text="Share of tasks drawn from gold items (0 to 1).")
     is_active = models.BooleanField(default=True)
+    guidelines = models.TextField(
+        blank=True, help_text="Labeling guidelines (Markdown), current version. Changed only through "
+                              "services.update_project, which keeps every version in GuidelinesVersion."
+    )
+    guidelines_version = models.PositiveIntegerField(default=0, help_text="0 until guidelines are first written.")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -74,9 +80,20 @@ class ProjectMember(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships")
     role = models.CharField(max_length=20, choices=Role.choices, default=Role.ANNOTATOR)
     added_at = models.DateTimeField(auto_now_add=True)
+    is_active = models.BooleanField(
+        default=True, help_text="False once removed from the project: no new tasks, no live leases; the member's "
+                                "labels stay and still count. Adding the person again makes the row active again."
+    )
+    removed_at = models.DateTimeField(null=True, blank=True)
+    guidelines_seen_version = models.PositiveIntegerField(
+        default=0, help_text="The last guidelines version this member acknowledged; a newer one is shown to them."
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "user", "role"], name="unique_project_member_role")]
+
+    def __str__(self):
+        return f"{self.user} ({self.role}) in {self.project}"
 
 
 OPEN_STATES = list(workflow.OPEN_STATES)
@@ -242,3 +259,124 @@ class ItemEvent(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValidationError("History events are append-only.")
+
+
+
+class GuidelinesVersion(models.Model):
+    """Every version of a project's guidelines, kept when a save changes the text. Append-only."""
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="guidelines_versions")
+    version = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project_id", "-version"]
+        constraints = [models.UniqueConstraint(fields=["project", "version"], name="one_guidelines_text_per_version")]
+
+    def __str__(self):
+        return f"guidelines v{self.version} of {self.project}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValidationError("Guidelines versions are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("Guidelines versions are append-only.")
+
+
+class Invitation(models.Model):
+    """A one-time link that makes whoever opens it a member of a project with a role.
+
+    Only a hash of the token is stored: the link itself is shown once, when it is created. An invitation bound to
+    an `account` (one a researcher created) lets that account choose its password instead of signing up.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        USED = "used", "Used"
+        EXPIRED = "expired", "Expired"
+        REVOKED = "revoked", "Revoked"
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=20, choices=ProjectMember.Role.choices, default=ProjectMember.Role.ANNOTATOR)
+    token_hash = models.CharField(max_length=64, unique=True)
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+        help_text="Set when the link lets a newly created account choose its password.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.get_role_display().lower()} invitation to {self.project} ({self.status()})"
+
+    def status(self, now=None) -> str:
+        if self.used_at is not None:
+            return self.Status.USED
+        if self.revoked_at is not None:
+            return self.Status.REVOKED
+        if self.expires_at <= (now or timezone.now()):
+            return self.Status.EXPIRED
+        return self.Status.OPEN
+
+
+class ProjectChange(models.Model):
+    """Append-only log of what was changed on a project, by whom and when: settings, guidelines, members,
+    invitations."""
+
+    class Kind(models.TextChoices):
+        SETTINGS = "settings", "Settings changed"
+        GUIDELINES = "guidelines", "Guidelines changed"
+        MEMBER_ADDED = "member_added", "Member added"
+        MEMBER_REMOVED = "member_removed", "Member removed"
+        ACCOUNT_CREATED = "account_created", "Account created"
+        INVITATION_CREATED = "invitation_created", "Invitation created"
+        INVITATION_REVOKED = "invitation_revoked", "Invitation revoked"
+        INVITATION_ACCEPTED = "invitation_accepted", "Invitation accepted"
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="changes")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    summary = models.CharField(max_length=500)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project_id", "-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="project_change_time")]
+
+    def __str__(self):
+        return self.summary
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValidationError("Project changes are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("Project changes are append-only.")

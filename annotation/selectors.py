@@ -5,7 +5,7 @@ import statistics
 from collections import Counter
 from datetime import timedelta
 
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from core import labels, roles
@@ -13,7 +13,17 @@ from core.metrics import agreement
 from core.subjects import ViewContext
 
 from . import workflow
-from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
+from .models import (
+    AnnotationProject,
+    GuidelinesVersion,
+    Invitation,
+    Item,
+    ItemEvent,
+    Label,
+    ProjectChange,
+    ProjectMember,
+    Task,
+)
 
 
 def projects_for(user):
@@ -21,7 +31,7 @@ def projects_for(user):
     projects = AnnotationProject.objects.select_related("dataset")
     if roles.is_researcher(user):
         return projects
-    return projects.filter(memberships__user=user).distinct()
+    return projects.filter(memberships__user=user, memberships__is_active=True).distinct()
 
 
 def visible_project(user, project_id: int) -> AnnotationProject | None:
@@ -29,7 +39,7 @@ def visible_project(user, project_id: int) -> AnnotationProject | None:
 
 
 def member_roles(project: AnnotationProject, user) -> set[str]:
-    return set(ProjectMember.objects.filter(project=project, user=user).values_list("role", flat=True))
+    return set(ProjectMember.objects.filter(project=project, user=user, is_active=True).values_list("role", flat=True))
 
 
 def can_adjudicate(project: AnnotationProject, user) -> bool:
@@ -43,6 +53,78 @@ def can_adjudicate(project: AnnotationProject, user) -> bool:
 def can_review(project: AnnotationProject, user) -> bool:
     """Researchers and the project's adjudicators see all labels, history and verdicts."""
     return roles.is_researcher(user) or can_adjudicate(project, user)
+
+
+def guidelines_for(project: AnnotationProject, user) -> dict:
+    """The guidelines as a member sees them: the current version and whether it is newer than the last one they
+    acknowledged (then the page opens it for them)."""
+    seen = (ProjectMember.objects.filter(project=project, user=user, is_active=True)
+            .order_by("-guidelines_seen_version").values_list("guidelines_seen_version", flat=True).first()) or 0
+    return {
+        "version": project.guidelines_version,
+        "text": project.guidelines,
+        "description": project.description,
+        "seen_version": seen,
+        "unseen": bool(project.guidelines) and project.guidelines_version > seen,
+    }
+
+
+def guidelines_history(project: AnnotationProject, limit: int = 20):
+    return GuidelinesVersion.objects.filter(project=project).select_related("created_by").order_by("-version")[:limit]
+
+
+def recent_changes(project: AnnotationProject, limit: int = 30):
+    return ProjectChange.objects.filter(project=project).select_related("actor").order_by("-created_at", "-id")[:limit]
+
+
+def member_rows(project: AnnotationProject) -> list[dict]:
+    """Every membership of the project, active ones first, with the labels each person gave in it (gold
+    excluded) and the live leases they hold."""
+    now = timezone.now()
+    label_counts = dict(
+        Label.objects.filter(item__project=project, item__is_gold=False)
+        .values_list("annotator_id").annotate(n=Count("pk")).order_by()
+    )
+    lease_counts = dict(
+        Task.objects.filter(item__project=project, status=Task.Status.LEASED, expires_at__gt=now)
+        .values_list("annotator_id").annotate(n=Count("pk")).order_by()
+    )
+    memberships = (ProjectMember.objects.filter(project=project).select_related("user")
+                   .order_by("-is_active", "role", "user__username"))
+    return [
+        {
+            "member": member,
+            "labels": label_counts.get(member.user_id, 0),
+            "live_leases": lease_counts.get(member.user_id, 0),
+            "password_set": member.user.has_usable_password(),
+            "guidelines_current": member.guidelines_seen_version >= project.guidelines_version,
+        }
+        for member in memberships
+    ]
+
+
+def active_members(project: AnnotationProject):
+    return (ProjectMember.objects.filter(project=project, is_active=True).select_related("user")
+            .order_by("role", "user__username"))
+
+
+def invitations(project: AnnotationProject, limit: int = 50) -> list[dict]:
+    now = timezone.now()
+    rows = (Invitation.objects.filter(project=project)
+            .select_related("created_by", "used_by", "account", "revoked_by").order_by("-created_at", "-id")[:limit])
+    return [{"invitation": invitation, "status": invitation.status(now)} for invitation in rows]
+
+
+def policy_situation(project: AnnotationProject) -> dict:
+    """What decides whether labels per item and tie-break annotators can change now (see
+    services.update_project): items waiting for a tie-break, and the most labels any first-round item has."""
+    open_items = Item.objects.filter(project=project, is_gold=False, state__in=workflow.OPEN_STATES)
+    counts = open_items.aggregate(
+        waiting_tiebreak=Count("pk", filter=Q(state=workflow.NEEDS_TIEBREAK)),
+        first_round_started=Count("pk", filter=Q(state__in=[workflow.PENDING, workflow.IN_PROGRESS],
+                                                 label_count__gt=0)),
+    )
+    return counts
 
 
 def own_task(user, task_id: int) -> Task | None:

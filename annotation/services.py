@@ -1,11 +1,17 @@
 """Writes and business rules of the annotation workflow: projects, assignment, labels, decisions."""
 from __future__ import annotations
 
+import hashlib
 import random
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
+from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -14,7 +20,17 @@ from django.utils import timezone
 from core import labels, roles, subjects
 
 from . import workflow
-from .models import AnnotationProject, Item, ItemEvent, Label, ProjectMember, Task
+from .models import (
+    AnnotationProject,
+    GuidelinesVersion,
+    Invitation,
+    Item,
+    ItemEvent,
+    Label,
+    ProjectChange,
+    ProjectMember,
+    Task,
+)
 
 
 class WorkflowError(Exception):
@@ -91,13 +107,26 @@ def add_items(
     return project.items.count() - before
 
 
-def add_member(project: AnnotationProject, user, role: str = ProjectMember.Role.ANNOTATOR) -> ProjectMember:
-    member, _ = ProjectMember.objects.get_or_create(project=project, user=user, role=role)
+def add_member(project: AnnotationProject, user, role: str = ProjectMember.Role.ANNOTATOR, *,
+               actor=None) -> ProjectMember:
+    """Make a user a member with a role; a removed member becomes active again. Recorded in the project's change
+    log when something changed."""
+    with transaction.atomic():
+        member, created = ProjectMember.objects.select_for_update().get_or_create(project=project, user=user, role=role)
+        if not created and member.is_active:
+            return member
+        if not created:
+            member.is_active, member.removed_at = True, None
+            member.save(update_fields=["is_active", "removed_at"])
+        _log(project, actor, ProjectChange.Kind.MEMBER_ADDED,
+             f"{user.get_username()} {'added' if created else 'added again'} as {member.get_role_display().lower()}",
+             {"username": user.get_username(), "role": role})
     return member
 
 
 def is_member(project: AnnotationProject, user, role: str | None = None) -> bool:
-    memberships = ProjectMember.objects.filter(project=project, user=user)
+    """Whether the user is an active (not removed) member, with the given role if one is named."""
+    memberships = ProjectMember.objects.filter(project=project, user=user, is_active=True)
     if role:
         memberships = memberships.filter(role=role)
     return memberships.exists()
@@ -115,6 +144,386 @@ def mark_gold(project: AnnotationProject, item: Item, value, *, actor) -> Item:
         ItemEvent.objects.create(item=item, actor=actor, kind=ItemEvent.Kind.GOLD_SET, value=cleaned,
                                  from_state=item.state, to_state=item.state)
     return item
+
+
+# ---------------------------------------------------------------- project settings and guidelines
+
+_POLICY_FIELDS = ("labels_per_item", "tiebreak_annotators", "agreement_threshold")
+# every setting update_project changes, with the words its change log uses
+SETTING_FIELDS = {
+    "name": "name", "description": "description", "labels_per_item": "labels per item",
+    "tiebreak_annotators": "tie-break annotators", "agreement_threshold": "agreement threshold",
+    "lease_minutes": "lease minutes", "verdict_visibility": "verdict visibility",
+    "show_model_names": "show model names", "gold_rate": "gold rate", "is_active": "active",
+}
+
+
+class SettingRefused(WorkflowError):
+    """A setting that cannot change safely now, given where the project's items stand."""
+
+
+def _log(project: AnnotationProject, actor, kind: str, summary: str, details: dict | None = None) -> ProjectChange:
+    return ProjectChange.objects.create(project=project, actor=actor, kind=kind, summary=summary[:500],
+                                        details=details or {})
+
+
+def _check_setting_values(values: dict) -> None:
+    problems = []
+    if "name" in values and not str(values["name"]).strip():
+        problems.append("a project needs a name")
+    if "labels_per_item" in values and not 1 <= values["labels_per_item"] <= 10:
+        problems.append("labels per item must be between 1 and 10")
+    if "tiebreak_annotators" in values and not 0 <= values["tiebreak_annotators"] <= 5:
+        problems.append("tie-break annotators must be between 0 and 5")
+    if "agreement_threshold" in values and values["agreement_threshold"] < 0:
+        problems.append("the agreement threshold cannot be negative")
+    if "lease_minutes" in values and not 1 <= values["lease_minutes"] <= 1440:
+        problems.append("a lease lasts between 1 and 1440 minutes")
+    if "gold_rate" in values and not 0 <= values["gold_rate"] <= 1:
+        problems.append("the gold rate is a share between 0 and 1")
+    if "verdict_visibility" in values and values["verdict_visibility"] not in AnnotationProject.VerdictVisibility.values:
+        problems.append("unknown verdict visibility")
+    if problems:
+        raise InvalidSubmission("; ".join(problems))
+
+
+def update_project(project: AnnotationProject, *, actor, guidelines: str | None = None, **values) -> AnnotationProject:
+    """Change a project's settings and guidelines, recording what changed in its change log.
+
+    Labels per item and tie-break annotators apply to the items that have not passed the stage they govern, as
+    far as the state machine allows (see `_apply_policy_change`); anything else refuses with SettingRefused and
+    changes nothing. A guidelines text that differs from the current one becomes a new version.
+    Returns the project as saved.
+    """
+    unknown = set(values) - SETTING_FIELDS.keys()
+    if unknown:
+        raise InvalidSubmission(f"not a project setting: {', '.join(sorted(unknown))}")
+    _check_setting_values(values)
+    with transaction.atomic():
+        project = AnnotationProject.objects.select_for_update().get(pk=project.pk)
+        changed = {field: (getattr(project, field), value) for field, value in values.items()
+                   if getattr(project, field) != value}
+        if "labels_per_item" in changed or "tiebreak_annotators" in changed:
+            _apply_policy_change(
+                project,
+                labels_per_item=values.get("labels_per_item", project.labels_per_item),
+                tiebreak_annotators=values.get("tiebreak_annotators", project.tiebreak_annotators),
+            )
+        if changed:
+            for field, (_old, value) in changed.items():
+                setattr(project, field, value)
+            project.save(update_fields=list(changed))
+            _log(project, actor, ProjectChange.Kind.SETTINGS,
+                 "; ".join(f"{SETTING_FIELDS[field]}: {_shown(old)} → {_shown(new)}"
+                           for field, (old, new) in changed.items()),
+                 {"changes": {field: [old, new] for field, (old, new) in changed.items()}})
+        if guidelines is not None:
+            _new_guidelines_version(project, guidelines, actor)
+    return project
+
+
+def _shown(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return repr(value if len(value) <= 60 else value[:57] + "...")
+    return str(value)
+
+
+def _normalised_guidelines(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")).strip()
+
+
+def _new_guidelines_version(project: AnnotationProject, text: str, actor) -> GuidelinesVersion | None:
+    """Keep a new version of the guidelines if the text changed (the caller holds the project's row lock)."""
+    text = _normalised_guidelines(text)
+    if text == project.guidelines:
+        return None
+    version = GuidelinesVersion.objects.create(project=project, version=project.guidelines_version + 1, text=text,
+                                               created_by=actor)
+    project.guidelines, project.guidelines_version = text, version.version
+    project.save(update_fields=["guidelines", "guidelines_version"])
+    _log(project, actor, ProjectChange.Kind.GUIDELINES,
+         f"guidelines version {version.version}" + ("" if text else " (emptied)"),
+         {"version": version.version, "characters": len(text)})
+    return version
+
+
+def _lock_rows(items) -> None:
+    """Take the row lock of every item in `items` (in id order, like every other locker) without loading them."""
+    for _pk in items.order_by("pk").select_for_update(of=("self",)).values_list("pk", flat=True).iterator(2000):
+        pass
+
+
+def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, tiebreak_annotators: int) -> None:
+    """Carry a change of labels per item (n) and tie-break annotators (t) over to the open items, or refuse.
+
+    The open items are locked first, so no label or lease lands on them meanwhile; a label submitted afterwards
+    reads the new policy under its own lock of the item.
+
+    - n applies to items still in their first round (pending, in progress). It cannot change while items wait for
+      a tie-break: their first round was judged with the old n. Lowering n is refused when an item's labels would
+      already fill the new first round, or its labels and live leases would overfill it.
+    - t applies to items waiting for a tie-break. Lowering t is refused when an item's labels would already fill
+      the new total, or its labels and live leases would overfill it (t = 0 while items wait for a tie-break).
+    - Items waiting for adjudication and resolved items keep what they have.
+    """
+    old_n, old_t = project.labels_per_item, project.tiebreak_annotators
+    now = timezone.now()
+    open_items = Item.objects.filter(project=project, is_gold=False, state__in=workflow.OPEN_STATES)
+    _lock_rows(open_items)
+    with_leases = open_items.annotate(
+        leases=Coalesce(Subquery(_active_leases(now), output_field=IntegerField()), Value(0)),
+    ).annotate(filled=F("label_count") + F("leases"))
+    waiting_tiebreak = open_items.filter(state=workflow.NEEDS_TIEBREAK)
+    if labels_per_item != old_n:
+        waiting = waiting_tiebreak.count()
+        if waiting:
+            raise SettingRefused(
+                f"labels per item cannot change while {waiting} item{'s' if waiting != 1 else ''} wait"
+                f"{'s' if waiting == 1 else ''} for a tie-break label: their first round was judged with "
+                f"{old_n} labels. Change it once no item waits for a tie-break."
+            )
+        first_round = open_items.filter(state__in=[workflow.PENDING, workflow.IN_PROGRESS])
+        if labels_per_item < old_n:
+            over = with_leases.filter(state__in=[workflow.PENDING, workflow.IN_PROGRESS]).filter(
+                Q(label_count__gte=labels_per_item) | Q(filled__gt=labels_per_item)).count()
+            if over:
+                raise SettingRefused(
+                    f"labels per item cannot go down to {labels_per_item}: {over} item{'s' if over != 1 else ''} "
+                    f"already {'have' if over != 1 else 'has'} that many labels, or more labels and live leases "
+                    f"than that, in {'their' if over != 1 else 'its'} first round"
+                )
+        first_round.update(required_labels=labels_per_item)
+    if tiebreak_annotators != old_t:
+        target = labels_per_item + tiebreak_annotators
+        if tiebreak_annotators < old_t:
+            over = with_leases.filter(state=workflow.NEEDS_TIEBREAK).filter(
+                Q(label_count__gte=target) | Q(filled__gt=target)).count()
+            if over:
+                raise SettingRefused(
+                    f"tie-break annotators cannot go down to {tiebreak_annotators}: {over} item"
+                    f"{'s' if over != 1 else ''} waiting for a tie-break already "
+                    f"{'have' if over != 1 else 'has'} {target} labels or more, counting live leases"
+                )
+        waiting_tiebreak.update(required_labels=target)
+
+
+def guidelines_seen(project: AnnotationProject, user, version: int) -> int:
+    """Record that a member read the guidelines up to `version` (never beyond the current one, never backwards).
+    Returns the version now recorded as seen."""
+    version = max(0, min(version, project.guidelines_version))
+    ProjectMember.objects.filter(project=project, user=user, is_active=True,
+                                 guidelines_seen_version__lt=version).update(guidelines_seen_version=version)
+    return version
+
+
+# ---------------------------------------------------------------- members and invitations
+
+INVITATION_DAYS = 7
+
+
+class InvitationUnusable(WorkflowError):
+    """The link is unknown, expired, used or revoked; the message says which, and nothing about the project."""
+
+    status_code = 410
+
+
+class AlreadyMember(WorkflowError):
+    """Accepting would change nothing: the link stays usable for the person it was meant for."""
+
+
+def remove_member(member: ProjectMember, *, actor) -> ProjectMember:
+    """End a membership without deleting anything: the member's labels stay and count, their live leases end at
+    once (so they get no new task and the items go back to the pool), and the row is kept for the history."""
+    with transaction.atomic():
+        member = ProjectMember.objects.select_for_update().select_related("project", "user").get(pk=member.pk)
+        if not member.is_active:
+            raise WorkflowError(f"{member.user.get_username()} was already removed from this project")
+        now = timezone.now()
+        member.is_active, member.removed_at = False, now
+        member.save(update_fields=["is_active", "removed_at"])
+        ended = 0
+        if member.role == ProjectMember.Role.ANNOTATOR:
+            ended = Task.objects.filter(item__project=member.project, annotator=member.user,
+                                        status=Task.Status.LEASED, expires_at__gt=now).update(expires_at=now)
+        _log(member.project, actor, ProjectChange.Kind.MEMBER_REMOVED,
+             f"{member.user.get_username()} removed as {member.get_role_display().lower()}"
+             + (f"; {ended} live lease{'s' if ended != 1 else ''} ended" if ended else ""),
+             {"username": member.user.get_username(), "role": member.role, "leases_ended": ended})
+    return member
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _grant_role(user, role: str) -> None:
+    if not roles.has_role(user, role):
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+        user.__dict__.pop("_role_names", None)
+
+
+def create_invitation(project: AnnotationProject, *, role: str = ProjectMember.Role.ANNOTATOR, actor,
+                      days: int = INVITATION_DAYS, account=None) -> tuple[Invitation, str]:
+    """A one-time link to join the project with a role, valid for `days`. Returns the invitation and its token,
+    which is not stored (only its hash is) and cannot be shown again."""
+    if role not in ProjectMember.Role.values:
+        raise InvalidSubmission(f"an invitation is for an annotator or an adjudicator, not {role!r}")
+    if not 1 <= days <= 90:
+        raise InvalidSubmission("an invitation is valid for 1 to 90 days")
+    token = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        invitation = Invitation.objects.create(
+            project=project, role=role, token_hash=_token_hash(token), account=account, created_by=actor,
+            expires_at=timezone.now() + timedelta(days=days),
+        )
+        for_whom = f" for {account.get_username()}" if account is not None else ""
+        _log(project, actor, ProjectChange.Kind.INVITATION_CREATED,
+             f"{invitation.get_role_display().lower()} invitation{for_whom} created, valid {days} "
+             f"day{'s' if days != 1 else ''}", {"invitation": invitation.pk, "role": role, "days": days})
+    return invitation, token
+
+
+def revoke_invitation(invitation: Invitation, *, actor) -> Invitation:
+    with transaction.atomic():
+        invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+        status = invitation.status()
+        if status != Invitation.Status.OPEN:
+            raise WorkflowError(f"this invitation is {invitation.Status(status).label.lower()}; only an open one can "
+                                "be revoked")
+        invitation.revoked_at, invitation.revoked_by = timezone.now(), actor
+        invitation.save(update_fields=["revoked_at", "revoked_by"])
+        _log(invitation.project, actor, ProjectChange.Kind.INVITATION_REVOKED,
+             f"{invitation.get_role_display().lower()} invitation revoked", {"invitation": invitation.pk})
+    return invitation
+
+
+_UNUSABLE = {
+    Invitation.Status.USED: "This invitation link has already been used. Each link works once: ask the person who "
+                            "invited you for a new one.",
+    Invitation.Status.EXPIRED: "This invitation link has expired. Ask the person who invited you for a new one.",
+    Invitation.Status.REVOKED: "This invitation link was withdrawn. Ask the person who invited you for a new one.",
+}
+UNKNOWN_INVITATION = "This invitation link is not valid. Check that you copied all of it, or ask for a new one."
+
+
+def _usable_invitation(token: str, *, lock: bool) -> Invitation:
+    invitations = Invitation.objects.select_related("project", "account")
+    if lock:
+        invitations = invitations.select_for_update(of=("self",))
+    invitation = invitations.filter(token_hash=_token_hash(token)).first() if token else None
+    if invitation is None:
+        raise InvitationUnusable(UNKNOWN_INVITATION)
+    status = invitation.status()
+    if status != Invitation.Status.OPEN:
+        raise InvitationUnusable(_UNUSABLE[Invitation.Status(status)])
+    return invitation
+
+
+def open_invitation(token: str) -> Invitation:
+    """The invitation behind a link if it can still be used; InvitationUnusable says why not otherwise."""
+    return _usable_invitation(token, lock=False)
+
+
+def _redeem(invitation: Invitation, user) -> ProjectMember:
+    """The caller holds the invitation's row lock and has checked it is open."""
+    _grant_role(user, invitation.role)
+    member = add_member(invitation.project, user, invitation.role, actor=user)
+    invitation.used_at, invitation.used_by = timezone.now(), user
+    invitation.save(update_fields=["used_at", "used_by"])
+    _log(invitation.project, user, ProjectChange.Kind.INVITATION_ACCEPTED,
+         f"{user.get_username()} accepted an invitation as {invitation.get_role_display().lower()}",
+         {"invitation": invitation.pk, "username": user.get_username(), "role": invitation.role})
+    return member
+
+
+def accept_invitation(token: str, user) -> ProjectMember:
+    """A signed-in user takes the invitation with their own account: they get the role (its group too) and the
+    membership, and the link is spent. An active member with that role already is refused (AlreadyMember) and
+    the link stays usable."""
+    with transaction.atomic():
+        invitation = _usable_invitation(token, lock=True)
+        account = invitation.account
+        if account is not None and account.pk != user.pk:
+            raise NotAllowed(f"this link is for the account {account.get_username()}; log out to use it")
+        if account is None and is_member(invitation.project, user, invitation.role):
+            raise AlreadyMember(f"you are already an {invitation.get_role_display().lower()} on "
+                                f"{invitation.project.name}")
+        return _redeem(invitation, user)
+
+
+def _check_password(password: str, user) -> None:
+    try:
+        password_validation.validate_password(password, user)
+    except DjangoValidationError as exc:
+        raise InvalidSubmission(" ".join(exc.messages)) from None
+
+
+def sign_up_with_invitation(token: str, *, username: str, password: str, email: str = ""):
+    """Create an account from an invitation (the password must pass the configured validators), give it the role
+    and the membership, and spend the link. Returns the new user."""
+    User = get_user_model()
+    with transaction.atomic():
+        invitation = _usable_invitation(token, lock=True)
+        if invitation.account_id is not None:
+            raise NotAllowed("this link sets the password of an existing account; it cannot create another one")
+        username = username.strip()
+        if not username:
+            raise InvalidSubmission("choose a username")
+        if User.objects.filter(username__iexact=username).exists():
+            raise InvalidSubmission("that username is taken; choose another one")
+        user = User(username=username, email=email.strip())
+        _check_password(password, user)
+        user.set_password(password)
+        try:
+            with transaction.atomic():
+                user.save()
+        except IntegrityError:
+            raise InvalidSubmission("that username is taken; choose another one") from None
+        _redeem(invitation, user)
+    return user
+
+
+def set_password_with_invitation(token: str, *, password: str):
+    """The account an invitation was made for chooses its password; the link is spent. Returns the user."""
+    with transaction.atomic():
+        invitation = _usable_invitation(token, lock=True)
+        user = invitation.account
+        if user is None:
+            raise NotAllowed("this link invites a new member; it does not belong to an account")
+        _check_password(password, user)
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        _redeem(invitation, user)
+    return user
+
+
+def create_account(project: AnnotationProject, *, username: str, email: str = "", actor,
+                   role: str = ProjectMember.Role.ANNOTATOR, days: int = INVITATION_DAYS) -> tuple[Any, Invitation, str]:
+    """Create an account (without a usable password) with the role, make it a member, and return it with a
+    one-time link through which its owner chooses a password."""
+    User = get_user_model()
+    username = username.strip()
+    if not username:
+        raise InvalidSubmission("choose a username")
+    with transaction.atomic():
+        if User.objects.filter(username__iexact=username).exists():
+            raise InvalidSubmission(f"the username {username} is taken; choose another one, or add the existing "
+                                    "account as a member")
+        user = User(username=username, email=email.strip())
+        user.set_unusable_password()
+        try:
+            with transaction.atomic():
+                user.save()
+        except IntegrityError:
+            raise InvalidSubmission(f"the username {username} is taken; choose another one") from None
+        _grant_role(user, role)
+        _log(project, actor, ProjectChange.Kind.ACCOUNT_CREATED,
+             f"account {username} created for this project", {"username": username, "role": role})
+        add_member(project, user, role, actor=actor)
+        invitation, token = create_invitation(project, role=role, actor=actor, days=days, account=user)
+    return user, invitation, token
 
 
 # ---------------------------------------------------------------- assignment
@@ -289,25 +698,32 @@ def submit_label(
         task = Task.objects.select_for_update().get(pk=task.pk)
         if task.annotator_id != user.pk:
             raise NotAllowed("this task is not yours")
+        # Settings change under the items' row locks (update_project), so the policy read after the lock is the one
+        # this item follows.
+        project.refresh_from_db(fields=list(_POLICY_FIELDS))
+        lease_live = task.status == Task.Status.LEASED and task.expires_at > now
         existing = Label.objects.filter(task=task).first()
         if existing is not None:
             same = (existing.value == cleaned and existing.unsuitable == unsuitable and existing.note == note
                     and (details is None or existing.details == details))
             if same:
                 return SubmitResult(existing, False, item)
+            _check_still_annotator(project, user)
             if item.state == workflow.RESOLVED:
                 raise WorkflowError("this item is already resolved; your label can no longer change")
             if not item.is_gold and item.state not in workflow.OPEN_STATES:
                 raise WorkflowError("this item is waiting for adjudication; your label can no longer change")
             return SubmitResult(_change_label(item, existing, user, cleaned, note, unsuitable, unsuitable_reason,
                                               details), False, item)
+        if not lease_live:
+            # removing a member ends their leases, so only a lease that ran out needs this look-up
+            _check_still_annotator(project, user)
         if item.is_gold:
             label = _create_label(item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent,
                                   details, now)
             return SubmitResult(label, True, item)
         if item.state not in workflow.OPEN_STATES:
             raise WorkflowError(f"this item no longer takes labels (it is {item.get_state_display().lower()})")
-        lease_live = task.status == Task.Status.LEASED and task.expires_at > now
         if lease_live or _capacity_left(item, now, exclude_task=task) > 0:
             label = _create_label(item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent,
                                   details, now)
@@ -322,6 +738,11 @@ def submit_label(
         "your lease on this item expired and the item has since been given to someone else; "
         "your label was not stored — take the next task"
     )
+
+
+def _check_still_annotator(project: AnnotationProject, user) -> None:
+    if not is_member(project, user, ProjectMember.Role.ANNOTATOR):
+        raise NotAllowed("you are no longer an annotator on this project; your earlier labels are kept")
 
 
 def _create_label(item, task, user, cleaned, note, unsuitable, reason, seconds_spent, details, now) -> Label:

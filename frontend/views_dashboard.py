@@ -158,8 +158,7 @@ def dashboard(request, project_id: int):
     project = AnnotationProject.objects.select_related("dataset").filter(pk=project_id).first()
     if project is None or not selectors.can_review(project, request.user):
         raise Http404("No such project.")
-    members = (ProjectMember.objects.filter(project=project).select_related("user")
-               .order_by("role", "user__username"))
+    members = selectors.active_members(project)
     sections = [{"template": section.template, **section.build(project)} for section in SECTIONS]
     return render(request, "dashboard/dashboard.html", {
         "project": project, "members": members, "sections": sections,
