@@ -73,18 +73,26 @@ def guidelines_history(project: AnnotationProject, limit: int = 20):
     return GuidelinesVersion.objects.filter(project=project).select_related("created_by").order_by("-version")[:limit]
 
 
-def recent_changes(project: AnnotationProject, limit: int = 30):
-    return ProjectChange.objects.filter(project=project).select_related("actor").order_by("-created_at", "-id")[:limit]
+def recent_changes(project: AnnotationProject, limit: int = 30, kinds=None):
+    rows = ProjectChange.objects.filter(project=project)
+    if kinds is not None:
+        rows = rows.filter(kind__in=kinds)
+    return rows.select_related("actor").order_by("-created_at", "-id")[:limit]
+
+
+def label_counts(project: AnnotationProject) -> dict[int, int]:
+    """{annotator id: labels they gave in the project}, gold items left out."""
+    return dict(
+        Label.objects.filter(item__project=project, item__is_gold=False)
+        .values_list("annotator_id").annotate(n=Count("pk")).order_by()
+    )
 
 
 def member_rows(project: AnnotationProject) -> list[dict]:
     """Every membership of the project, active ones first, with the labels each person gave in it (gold
     excluded) and the live leases they hold."""
     now = timezone.now()
-    label_counts = dict(
-        Label.objects.filter(item__project=project, item__is_gold=False)
-        .values_list("annotator_id").annotate(n=Count("pk")).order_by()
-    )
+    labels_given = label_counts(project)
     lease_counts = dict(
         Task.objects.filter(item__project=project, status=Task.Status.LEASED, expires_at__gt=now)
         .values_list("annotator_id").annotate(n=Count("pk")).order_by()
@@ -94,7 +102,7 @@ def member_rows(project: AnnotationProject) -> list[dict]:
     return [
         {
             "member": member,
-            "labels": label_counts.get(member.user_id, 0),
+            "labels": labels_given.get(member.user_id, 0),
             "live_leases": lease_counts.get(member.user_id, 0),
             "password_set": member.user.has_usable_password(),
             "guidelines_current": member.guidelines_seen_version >= project.guidelines_version,

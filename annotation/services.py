@@ -329,6 +329,10 @@ class InvitationUnusable(WorkflowError):
     status_code = 410
 
 
+class UnknownInvitation(InvitationUnusable):
+    status_code = 404
+
+
 class AlreadyMember(WorkflowError):
     """Accepting would change nothing: the link stays usable for the person it was meant for."""
 
@@ -414,7 +418,7 @@ def _usable_invitation(token: str, *, lock: bool) -> Invitation:
         invitations = invitations.select_for_update(of=("self",))
     invitation = invitations.filter(token_hash=_token_hash(token)).first() if token else None
     if invitation is None:
-        raise InvitationUnusable(UNKNOWN_INVITATION)
+        raise UnknownInvitation(UNKNOWN_INVITATION)
     status = invitation.status()
     if status != Invitation.Status.OPEN:
         raise InvitationUnusable(_UNUSABLE[Invitation.Status(status)])

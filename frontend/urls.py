@@ -10,6 +10,7 @@ from . import (
     views_grading,
     views_imports,
     views_verification,
+    views_workspace,
 )
 from .jobs import views as job_views
 
@@ -24,6 +25,18 @@ urlpatterns = [
     path("projects/", views_dashboard.project_list, name="dashboard-projects"),
     path("projects/new/", views_dashboard.project_new, name="dashboard-project-new"),
     path("projects/<int:project_id>/dashboard/", views_dashboard.dashboard, name="dashboard-project"),
+    path("projects/<int:project_id>/settings/", views_workspace.project_settings, name="project-settings"),
+    path("projects/<int:project_id>/members/", views_workspace.project_members, name="project-members"),
+    path("projects/<int:project_id>/members/add/", views_workspace.member_add, name="project-member-add"),
+    path("projects/<int:project_id>/members/<int:member_id>/remove/", views_workspace.member_remove,
+         name="project-member-remove"),
+    path("projects/<int:project_id>/members/accounts/", views_workspace.account_create, name="project-account-new"),
+    path("projects/<int:project_id>/invitations/", views_workspace.invitation_create, name="project-invitation-new"),
+    path("projects/<int:project_id>/invitations/<int:invitation_id>/revoke/", views_workspace.invitation_revoke,
+         name="project-invitation-revoke"),
+    path("projects/<int:project_id>/guidelines/seen/", views_workspace.guidelines_seen,
+         name="project-guidelines-seen"),
+    path("invite/<str:token>/", views_workspace.invitation, name="invitation"),
     path("projects/<int:project_id>/label/", views_annotation.label_page, name="annotation-label"),
     path("projects/<int:project_id>/label/fragment/", views_annotation.label_fragment,
          name="annotation-label-fragment"),

@@ -22,6 +22,7 @@ from grading.proofs.subject import PROOF_GRADE
 from verifybench.label_rules import ANSWER_TYPE, CORRECTNESS
 
 from .rendering import final_answer_span, render_markdown, render_with_final_answer
+from .views_workspace import guidelines_panel
 
 # Answer-type examples that are formulas are typeset; the string and choice examples are plain words.
 _PLAIN_EXAMPLE_CLASSES = ("C", "D")
@@ -114,6 +115,7 @@ def label_page(request, project_id: int):
         closed_message = str(exc)
     context = _page_context(request, project, task)
     context["closed_message"] = closed_message
+    context["guidelines"] = guidelines_panel(project, request.user, back_to=request.get_full_path())
     return render(request, "annotation/label.html", context)
 
 

@@ -26,6 +26,7 @@ from grading.proofs.subject import PROOF_GRADE
 
 from . import views_dashboard
 from .rendering import render_markdown
+from .views_workspace import guidelines_panel
 
 
 def _rubric_view(rubric: Rubric) -> dict:
@@ -171,6 +172,7 @@ def grade_page(request, task_id: int):
         "choices": choices,
         "errors": errors,
         "already_graded": label is not None,
+        "guidelines": guidelines_panel(task.item.project, request.user, back_to=request.get_full_path()),
     }, status=400 if errors else 200)
 
 

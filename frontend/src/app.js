@@ -6,6 +6,7 @@ import "./adjudication.js";
 import "./grading.js";
 import "./jobs.js";
 import "./imports.js";
+import "./guidelines.js";
 
 export { typeset };
 

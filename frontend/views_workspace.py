@@ -1,0 +1,397 @@
+"""A project's workspace for researchers: its settings and guidelines, its members and invitation links; the public
+invitation page; and the guidelines panel annotators see on their work pages.
+
+Every change goes through annotation.services, which applies the workflow's rules and records it in the project's
+change log. Every action is a POST form with a CSRF token that works without JavaScript.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model, login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import SetPasswordForm, UserCreationForm
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation import selectors, services
+from annotation.models import AnnotationProject, Invitation, ProjectChange, ProjectMember
+from core import roles
+from grading.proofs.subject import PROOF_GRADE
+
+from .rendering import render_markdown
+
+
+def _researcher_project(user, project_id: int) -> AnnotationProject:
+    """The project for researchers and admins; a 404 for everyone else (as on the dashboard)."""
+    if not roles.is_researcher(user):
+        raise Http404("No such project.")
+    project = AnnotationProject.objects.select_related("dataset").filter(pk=project_id).first()
+    if project is None:
+        raise Http404("No such project.")
+    return project
+
+
+# ---------------------------------------------------------------- guidelines panel (annotators)
+
+@lru_cache(maxsize=128)
+def _rendered(text: str) -> str:
+    return render_markdown(text)
+
+
+def guidelines_panel(project: AnnotationProject, user, *, back_to: str) -> dict | None:
+    """What the guidelines panel of a work page shows, or None when the project has neither a description nor
+    guidelines. It opens by itself while the member has not acknowledged the current version."""
+    guidelines = selectors.guidelines_for(project, user)
+    if not guidelines["text"] and not guidelines["description"]:
+        return None
+    return {
+        **guidelines,
+        "html": _rendered(guidelines["text"]) if guidelines["text"] else "",
+        "description_html": _rendered(guidelines["description"]) if guidelines["description"] else "",
+        "ack_url": reverse("project-guidelines-seen", args=[project.pk]),
+        "back_to": back_to,
+    }
+
+
+def work_url(project: AnnotationProject, role: str) -> str:
+    """Where a member of the project works: labeling, proof grading or the conflict queue."""
+    if project.kind == PROOF_GRADE:
+        return reverse("proof-home")
+    if role == ProjectMember.Role.ADJUDICATOR:
+        return reverse("annotation-conflicts", args=[project.pk])
+    return reverse("annotation-label", args=[project.pk])
+
+
+@login_required
+@require_POST
+def guidelines_seen(request, project_id: int):
+    """A member acknowledges the guidelines version they were shown. Answers JSON to the page's script, and
+    sends a browser without JavaScript back to where it came from."""
+    project = get_object_or_404(AnnotationProject, pk=project_id)
+    if not services.is_member(project, request.user):
+        raise Http404("No such project.")
+    try:
+        version = int(request.POST.get("version", ""))
+    except ValueError:
+        version = project.guidelines_version
+    seen = services.guidelines_seen(project, request.user, version)
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"seen_version": seen})
+    back_to = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back_to, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        back_to = work_url(project, ProjectMember.Role.ANNOTATOR)
+    return redirect(back_to)
+
+
+# ---------------------------------------------------------------- settings
+
+class SettingsForm(forms.Form):
+    name = forms.CharField(max_length=200, help_text="Shown to annotators and on the dashboard.")
+    description = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="What the project is for, in a few sentences (Markdown). Annotators see it beside the guidelines.")
+    guidelines = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 12}),
+        help_text="How to label (Markdown, with $math$). Saving a changed text makes a new version, which every "
+                  "annotator is shown on their next page load.")
+    labels_per_item = forms.IntegerField(min_value=1, max_value=10)
+    tiebreak_annotators = forms.IntegerField(min_value=0, max_value=5)
+    agreement_threshold = forms.FloatField(
+        min_value=0, help_text="For scores (proof grades): two scores agree when they differ by at most this much. "
+                               "Applies to decisions taken from now on.")
+    lease_minutes = forms.IntegerField(
+        min_value=1, max_value=1440, help_text="How long an annotator holds an item; applies to new leases.")
+    verdict_visibility = forms.ChoiceField(choices=AnnotationProject.VerdictVisibility.choices,
+                                           help_text="Who sees automatic verdicts beside an item.")
+    show_model_names = forms.BooleanField(required=False, help_text="Annotators see which model wrote a completion.")
+    gold_rate = forms.FloatField(min_value=0, max_value=1,
+                                 help_text="Share of tasks drawn from gold items (0 to 1).")
+    is_active = forms.BooleanField(required=False, label="Open for labeling",
+                                   help_text="A closed project hands out no task; nothing is lost.")
+
+    def __init__(self, *args, situation: dict, project: AnnotationProject, **kwargs):
+        super().__init__(*args, **kwargs)
+        waiting, started = situation["waiting_tiebreak"], situation["first_round_started"]
+        now = (f" Now: {waiting} item{'s' if waiting != 1 else ''} waiting for a tie-break, {started} in "
+               f"{'their' if started != 1 else 'its'} first round with labels.")
+        self.fields["labels_per_item"].help_text = (
+            "Independent labels before an item can resolve by agreement. A change applies to the items still in "
+            "their first round; resolved items, and items waiting for adjudication, keep theirs. It cannot change "
+            "while items wait for a tie-break, and it cannot go down to a number some item has already reached."
+            + now)
+        self.fields["tiebreak_annotators"].help_text = (
+            "Extra annotators asked when the first labels disagree; 0 sends disagreements to adjudication. A change "
+            "applies to the items waiting for a tie-break; it cannot go down below what they already have." + now)
+        if project.kind != PROOF_GRADE:
+            self.fields["agreement_threshold"].help_text = (
+                "Used only for scores (proof grades); labels of this project agree when they are equal.")
+
+
+def _settings_initial(project: AnnotationProject) -> dict:
+    return {field: getattr(project, field) for field in (*services.SETTING_FIELDS, "guidelines")}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_settings(request, project_id: int):
+    project = _researcher_project(request.user, project_id)
+    situation = selectors.policy_situation(project)
+    form = SettingsForm(request.POST or None, initial=_settings_initial(project), situation=situation,
+                        project=project)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            values = dict(form.cleaned_data)
+            guidelines = values.pop("guidelines")
+            try:
+                services.update_project(project, actor=request.user, guidelines=guidelines, **values)
+            except services.WorkflowError as exc:
+                form.add_error(None, f"Nothing was saved: {exc}.")
+                status = exc.status_code
+            else:
+                messages.success(request, "Settings saved.")
+                return redirect("project-settings", project_id=project.pk)
+        else:
+            status = 400
+    history = [
+        {"version": version, "html": _rendered(version.text) if version.text else ""}
+        for version in selectors.guidelines_history(project)
+    ]
+    return render(request, "dashboard/settings.html", {
+        "project": project,
+        "form": form,
+        "guidelines_html": _rendered(project.guidelines) if project.guidelines else "",
+        "history": history,
+        "changes": selectors.recent_changes(project),
+        "can_adjudicate": selectors.can_adjudicate(project, request.user),
+    }, status=status)
+
+
+# ---------------------------------------------------------------- members and invitations
+
+def _candidates(project: AnnotationProject, role: str):
+    """Active users with the role's group who are not already active members with that role."""
+    current = ProjectMember.objects.filter(project=project, role=role, is_active=True).values("user_id")
+    return (get_user_model().objects.filter(groups__name=role, is_active=True).exclude(pk__in=current)
+            .order_by("username").distinct())
+
+
+class AddMemberForm(forms.Form):
+    """One per role (the template sends the role beside it); offers only people who have that role."""
+
+    user = forms.ModelChoiceField(queryset=get_user_model().objects.none(), label="Person", empty_label=None)
+
+    def __init__(self, *args, project: AnnotationProject, role: str, **kwargs):
+        super().__init__(*args, prefix=role, **kwargs)
+        self.fields["user"].queryset = _candidates(project, role)
+
+
+class InvitationForm(forms.Form):
+    role = forms.ChoiceField(choices=ProjectMember.Role.choices, initial=ProjectMember.Role.ANNOTATOR)
+    days = forms.IntegerField(min_value=1, max_value=90, initial=services.INVITATION_DAYS, label="Valid for (days)")
+
+    prefix = "invite"
+
+
+class AccountForm(forms.Form):
+    username = forms.CharField(max_length=150, help_text="Letters, digits and @/./+/-/_ only.",
+                               validators=[get_user_model().username_validator])
+    email = forms.EmailField(required=False, help_text="Optional; kept with the account.")
+    days = forms.IntegerField(min_value=1, max_value=90, initial=services.INVITATION_DAYS,
+                              label="Password link valid for (days)")
+
+    prefix = "account"
+
+
+_MEMBER_CHANGES = [kind for kind in ProjectChange.Kind.values
+                   if kind not in (ProjectChange.Kind.SETTINGS, ProjectChange.Kind.GUIDELINES)]
+
+
+def _members_page(request, project: AnnotationProject, *, status: int = 200, new_link: dict | None = None,
+                  forms_given: dict | None = None):
+    forms_given = forms_given or {}
+    add_forms = [
+        {"role": role, "label": label,
+         "form": forms_given.get(role) or AddMemberForm(project=project, role=role)}
+        for role, label in ProjectMember.Role.choices
+    ]
+    return render(request, "dashboard/members.html", {
+        "project": project,
+        "rows": selectors.member_rows(project),
+        "add_forms": add_forms,
+        "invitation_form": forms_given.get("invite") or InvitationForm(),
+        "account_form": forms_given.get("account") or AccountForm(),
+        "invitations": selectors.invitations(project),
+        "new_link": new_link,
+        "changes": selectors.recent_changes(project, limit=15, kinds=_MEMBER_CHANGES),
+        "can_adjudicate": selectors.can_adjudicate(project, request.user),
+    }, status=status)
+
+
+@login_required
+@require_http_methods(["GET"])
+def project_members(request, project_id: int):
+    return _members_page(request, _researcher_project(request.user, project_id))
+
+
+@login_required
+@require_POST
+def member_add(request, project_id: int):
+    project = _researcher_project(request.user, project_id)
+    role = request.POST.get("role", "")
+    if role not in ProjectMember.Role.values:
+        messages.error(request, "Choose whether to add an annotator or an adjudicator.")
+        return redirect("project-members", project_id=project.pk)
+    form = AddMemberForm(request.POST, project=project, role=role)
+    if not form.is_valid():
+        return _members_page(request, project, status=400, forms_given={role: form})
+    user = form.cleaned_data["user"]
+    services.add_member(project, user, role, actor=request.user)
+    messages.success(request, f"{user.username} is now an {role} on {project.name}.")
+    return redirect("project-members", project_id=project.pk)
+
+
+@login_required
+@require_POST
+def member_remove(request, project_id: int, member_id: int):
+    project = _researcher_project(request.user, project_id)
+    member = get_object_or_404(ProjectMember.objects.select_related("user"), pk=member_id, project=project)
+    try:
+        services.remove_member(member, actor=request.user)
+    except services.WorkflowError as exc:
+        messages.error(request, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+    else:
+        messages.success(request, f"{member.user.username} was removed as {member.get_role_display().lower()}; "
+                                  "their labels stay and still count.")
+    return redirect("project-members", project_id=project.pk)
+
+
+def _link(request, token: str) -> str:
+    return request.build_absolute_uri(reverse("invitation", args=[token]))
+
+
+@login_required
+@require_POST
+def invitation_create(request, project_id: int):
+    """Make an invitation link and show it on the page this once (only its hash is kept)."""
+    project = _researcher_project(request.user, project_id)
+    form = InvitationForm(request.POST)
+    if not form.is_valid():
+        return _members_page(request, project, status=400, forms_given={"invite": form})
+    invitation, token = services.create_invitation(project, role=form.cleaned_data["role"],
+                                                   days=form.cleaned_data["days"], actor=request.user)
+    return _members_page(request, project, status=201, new_link={
+        "url": _link(request, token), "invitation": invitation, "account": None})
+
+
+@login_required
+@require_POST
+def account_create(request, project_id: int):
+    """Create an annotator account and show, this once, the link through which its owner chooses a password."""
+    project = _researcher_project(request.user, project_id)
+    form = AccountForm(request.POST)
+    if form.is_valid():
+        try:
+            user, invitation, token = services.create_account(
+                project, username=form.cleaned_data["username"], email=form.cleaned_data["email"],
+                days=form.cleaned_data["days"], actor=request.user)
+        except services.WorkflowError as exc:
+            form.add_error("username", f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+        else:
+            return _members_page(request, project, status=201, new_link={
+                "url": _link(request, token), "invitation": invitation, "account": user})
+    return _members_page(request, project, status=400, forms_given={"account": form})
+
+
+@login_required
+@require_POST
+def invitation_revoke(request, project_id: int, invitation_id: int):
+    project = _researcher_project(request.user, project_id)
+    invitation = get_object_or_404(Invitation, pk=invitation_id, project=project)
+    try:
+        services.revoke_invitation(invitation, actor=request.user)
+    except services.WorkflowError as exc:
+        messages.error(request, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+    else:
+        messages.success(request, "The invitation link was revoked; it no longer works.")
+    return redirect("project-members", project_id=project.pk)
+
+
+# ---------------------------------------------------------------- the public invitation page
+
+class SignUpForm(UserCreationForm):
+    email = forms.EmailField(required=False, help_text="Optional.")
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
+
+
+def _unusable(request, message: str, status: int):
+    return render(request, "frontend/invitation.html", {"unusable": message}, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def invitation(request, token: str):
+    """Open to anyone holding the link: sign up (or choose the password of the account the link was made for),
+    or accept with the account already signed in. A link that cannot be used says why, and nothing else."""
+    try:
+        invitation = services.open_invitation(token)
+    except services.InvitationUnusable as exc:
+        return _unusable(request, str(exc), exc.status_code)
+    project, account = invitation.project, invitation.account
+    signed_in = request.user.is_authenticated
+    form: forms.Form | None = None
+    error, status = "", 200
+    if account is not None:
+        if signed_in and request.user.pk != account.pk:
+            error = (f"This link lets the account {account.username} choose its password. You are signed in as "
+                     f"{request.user.get_username()}: log out first to use it.")
+        else:
+            form = SetPasswordForm(account, request.POST or None)
+    elif not signed_in:
+        form = SignUpForm(request.POST or None)
+    if request.method == "POST" and not error:
+        try:
+            if form is None:
+                services.accept_invitation(token, request.user)
+                user = request.user
+            elif form.is_valid():
+                if account is not None:
+                    user = services.set_password_with_invitation(token, password=form.cleaned_data["new_password1"])
+                else:
+                    user = services.sign_up_with_invitation(
+                        token, username=form.cleaned_data["username"], password=form.cleaned_data["password1"],
+                        email=form.cleaned_data.get("email") or "")
+            else:
+                user = None
+        except services.InvitationUnusable as exc:
+            return _unusable(request, str(exc), exc.status_code)
+        except services.AlreadyMember as exc:
+            messages.info(request, f"{str(exc)[:1].upper()}{str(exc)[1:]}; the link stays unused for someone else.")
+            return redirect(work_url(project, invitation.role))
+        except services.WorkflowError as exc:
+            error, status = f"{str(exc)[:1].upper()}{str(exc)[1:]}.", exc.status_code
+        else:
+            if user is not None:
+                if not signed_in:
+                    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                messages.success(request, f"Welcome to {project.name}: you are now "
+                                          f"an {invitation.get_role_display().lower()}.")
+                return redirect(work_url(project, invitation.role))
+            status = 400
+    return render(request, "frontend/invitation.html", {
+        "invitation": invitation,
+        "project": project,
+        "account": account,
+        "form": form,
+        "error": error,
+        "signed_in": signed_in,
+        "login_url": f"{reverse('login')}?next={request.path}",
+    }, status=status)
