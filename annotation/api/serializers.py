@@ -1,10 +1,10 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from core import subjects
+from core import roles, subjects
 from verifybench.models import Dataset
 
-from ..models import AnnotationProject, Item, ProjectMember
+from ..models import AnnotationProject, Invitation, Item, ProjectMember
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -16,11 +16,11 @@ class ProjectSerializer(serializers.ModelSerializer):
     class Meta:
         model = AnnotationProject
         fields = [
-            "id", "name", "description", "dataset", "kind", "labels_per_item", "tiebreak_annotators",
-            "agreement_threshold", "show_model_names", "verdict_visibility", "lease_minutes", "gold_rate",
-            "is_active", "created_at", "completion_ids", "question_ids", "seed",
+            "id", "name", "description", "guidelines", "guidelines_version", "dataset", "kind", "labels_per_item",
+            "tiebreak_annotators", "agreement_threshold", "show_model_names", "verdict_visibility", "lease_minutes",
+            "gold_rate", "is_active", "created_at", "completion_ids", "question_ids", "seed",
         ]
-        read_only_fields = ["id", "created_at"]
+        read_only_fields = ["id", "created_at", "guidelines_version"]
         # the database's check constraints, refused here with a 400 instead of an IntegrityError
         extra_kwargs = {
             "labels_per_item": {"min_value": 1},
@@ -41,18 +41,49 @@ class AnnotatorProjectSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AnnotationProject
-        fields = ["id", "name", "description", "kind", "lease_minutes", "is_active"]
+        fields = ["id", "name", "description", "guidelines", "guidelines_version", "kind", "lease_minutes",
+                  "is_active"]
 
 
 class MemberSerializer(serializers.ModelSerializer):
     username = serializers.SlugRelatedField(
-        source="user", slug_field="username", queryset=get_user_model().objects.all()
+        source="user", slug_field="username", queryset=get_user_model().objects.filter(is_active=True)
     )
+    labels = serializers.SerializerMethodField(help_text="Labels this person gave in the project (gold excluded).")
 
     class Meta:
         model = ProjectMember
-        fields = ["id", "username", "role", "added_at"]
-        read_only_fields = ["id", "added_at"]
+        fields = ["id", "username", "role", "added_at", "is_active", "removed_at", "labels"]
+        read_only_fields = ["id", "added_at", "is_active", "removed_at"]
+
+    def validate(self, data):
+        if not roles.has_role(data["user"], data.get("role", ProjectMember.Role.ANNOTATOR)):
+            raise serializers.ValidationError(
+                {"username": f"{data['user'].username} does not have the {data.get('role', 'annotator')} role; "
+                             "invite them with a link instead, which grants it"})
+        return data
+
+    def get_labels(self, member) -> int:
+        return self.context.get("label_counts", {}).get(member.user_id, 0)
+
+
+class InvitationSerializer(serializers.ModelSerializer):
+    status = serializers.SerializerMethodField()
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    used_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    account = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    days = serializers.IntegerField(write_only=True, required=False, default=7, min_value=1, max_value=90,
+                                    help_text="How long the link stays valid.")
+
+    class Meta:
+        model = Invitation
+        fields = ["id", "role", "status", "account", "created_by", "created_at", "expires_at", "used_by", "used_at",
+                  "revoked_at", "days"]
+        read_only_fields = ["id", "status", "account", "created_by", "created_at", "expires_at", "used_by", "used_at",
+                            "revoked_at"]
+
+    def get_status(self, invitation) -> str:
+        return invitation.status()
 
 
 class SubmitSerializer(serializers.Serializer):

@@ -1,6 +1,8 @@
+from django.db import transaction
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -11,8 +13,13 @@ from core.permissions import IsResearcherOrAdmin
 from core.serializers import NoBodySerializer
 
 from .. import selectors, services
-from ..models import AnnotationProject, Item, ProjectMember, Task
+from ..models import AnnotationProject, Invitation, Item, ProjectMember, Task
 from . import serializers
+
+
+def invitation_path(token: str) -> str:
+    """Where an invitation link opens: the public invitation page (served by the pages)."""
+    return reverse("invitation", args=[token])
 
 
 def _workflow_error(exc: services.WorkflowError) -> Response:
@@ -38,7 +45,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         return serializers.AnnotatorProjectSerializer
 
     def get_permissions(self):
-        if self.action in ("create", "update", "partial_update", "members"):
+        if self.action in ("create", "update", "partial_update", "members", "remove_member", "invitations",
+                           "revoke_invitation"):
             return [IsResearcherOrAdmin()]
         return super().get_permissions()
 
@@ -46,15 +54,25 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         data = dict(serializer.validated_data)
         completion_ids, question_ids = data.pop("completion_ids", None), data.pop("question_ids", None)
         data["subject_ids"] = completion_ids if completion_ids is not None else question_ids
+        guidelines = data.pop("guidelines", None)
         try:
-            serializer.instance = services.create_project(created_by=self.request.user, **data)
+            with transaction.atomic():
+                project = services.create_project(created_by=self.request.user, **data)
+                if guidelines:
+                    project = services.update_project(project, actor=self.request.user, guidelines=guidelines)
+            serializer.instance = project
         except services.WorkflowError as exc:
             raise PermissionDenied(str(exc)) if exc.status_code == 403 else ValidationError(str(exc)) from None
 
     def perform_update(self, serializer):
-        for field in ("completion_ids", "question_ids", "seed"):
-            serializer.validated_data.pop(field, None)
-        serializer.save()
+        """Settings and guidelines change through the same rules and change log as the settings page."""
+        data = dict(serializer.validated_data)
+        for field in ("completion_ids", "question_ids", "seed", "kind", "dataset"):
+            data.pop(field, None)
+        try:
+            serializer.instance = services.update_project(serializer.instance, actor=self.request.user, **data)
+        except services.WorkflowError as exc:
+            raise ValidationError(str(exc)) from None
 
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 204: None},
                    summary="Claim the next item to label (204 when nothing is left for you)")
@@ -89,7 +107,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         return self.get_paginated_response(serializers.ConflictSerializer(page, many=True, context=context).data)
 
     @extend_schema(request=serializers.MemberSerializer, responses=serializers.MemberSerializer(many=True),
-                   summary="List or add project members (annotators, adjudicators)")
+                   parameters=[OpenApiParameter("include_removed", bool, description="List removed members too")],
+                   summary="List or add project members (annotators, adjudicators with that role)")
     @action(detail=True, methods=["get", "post"], serializer_class=serializers.MemberSerializer, filter_backends=[],
             pagination_class=None)
     def members(self, request, pk=None):
@@ -97,9 +116,61 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         if request.method == "POST":
             serializer = serializers.MemberSerializer(data=request.data)
             serializer.is_valid(raise_exception=True)
-            services.add_member(project, serializer.validated_data["user"], serializer.validated_data["role"])
-        members = ProjectMember.objects.filter(project=project).select_related("user").order_by("role", "user__username")
-        return Response(serializers.MemberSerializer(members, many=True).data)
+            services.add_member(project, serializer.validated_data["user"], serializer.validated_data["role"],
+                                actor=request.user)
+        members = ProjectMember.objects.filter(project=project).select_related("user")
+        if request.query_params.get("include_removed") not in ("1", "true", "yes"):
+            members = members.filter(is_active=True)
+        members = members.order_by("-is_active", "role", "user__username")
+        context = {"label_counts": selectors.label_counts(project)}
+        return Response(serializers.MemberSerializer(members, many=True, context=context).data)
+
+    @extend_schema(request=None, responses={204: None},
+                   summary="Remove a member: no new tasks, live leases end, their labels stay and count")
+    @action(detail=True, methods=["delete"], url_path=r"members/(?P<member_id>[0-9]+)", url_name="member-detail")
+    def remove_member(self, request, pk=None, member_id=None):
+        project = self.get_object()
+        member = get_object_or_404(ProjectMember, pk=member_id, project=project)
+        try:
+            services.remove_member(member, actor=request.user)
+        except services.WorkflowError as exc:
+            return _workflow_error(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=serializers.InvitationSerializer,
+                   responses={200: serializers.InvitationSerializer(many=True), 201: OpenApiTypes.OBJECT},
+                   summary="List the project's invitation links, or create one (its link is in the answer, once)")
+    @action(detail=True, methods=["get", "post"], serializer_class=serializers.InvitationSerializer, filter_backends=[],
+            pagination_class=None)
+    def invitations(self, request, pk=None):
+        project = self.get_object()
+        if request.method == "POST":
+            serializer = serializers.InvitationSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            try:
+                invitation, token = services.create_invitation(
+                    project, role=serializer.validated_data.get("role", ProjectMember.Role.ANNOTATOR),
+                    days=serializer.validated_data["days"], actor=request.user)
+            except services.WorkflowError as exc:
+                return _workflow_error(exc)
+            body = {**serializers.InvitationSerializer(invitation).data, "token": token,
+                    "url": request.build_absolute_uri(invitation_path(token))}
+            return Response(body, status=status.HTTP_201_CREATED)
+        rows = Invitation.objects.filter(project=project).select_related("created_by", "used_by", "account")
+        return Response(serializers.InvitationSerializer(rows.order_by("-created_at", "-id"), many=True).data)
+
+    @extend_schema(request=None, responses=serializers.InvitationSerializer,
+                   summary="Revoke an open invitation link (the row stays, marked revoked)")
+    @action(detail=True, methods=["delete"], url_path=r"invitations/(?P<invitation_id>[0-9]+)",
+            url_name="invitation-detail")
+    def revoke_invitation(self, request, pk=None, invitation_id=None):
+        project = self.get_object()
+        invitation = get_object_or_404(Invitation, pk=invitation_id, project=project)
+        try:
+            invitation = services.revoke_invitation(invitation, actor=request.user)
+        except services.WorkflowError as exc:
+            return _workflow_error(exc)
+        return Response(serializers.InvitationSerializer(invitation).data)
 
     @extend_schema(request=serializers.GoldSerializer, responses=OpenApiTypes.OBJECT,
                    summary="Mark an item as gold with its known answer")
