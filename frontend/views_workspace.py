@@ -102,7 +102,7 @@ class SettingsForm(forms.Form):
         help_text="How to label (Markdown, with $math$). Saving a changed text makes a new version, which every "
                   "annotator is shown on their next page load.")
     labels_per_item = forms.IntegerField(min_value=1, max_value=10)
-    tiebreak_annotators = forms.IntegerField(min_value=0, max_value=5)
+    tiebreak_annotators = forms.IntegerField(min_value=0, max_value=5, label="Tie-break annotators")
     agreement_threshold = forms.FloatField(
         min_value=0, help_text="For scores (proof grades): two scores agree when they differ by at most this much. "
                                "Applies to decisions taken from now on.")
@@ -219,7 +219,8 @@ def _members_page(request, project: AnnotationProject, *, status: int = 200, new
     forms_given = forms_given or {}
     add_forms = [
         {"role": role, "label": label,
-         "form": forms_given.get(role) or AddMemberForm(project=project, role=role)}
+         "form": forms_given.get(role) or AddMemberForm(project=project, role=role),
+         "anyone_has_role": get_user_model().objects.filter(groups__name=role, is_active=True).exists()}
         for role, label in ProjectMember.Role.choices
     ]
     return render(request, "dashboard/members.html", {
@@ -382,8 +383,8 @@ def invitation(request, token: str):
             if user is not None:
                 if not signed_in:
                     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-                messages.success(request, f"Welcome to {project.name}: you are now "
-                                          f"an {invitation.get_role_display().lower()}.")
+                messages.success(request, f"Welcome to {project.name}. You are now "
+                                          f"an {invitation.get_role_display().lower()} here.")
                 return redirect(work_url(project, invitation.role))
             status = 400
     return render(request, "frontend/invitation.html", {
