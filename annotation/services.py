@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -249,17 +249,25 @@ def _new_guidelines_version(project: AnnotationProject, text: str, actor) -> Gui
     return version
 
 
-def _lock_rows(items) -> None:
-    """Take the row lock of every item in `items` (in id order, like every other locker) without loading them."""
-    for _pk in items.order_by("pk").select_for_update(of=("self",)).values_list("pk", flat=True).iterator(2000):
-        pass
+_POLICY_LOCK_SPACE = 0x6D6C  # first key of the advisory locks that guard a project's labeling policy
+
+
+def _policy_lock(project_id: int, *, exclusive: bool = False) -> None:
+    """Claims and submits take this transaction-level lock shared, before their item's row lock; a change of labels
+    per item or tie-break annotators takes it exclusive. So a change never meets a half-done claim or submit, and
+    waits for none while holding item locks (no deadlock). PostgreSQL only: SQLite runs one writer at a time."""
+    if connection.vendor != "postgresql":
+        return
+    function = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {function}(%s, %s)", [_POLICY_LOCK_SPACE, project_id % 2**31])
 
 
 def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, tiebreak_annotators: int) -> None:
     """Carry a change of labels per item (n) and tie-break annotators (t) over to the open items, or refuse.
 
-    The open items are locked first, so no label or lease lands on them meanwhile; a label submitted afterwards
-    reads the new policy under its own lock of the item.
+    The project's policy lock is taken exclusive first, so no claim or submit is under way meanwhile; one that
+    comes after reads the new policy and the new requirements.
 
     - n applies to items still in their first round (pending, in progress). It cannot change while items wait for
       a tie-break: their first round was judged with the old n. Lowering n is refused when an item's labels would
@@ -270,8 +278,8 @@ def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, ti
     """
     old_n, old_t = project.labels_per_item, project.tiebreak_annotators
     now = timezone.now()
+    _policy_lock(project.pk, exclusive=True)
     open_items = Item.objects.filter(project=project, is_gold=False, state__in=workflow.OPEN_STATES)
-    _lock_rows(open_items)
     with_leases = open_items.annotate(
         leases=Coalesce(Subquery(_active_leases(now), output_field=IntegerField()), Value(0)),
     ).annotate(filled=F("label_count") + F("leases"))
@@ -604,6 +612,7 @@ def next_task(project: AnnotationProject, user) -> Task | None:
     )
     for _attempt in range(20):
         with transaction.atomic():
+            _policy_lock(project.pk)
             item = candidates.select_for_update(skip_locked=True, of=("self",)).first()
             if item is None:
                 if not candidates.exists():
@@ -698,12 +707,12 @@ def submit_label(
             raise InvalidSubmission(str(exc)) from exc
     now = timezone.now()
     with transaction.atomic():
+        _policy_lock(project.pk)
         item = Item.objects.select_for_update().get(pk=task.item_id)
         task = Task.objects.select_for_update().get(pk=task.pk)
         if task.annotator_id != user.pk:
             raise NotAllowed("this task is not yours")
-        # Settings change under the items' row locks (update_project), so the policy read after the lock is the one
-        # this item follows.
+        # the policy cannot change while this transaction holds the policy lock: read the one in force
         project.refresh_from_db(fields=list(_POLICY_FIELDS))
         lease_live = task.status == Task.Status.LEASED and task.expires_at > now
         existing = Label.objects.filter(task=task).first()
