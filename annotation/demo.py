@@ -11,6 +11,13 @@ from .models import AnnotationProject, ProjectMember
 
 CORRECTNESS_PROJECT = "Demo: is the final answer correct?"
 ANSWER_TYPE_PROJECT = "Demo: answer types"
+CORRECTNESS_DESCRIPTION = "Decide whether each completion's **final answer** matches the reference answer."
+CORRECTNESS_GUIDELINES = """\
+1. Judge the final answer only (the boxed one, or the last one stated), not the reasoning before it.
+2. Equivalent forms are correct: $\\frac{1}{2}$, $0.5$ and $\\tfrac{2}{4}$ are the same answer.
+3. An answer that needs units is correct only with the right units.
+4. Mark an item **unsuitable** (key `u`) when the question or the reference is broken, and say why.
+"""
 
 
 def _members(project, context):
@@ -37,6 +44,8 @@ def create_demo_annotation_projects(context) -> None:
         project = services.create_project(dataset=dataset, kind="correctness", name=CORRECTNESS_PROJECT,
                                           created_by=researcher, seed=7)
         _members(project, context)
+        project = services.update_project(project, actor=researcher, description=CORRECTNESS_DESCRIPTION,
+                                          guidelines=CORRECTNESS_GUIDELINES)
         def from_prior(item):
             first = PriorLabel.objects.filter(completion_id=item.subject_id).first()
             return bool(first.is_correct) if first else True
