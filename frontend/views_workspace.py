@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import get_user_model, login
+from django.contrib.auth import get_user_model, login, update_session_auth_hash
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import SetPasswordForm, UserCreationForm
 from django.http import Http404, JsonResponse
@@ -79,7 +79,7 @@ def guidelines_seen(request, project_id: int):
     try:
         version = int(request.POST.get("version", ""))
     except ValueError:
-        version = project.guidelines_version
+        version = 0  # records nothing: only the version the member was shown counts as read
     seen = services.guidelines_seen(project, request.user, version)
     if "application/json" in request.headers.get("Accept", ""):
         return JsonResponse({"seen_version": seen})
@@ -383,6 +383,8 @@ def invitation(request, token: str):
             if user is not None:
                 if not signed_in:
                     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                elif account is not None:
+                    update_session_auth_hash(request, user)  # a new password would end this session otherwise
                 messages.success(request, f"Welcome to {project.name}. You are now "
                                           f"an {invitation.get_role_display().lower()} here.")
                 return redirect(work_url(project, invitation.role))

@@ -67,6 +67,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
     def perform_update(self, serializer):
         """Settings and guidelines change through the same rules and change log as the settings page."""
         data = dict(serializer.validated_data)
+        if "dataset" in data and data["dataset"] != serializer.instance.dataset:
+            raise ValidationError({"dataset": "the dataset of a project cannot change"})
         for field in ("completion_ids", "question_ids", "seed", "kind", "dataset"):
             data.pop(field, None)
         try:

@@ -137,6 +137,13 @@ class TestSettingsByPatch:
         response = setup["researcher"].patch(url(project), {"labels_per_item": 3}, format="json")
         assert response.status_code == 400 and "tie-break" in str(response.json())
 
+    def test_the_dataset_cannot_change(self, setup):
+        from verifybench.models import Dataset
+
+        other = Dataset.objects.create(name="another-set")
+        response = setup["researcher"].patch(url(setup["project"]), {"dataset": other.name}, format="json")
+        assert response.status_code == 400 and "cannot change" in str(response.json())
+
     def test_guidelines_given_at_creation_are_version_one(self, setup, corpus):
         response = setup["researcher"].post("/api/projects/", {"dataset": corpus.name, "kind": "answer_type",
                                                                "name": "typed", "guidelines": "First words."}, format="json")
