@@ -58,6 +58,7 @@ def test_an_invited_annotator_signs_up_and_follows_each_guidelines_version(brows
         newcomer.on("pageerror", lambda error: errors.append(str(error)))
         newcomer.goto(link)
         assert newcomer.get_by_role("heading", name=f"Join {project.name}").is_visible()
+        screenshot(newcomer, "invitation")
         newcomer.get_by_label("Username").fill("nadia")
         newcomer.get_by_label("Password:", exact=True).fill(PASSWORD)
         newcomer.get_by_label("Password confirmation").fill(PASSWORD)
