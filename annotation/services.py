@@ -277,8 +277,8 @@ def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, ti
     - Items waiting for adjudication and resolved items keep what they have.
     """
     old_n, old_t = project.labels_per_item, project.tiebreak_annotators
-    now = timezone.now()
     _policy_lock(project.pk, exclusive=True)
+    now = timezone.now()  # after the wait: a lease that ran out meanwhile no longer counts
     open_items = Item.objects.filter(project=project, is_gold=False, state__in=workflow.OPEN_STATES)
     with_leases = open_items.annotate(
         leases=Coalesce(Subquery(_active_leases(now), output_field=IntegerField()), Value(0)),
