@@ -161,6 +161,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # No badge from the public validator service: the docs call no host but this one.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
+    # One name for a choice set that several serializers use.
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "core.jobs.models.BackgroundJob.Status",
+        "FileTypeEnum": ["jsonl", "csv", "parquet"],
+    },
 }
 
 # Celery: jobs never run inside a request. With CELERY_BROKER_URL (Redis, RabbitMQ) a worker takes them from there;

@@ -8,12 +8,14 @@ anonymous visitor and by a user of each role.
 from __future__ import annotations
 
 import io
+import json
 import re
 from dataclasses import dataclass
 
 import pytest
 from django.contrib.admindocs.views import simplify_regex
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.drainage import GENERATOR_STATS
@@ -21,7 +23,7 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 
 from annotation import services as annotation_services
-from annotation.models import AnnotationProject, Item, Task
+from annotation.models import AnnotationProject, Item, ProjectMember, Task
 from core.demo import load_demo
 from core.jobs import runner
 from grading.models import AllowedJudgeHost, Competition, Rubric, SelectionRecord, VerificationRun, VerifierConfig
@@ -29,6 +31,7 @@ from grading.proofs.subject import PROOF_GRADE
 from grading.selection import services as selection_services
 from reports import services as export_services
 from reports.models import ExportJob
+from verifybench import imports
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
@@ -91,6 +94,15 @@ def lab(db, settings, tmp_path):
     runner.run("export", export.pk, export.attempt)
     queued_export = export_services.create_export(project=correctness, format="verifybench-hard", enqueue=False)
     AllowedJudgeHost.objects.create(host="judge.example.org", created_by=users["admin"])
+    invitation, _ = annotation_services.create_invitation(correctness, role=ProjectMember.Role.ANNOTATOR, days=7,
+                                                          actor=users["researcher"])
+    settings.IMPORT_UPLOAD_DIR = tmp_path / "uploads"
+    row = {"question_id": "walk-1", "question": "1+1?", "reference_answer": "2", "completion": "2", "model": "m"}
+    upload = SimpleUploadedFile("walk.jsonl", (json.dumps(row) + "\n{broken\n").encode())
+    done_import = imports.create_import(uploaded=upload, dataset_name="walk", skip_invalid=True, enqueue=False)
+    runner.run("import", done_import.pk, done_import.attempt)
+    queued_import = imports.create_import(uploaded=SimpleUploadedFile("again.jsonl", json.dumps(row).encode()),
+                                          dataset_name="walk", enqueue=False)
     assert ExportJob.objects.get(pk=export.pk).status == ExportJob.Status.SUCCEEDED
 
     waiting = Item.objects.filter(state=Item.State.NEEDS_ADJUDICATION)
@@ -114,6 +126,9 @@ def lab(db, settings, tmp_path):
         "verification-run": _ids(VerificationRun.objects, 1),
         "selection": _ids(SelectionRecord.objects, 1),
         "export": [export.pk, queued_export.pk],
+        "import": [done_import.pk, queued_import.pk],
+        "member": _ids(ProjectMember.objects.filter(project=correctness), 2),
+        "invitation": [invitation.pk],
     }
     real["job"] = [f"{kind.name}-{pk}" for kind in runner.kinds()
                    for pk in _ids(kind.model.objects, 1)]
