@@ -4,6 +4,8 @@ pending -> in_progress -> resolved (agreement)
                        -> needs_tiebreak -> resolved (majority)
                                          -> needs_adjudication -> resolved (adjudication)
 resolved -> resolved (override, admin only)
+resolved -> in_progress (re-open: one more label is wanted, researchers only)
+any state but excluded -> excluded (a researcher takes the item out of the workflow; it is never exported)
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ IN_PROGRESS = "in_progress"
 NEEDS_TIEBREAK = "needs_tiebreak"
 NEEDS_ADJUDICATION = "needs_adjudication"
 RESOLVED = "resolved"
-STATES = (PENDING, IN_PROGRESS, NEEDS_TIEBREAK, NEEDS_ADJUDICATION, RESOLVED)
+EXCLUDED = "excluded"
+STATES = (PENDING, IN_PROGRESS, NEEDS_TIEBREAK, NEEDS_ADJUDICATION, RESOLVED, EXCLUDED)
 OPEN_STATES = (PENDING, IN_PROGRESS, NEEDS_TIEBREAK)  # states in which annotators can still be given the item
 
 BY_AGREEMENT = "agreement"
@@ -39,6 +42,12 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (NEEDS_TIEBREAK, NEEDS_ADJUDICATION): "label",
     (NEEDS_ADJUDICATION, RESOLVED): "adjudicate",
     (RESOLVED, RESOLVED): "override",
+    (RESOLVED, IN_PROGRESS): "reopen",
+    (PENDING, EXCLUDED): "exclude",
+    (IN_PROGRESS, EXCLUDED): "exclude",
+    (NEEDS_TIEBREAK, EXCLUDED): "exclude",
+    (NEEDS_ADJUDICATION, EXCLUDED): "exclude",
+    (RESOLVED, EXCLUDED): "exclude",
 }
 
 
@@ -83,6 +92,8 @@ def evaluate(kind: LabelRules, policy: Policy, votes: list[Vote]) -> Outcome:
         return Outcome(PENDING, first_round)
     if len(tokens) < first_round:
         return Outcome(IN_PROGRESS, first_round)
+    if len(tokens) > with_tiebreak:
+        return _beyond_protocol(kind, policy, tokens)
     if len(tokens) == first_round or policy.tiebreak_annotators == 0:
         if kind.agree(tokens[:first_round], policy.threshold):
             return _resolved(kind.combine_agreeing(tokens[:first_round]), BY_AGREEMENT, first_round)
@@ -95,6 +106,31 @@ def evaluate(kind: LabelRules, policy: Policy, votes: list[Vote]) -> Outcome:
     if found:
         return _resolved(value, BY_MAJORITY, with_tiebreak)
     return Outcome(NEEDS_ADJUDICATION, with_tiebreak)
+
+
+def _beyond_protocol(kind: LabelRules, policy: Policy, tokens: list) -> Outcome:
+    """More labels than the protocol asks for: the item was re-opened for another opinion after it resolved. Every
+    label counts: all agreeing resolve by agreement, else a strict majority decides, else an adjudicator."""
+    required = len(tokens)
+    if kind.agree(tokens, policy.threshold):
+        return _resolved(kind.combine_agreeing(tokens), BY_AGREEMENT, required)
+    found, value = kind.majority(tokens, policy.threshold)
+    if found:
+        return _resolved(value, BY_MAJORITY, required)
+    return Outcome(NEEDS_ADJUDICATION, required)
+
+
+def reopen(current_state: str, label_count: int) -> Outcome:
+    """A resolved item asks for one more label: it goes back to the annotators, its final value is gone until the
+    labels settle again (evaluate counts every label, the extra one included)."""
+    check_transition(current_state, IN_PROGRESS, "reopen")
+    return Outcome(IN_PROGRESS, label_count + 1)
+
+
+def exclude(current_state: str, required_labels: int) -> Outcome:
+    """Take an item out of the workflow: nobody is given it again and no export includes it."""
+    check_transition(current_state, EXCLUDED, "exclude")
+    return Outcome(EXCLUDED, required_labels, excluded=True)
 
 
 def decide(current_state: str, value, *, event: str, required_labels: int) -> Outcome:

@@ -5,6 +5,7 @@ import pytest
 
 from annotation import workflow
 from annotation.workflow import (
+    EXCLUDED,
     IN_PROGRESS,
     NEEDS_ADJUDICATION,
     NEEDS_TIEBREAK,
@@ -39,6 +40,12 @@ EXPECTED_TRANSITIONS = {
     (NEEDS_TIEBREAK, NEEDS_ADJUDICATION): "label",
     (NEEDS_ADJUDICATION, RESOLVED): "adjudicate",
     (RESOLVED, RESOLVED): "override",
+    (RESOLVED, IN_PROGRESS): "reopen",
+    (PENDING, EXCLUDED): "exclude",
+    (IN_PROGRESS, EXCLUDED): "exclude",
+    (NEEDS_TIEBREAK, EXCLUDED): "exclude",
+    (NEEDS_ADJUDICATION, EXCLUDED): "exclude",
+    (RESOLVED, EXCLUDED): "exclude",
 }
 
 
@@ -84,7 +91,7 @@ def test_every_state_change_a_label_causes_is_a_listed_label_transition(policy):
     assert moves <= listed_label_moves
 
 
-ALL_EVENTS = ("claim", "label", "adjudicate", "override")
+ALL_EVENTS = ("claim", "label", "adjudicate", "override", "reopen", "exclude")
 
 
 @pytest.mark.parametrize(("current", "target", "event"), [
@@ -97,9 +104,34 @@ def test_every_other_transition_is_illegal(current, target, event):
         workflow.check_transition(current, target, event)
 
 
-def test_no_transition_leaves_resolved_except_override():
+def test_resolved_items_move_only_by_override_reopen_or_exclusion():
     leaving = {(a, b): e for (a, b), e in workflow.TRANSITIONS.items() if a == RESOLVED}
-    assert leaving == {(RESOLVED, RESOLVED): "override"}
+    assert leaving == {(RESOLVED, RESOLVED): "override", (RESOLVED, IN_PROGRESS): "reopen",
+                       (RESOLVED, EXCLUDED): "exclude"}
+
+
+def test_excluded_is_final_and_every_other_state_can_be_excluded():
+    assert not [pair for pair in workflow.TRANSITIONS if pair[0] == EXCLUDED]
+    for state in workflow.STATES:
+        if state != EXCLUDED:
+            workflow.check_transition(state, EXCLUDED, "exclude")
+    assert EXCLUDED not in workflow.OPEN_STATES
+
+
+def test_reopen_asks_for_one_more_label_and_only_from_resolved():
+    outcome = workflow.reopen(RESOLVED, label_count=2)
+    assert (outcome.state, outcome.required_labels, outcome.final_value, outcome.resolution) == (
+        IN_PROGRESS, 3, None, "")
+    for state in (PENDING, IN_PROGRESS, NEEDS_TIEBREAK, NEEDS_ADJUDICATION, EXCLUDED):
+        with pytest.raises(IllegalTransition):
+            workflow.reopen(state, label_count=2)
+
+
+def test_exclude_leaves_every_export():
+    outcome = workflow.exclude(IN_PROGRESS, required_labels=2)
+    assert (outcome.state, outcome.excluded, outcome.required_labels) == (EXCLUDED, True, 2)
+    with pytest.raises(IllegalTransition):
+        workflow.exclude(EXCLUDED, required_labels=2)
 
 
 def test_decide_adjudicates_only_items_that_need_it():
@@ -169,6 +201,34 @@ class TestEvaluateCorrectness:
         outcome = workflow.evaluate(CORRECTNESS, policy, votes(True, False, True, True))
         assert (outcome.state, outcome.final_value, outcome.required_labels) == (RESOLVED, True, 4)
         assert workflow.evaluate(CORRECTNESS, policy, votes(True, False, True, False)).state == NEEDS_ADJUDICATION
+
+
+class TestEvaluateAfterReopen:
+    """A re-opened item has more labels than the protocol asks for; every label counts."""
+
+    def test_the_extra_label_agreeing_keeps_the_agreement(self):
+        outcome = workflow.evaluate(CORRECTNESS, Policy(2, 0), votes(True, True, True))
+        assert (outcome.state, outcome.resolution, outcome.final_value, outcome.required_labels) == (
+            RESOLVED, workflow.BY_AGREEMENT, True, 3)
+
+    def test_the_extra_label_disagreeing_is_outvoted(self):
+        outcome = workflow.evaluate(CORRECTNESS, Policy(2, 0), votes(True, True, False))
+        assert (outcome.state, outcome.resolution, outcome.final_value, outcome.required_labels) == (
+            RESOLVED, workflow.BY_MAJORITY, True, 3)
+
+    def test_no_majority_after_a_reopen_goes_to_adjudication(self):
+        outcome = workflow.evaluate(CORRECTNESS, Policy(2, 1), votes(True, False, True, False))
+        assert (outcome.state, outcome.required_labels) == (NEEDS_ADJUDICATION, 4)
+        workflow.check_transition(IN_PROGRESS, outcome.state, "label")
+
+    def test_scores_after_a_reopen(self):
+        outcome = workflow.evaluate(PROOF_GRADE, Policy(2, 0, 1.0), votes(5.0, 6.0, 5.5))
+        assert (outcome.state, outcome.final_value) == (RESOLVED, 5.5)
+
+    def test_within_the_protocol_nothing_changes(self):
+        # a resolved-by-agreement item re-opened under a tie-break policy: its third label is the tie-break slot
+        outcome = workflow.evaluate(CORRECTNESS, Policy(2, 1), votes(True, True, False))
+        assert (outcome.state, outcome.resolution, outcome.required_labels) == (RESOLVED, workflow.BY_MAJORITY, 3)
 
 
 class TestEvaluateAnswerType:
