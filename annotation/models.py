@@ -106,6 +106,7 @@ class Item(models.Model):
         NEEDS_TIEBREAK = workflow.NEEDS_TIEBREAK, "Needs tie-break"
         NEEDS_ADJUDICATION = workflow.NEEDS_ADJUDICATION, "Needs adjudication"
         RESOLVED = workflow.RESOLVED, "Resolved"
+        EXCLUDED = workflow.EXCLUDED, "Excluded"
 
     class Resolution(models.TextChoices):
         NONE = "", "Unresolved"
@@ -128,7 +129,9 @@ class Item(models.Model):
     label_count = models.PositiveSmallIntegerField(default=0)
     started = models.BooleanField(default=False, help_text="Has at least one label; such items are served first.")
     final_value = models.JSONField(null=True, blank=True)
-    excluded = models.BooleanField(default=False, help_text="Resolved as unsuitable: left out of every export.")
+    excluded = models.BooleanField(
+        default=False, help_text="Left out of every export: resolved as unsuitable, or excluded from the workflow."
+    )
     priority = models.IntegerField(default=0)
     random_key = models.FloatField()
     is_gold = models.BooleanField(default=False)
@@ -153,6 +156,10 @@ class Item(models.Model):
             ),
             models.Index(fields=["project", "state"], name="item_project_state"),
             models.Index(fields=["subject_id"], name="item_subject"),
+            # the item browser's orders, read a page at a time from a key (keyset pagination)
+            models.Index(fields=["project", "id"], name="item_browse_by_id"),
+            models.Index(fields=["project", "priority", "id"], name="item_browse_by_priority"),
+            models.Index(fields=["project", "label_count", "id"], name="item_browse_by_labels"),
         ]
 
     def __str__(self):
@@ -235,6 +242,9 @@ class ItemEvent(models.Model):
         ADJUDICATED = "adjudicated", "Adjudicated"
         OVERRIDDEN = "overridden", "Overridden by admin"
         GOLD_SET = "gold_set", "Marked as gold"
+        REOPENED = "reopened", "Re-opened for another label"
+        EXCLUDED = "excluded", "Excluded from the workflow"
+        PRIORITY_CHANGED = "priority_changed", "Priority changed"
         LATE_SUBMIT_REFUSED = "late_submit_refused", "Late submission refused"
 
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="events")
