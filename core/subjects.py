@@ -8,14 +8,18 @@ that knows what that id points at. Each entry says
 - which subjects a dataset offers to a new project (`subject_ids`) and their answer types (`answer_types`, kept
   on the items for per-type figures),
 - what an annotator is shown (`task_view`) and what a reviewer sees (`review_view`),
-- how an item is summed up in lists (`summaries`).
+- how an item is summed up in lists (`summaries`),
+- optionally, how its items are found by what their subjects say (`filter_subject_ids` answering the criteria named
+  in `filter_criteria`, e.g. a model name or a text search, with `filter_choices` for forms).
 
 The benchmark data registers `correctness` (a completion) and `answer_type` (a question); proof grading registers
 `proof_grade` (a model proof). A new kind (e.g. a step-level label on a proof) is one more `register` call in the app
 that owns its subject; the workflow does not change.
 
 Verdicts of automatic verifiers are not the subject's own data: the app that keeps them registers a verdict source
-(`register_verdict_source`), which views ask through `verdicts_for` when the project lets the viewer see them.
+(`register_verdict_source`), which views ask through `verdicts_for` when the project lets the viewer see them. Such an
+app may also answer criteria of its own about the subjects (`register_subject_filter`, e.g. "the verifier X said
+incorrect"); the workflow asks every hook through `subject_id_filters` and never learns which app answered.
 """
 from __future__ import annotations
 
@@ -61,6 +65,26 @@ class SubjectKind:
     # Whether the dataset's own project form offers this kind (proof projects are made from a competition).
     creatable_from_dataset: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # Optional. (dataset_id, **criteria) -> a query of the subject ids that match every criterion given (something
+    # `subject_id__in` takes), or None when nothing narrows; called only with criteria named in `filter_criteria`.
+    filter_subject_ids: Callable[..., Any] | None = None
+    filter_criteria: tuple[str, ...] = ()
+    # Optional. dataset_id -> {criterion: [(value, label), ...]}: the values a form offers; others are free text.
+    filter_choices: Callable[[int], Mapping[str, Sequence[tuple[str, str]]]] | None = None
+
+
+@dataclass(frozen=True)
+class SubjectFilter:
+    """Criteria about subjects answered by an app that keeps data on them without owning them (verdicts, say)."""
+
+    name: str
+    criteria: tuple[str, ...]
+    # SubjectKind -> whether these criteria make sense for that kind's subjects
+    applies_to: Callable[[SubjectKind], bool]
+    # (kind_name, dataset_id, **criteria) -> a query of matching subject ids, or None when nothing narrows
+    filter_subject_ids: Callable[..., Any]
+    # (kind_name, dataset_id) -> {criterion: [(value, label), ...]}
+    choices: Callable[[str, int], Mapping[str, Sequence[tuple[str, str]]]] = lambda kind_name, dataset_id: {}
 
 
 class UnknownSubjectKind(InvalidValue, KeyError):
@@ -68,8 +92,13 @@ class UnknownSubjectKind(InvalidValue, KeyError):
         return self.args[0]
 
 
+class UnsupportedCriterion(InvalidValue):
+    """A filter on subjects that nothing registered can answer for this kind."""
+
+
 _KINDS: dict[str, SubjectKind] = {}
 _VERDICT_SOURCES: list[Callable[[str, int], list[dict]]] = []
+_SUBJECT_FILTERS: dict[str, SubjectFilter] = {}
 
 
 def register(kind: SubjectKind) -> SubjectKind:
@@ -106,3 +135,61 @@ def verdicts_for(kind_name: str, subject_id: int) -> list[dict]:
     for source in _VERDICT_SOURCES:
         verdicts.extend(source(kind_name, subject_id))
     return verdicts
+
+
+def register_subject_filter(subject_filter: SubjectFilter) -> SubjectFilter:
+    existing = _SUBJECT_FILTERS.get(subject_filter.name)
+    if existing is not None and existing != subject_filter:
+        raise ValueError(f"a subject filter named {subject_filter.name!r} is already registered")
+    _SUBJECT_FILTERS[subject_filter.name] = subject_filter
+    return subject_filter
+
+
+def _filters_for(kind: SubjectKind) -> list[SubjectFilter]:
+    return [subject_filter for subject_filter in _SUBJECT_FILTERS.values() if subject_filter.applies_to(kind)]
+
+
+def filter_criteria(kind_name: str) -> list[str]:
+    """Every criterion the items of this kind can be filtered by, through their subjects."""
+    kind = get(kind_name)
+    found = list(kind.filter_criteria) if kind.filter_subject_ids is not None else []
+    for subject_filter in _filters_for(kind):
+        found.extend(criterion for criterion in subject_filter.criteria if criterion not in found)
+    return found
+
+
+def filter_choices(kind_name: str, dataset_id: int) -> dict[str, list[tuple[str, str]]]:
+    """{criterion: [(value, label), ...]} for the criteria whose values come from a list."""
+    kind = get(kind_name)
+    choices: dict[str, list[tuple[str, str]]] = {}
+    if kind.filter_subject_ids is not None and kind.filter_choices is not None:
+        choices.update({name: list(values) for name, values in kind.filter_choices(dataset_id).items()})
+    for subject_filter in _filters_for(kind):
+        choices.update({name: list(values) for name, values in subject_filter.choices(kind_name, dataset_id).items()})
+    return choices
+
+
+def subject_id_filters(kind_name: str, dataset_id: int, criteria: Mapping[str, Any]) -> list[Any]:
+    """Queries of subject ids an item's subject must be in, one per hook that answers some of the criteria (empty
+    values are left out). Raises UnsupportedCriterion for a criterion nothing answers for this kind."""
+    kind = get(kind_name)
+    given = {name: value for name, value in criteria.items() if value not in (None, "")}
+    queries: list[Any] = []
+    answered: set[str] = set()
+
+    def ask(names_answered: tuple[str, ...], hook: Callable[..., Any], *leading: Any) -> None:
+        mine = {name: value for name, value in given.items() if name in names_answered}
+        if mine:
+            answered.update(mine)
+            query = hook(*leading, dataset_id, **mine)
+            if query is not None:
+                queries.append(query)
+
+    if kind.filter_subject_ids is not None:
+        ask(kind.filter_criteria, kind.filter_subject_ids)
+    for subject_filter in _filters_for(kind):
+        ask(subject_filter.criteria, subject_filter.filter_subject_ids, kind_name)
+    unanswered = sorted(set(given) - answered)
+    if unanswered:
+        raise UnsupportedCriterion(f"{kind.title} items cannot be filtered by {', '.join(unanswered)}")
+    return queries
