@@ -9,9 +9,10 @@ class GradingConfig(AppConfig):
     def ready(self):
         from verifybench.services import register_file_importer
 
-        from . import checks, runs  # noqa: F401  (checks and runs register themselves on import)
+        from . import checks, runs, subject_filters  # noqa: F401  (checks and runs register themselves on import)
         from .proofs import subject
         from .proofs.importing import FORMAT_NAME, import_into_competition
 
         subject.register()
+        subject_filters.register()
         register_file_importer(FORMAT_NAME, import_into_competition)

@@ -3,7 +3,8 @@
 Registered with `core.subjects` from VerifybenchConfig.ready(). What an annotator is shown is built here from the
 subject alone: the question, the reference answer, and the completion (with its model's name only when the project
 shows it). An imported prior label never appears, and in an answer-type project the imported answer type is left out,
-since it is the very label being asked for.
+since it is the very label being asked for. Items are found by model (completions) and by a text search in the
+question and completion text (`filter_subject_ids`).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from django.db.models import Prefetch
 
 from core import subjects
+from core.search import text_matches
 from core.subjects import SubjectKind, ViewContext
 
 from .label_rules import ANSWER_TYPE, CORRECTNESS, AnswerTypeRules, CorrectnessRules
@@ -96,6 +98,27 @@ def completion_summaries(ids: Sequence[int]) -> dict[int, dict]:
     }
 
 
+def filter_completion_ids(dataset_id: int, *, model: str = "", text: str = ""):
+    """Completions of the dataset by model name and by a search in their text or their question's text."""
+    completions = Completion.objects.filter(question__dataset_id=dataset_id).order_by()
+    if model:
+        completions = completions.filter(model_name=model)
+    if not text:
+        return completions.values("pk")
+    # one index lookup per table, united, rather than one OR across a join that no index serves
+    in_completion = completions.filter(text_matches("text", text)).values("pk")
+    in_question = completions.filter(
+        question__in=Question.objects.filter(dataset_id=dataset_id).filter(text_matches("text", text)).values("pk")
+    ).values("pk")
+    return in_completion.union(in_question)
+
+
+def completion_filter_choices(dataset_id: int) -> dict[str, list[tuple[str, str]]]:
+    models = (Completion.objects.filter(question__dataset_id=dataset_id).order_by("model_name")
+              .values_list("model_name", flat=True).distinct())
+    return {"model": [(name, name) for name in models]}
+
+
 # -- answer type of a question ----------------------------------------------------------------------------------------
 
 
@@ -141,17 +164,24 @@ def question_summaries(ids: Sequence[int]) -> dict[int, dict]:
     }
 
 
+def filter_question_ids(dataset_id: int, *, text: str = ""):
+    return Question.objects.filter(dataset_id=dataset_id).filter(text_matches("text", text)).order_by().values("pk")
+
+
 CORRECTNESS_KIND = SubjectKind(
     name=CORRECTNESS, title="Correctness", rules=CorrectnessRules(), subject_ids=completion_ids_of,
     answer_types=completion_answer_types, task_view=completion_task_view, review_view=completion_review_view,
     summaries=completion_summaries, load=lambda pk: Completion.objects.select_related("question").get(pk=pk),
     extra={"form_title": "Correctness of each completion", "subject": "completion"},
+    filter_subject_ids=filter_completion_ids, filter_criteria=("model", "text"),
+    filter_choices=completion_filter_choices,
 )
 ANSWER_TYPE_KIND = SubjectKind(
     name=ANSWER_TYPE, title="Answer type", rules=AnswerTypeRules(), subject_ids=question_ids_of,
     answer_types=question_answer_types, task_view=question_task_view, review_view=question_review_view,
     summaries=question_summaries, load=lambda pk: Question.objects.get(pk=pk),
     extra={"form_title": "Answer type of each question", "subject": "question"},
+    filter_subject_ids=filter_question_ids, filter_criteria=("text",),
 )
 
 

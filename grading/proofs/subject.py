@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from core import subjects
 from core.labels import ScoreRules
+from core.search import text_matches
 from core.subjects import SubjectKind, ViewContext
 
 from .models import ProofSubmission, Rubric
@@ -81,6 +82,14 @@ def summaries(ids: Sequence[int]) -> dict[int, dict]:
     }
 
 
+def filter_submission_ids(dataset_id: int, *, text: str = ""):
+    """Proofs by a search in their text or their problem's statement (never by model: proofs stay anonymous)."""
+    proofs = ProofSubmission.objects.filter(problem__competition__dataset_id=dataset_id).order_by()
+    in_proof = proofs.filter(text_matches("text", text)).values("pk")
+    in_statement = proofs.filter(text_matches("problem__statement", text)).values("pk")
+    return in_proof.union(in_statement)
+
+
 PROOF_GRADE_KIND = SubjectKind(
     name=PROOF_GRADE, title="Proof grade", rules=ProofGradeRules(), subject_ids=None,
     answer_types=lambda ids: {}, task_view=task_view, review_view=review_view, summaries=summaries,
@@ -88,6 +97,7 @@ PROOF_GRADE_KIND = SubjectKind(
     submit_elsewhere="a proof is graded against its rubric: post your choices to /api/grading/tasks/{task_id}/grade/; "
                      "a bare total is not accepted",
     creatable_from_dataset=False,
+    filter_subject_ids=filter_submission_ids, filter_criteria=("text",),
     extra={
         "subject": "proof",
         "created_from": "Proof-grading projects are created from a competition's proofs by the grading app: on the "

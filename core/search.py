@@ -1,0 +1,36 @@
+"""Text search in a column, for filters over large tables.
+
+On PostgreSQL a search is full text (English stemming, web-search syntax: words, "quoted phrases", -excluded), which
+a GIN index on `to_tsvector('english', column)` serves; the benchmark data creates those indexes on question and
+completion text. Elsewhere (SQLite in tests and development) every word must occur in the column, in any case.
+"""
+from __future__ import annotations
+
+from django.db import connection
+from django.db.models import BooleanField, F, Func, Q, Value
+
+SEARCH_CONFIG = "english"
+MAX_WORDS = 20
+
+
+class FullTextMatch(Func):
+    """`to_tsvector('english', column) @@ websearch_to_tsquery('english', query)`: the expression an index on
+    `to_tsvector('english', column)` answers."""
+
+    output_field = BooleanField()
+    template = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, %(expressions)s)"
+    arg_joiner = f") @@ websearch_to_tsquery('{SEARCH_CONFIG}'::regconfig, "
+
+    def __init__(self, column: str, query: str):
+        super().__init__(F(column), Value(query))
+
+
+def text_matches(column: str, query: str) -> Q:
+    """A condition on `column` (a field name, lookups across relations allowed) that the search `query` matches."""
+    query = " ".join(query.split()[:MAX_WORDS])
+    if connection.vendor == "postgresql":
+        return Q(FullTextMatch(column, query))
+    condition = Q()
+    for word in query.split():
+        condition &= Q(**{f"{column}__icontains": word.strip('"').lstrip("-")})
+    return condition
