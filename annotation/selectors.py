@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
-from core import labels, roles
+from core import labels, roles, subjects, taxonomy
 from core.metrics import agreement
 from core.subjects import ViewContext
 
@@ -413,3 +415,214 @@ def progress_over_time(project: AnnotationProject, days: int = 30) -> list[dict]
     )
     days_seen = sorted(set(labels) | set(resolved))
     return [{"day": day, "labels": labels.get(day, 0), "resolved": resolved.get(day, 0)} for day in days_seen]
+
+
+# ---------------------------------------------------------------- the item browser
+
+class InvalidFilter(ValueError):
+    """A filter, order or page key the item browser cannot use; the message is meant for the person who sent it."""
+
+
+# Criteria answered by the subject plug-ins (core.subjects), under the names the browser's forms and the API use.
+SUBJECT_PARAMS = {"model": "model", "q": "text", "verifier": "verifier", "verdict": "verdict"}
+DISAGREEMENT_EVENTS = ("tiebreak_requested", "adjudication_requested")
+
+# sort name -> (the item field read in that order, descending); ties are broken by id in the same direction
+SORTS: dict[str, tuple[str, bool]] = {
+    "id": ("id", False),
+    "-id": ("id", True),
+    "-priority": ("priority", True),
+    "priority": ("priority", False),
+    "-label_count": ("label_count", True),
+    "label_count": ("label_count", False),
+}
+SORT_NAMES = {
+    "id": "Oldest first", "-id": "Newest first", "-priority": "Highest priority first",
+    "priority": "Lowest priority first", "-label_count": "Most labels first", "label_count": "Fewest labels first",
+}
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+
+def _yes_no(params: Mapping, name: str) -> bool | None:
+    raw = (params.get(name) or "").strip().lower()
+    if raw in ("", "any"):
+        return None
+    if raw in ("yes", "true", "1"):
+        return True
+    if raw in ("no", "false", "0"):
+        return False
+    raise InvalidFilter(f"{name} is yes or no, not {raw!r}")
+
+
+@dataclass(frozen=True)
+class ItemFilter:
+    """What the item browser (page and API) narrows a project's items to. Empty fields do not narrow."""
+
+    state: str = ""
+    resolution: str = ""
+    disagreement: bool | None = None  # the labels disagreed: the item went to a tie-break or to adjudication
+    answer_type: str = ""
+    annotator: int | None = None  # labeled by this user
+    gold: bool | None = None
+    subject: Mapping[str, str] = field(default_factory=dict)  # subject criteria: model, text, verifier, verdict
+
+    @classmethod
+    def from_params(cls, params: Mapping) -> ItemFilter:
+        """Read a filter from query parameters (the names of `as_params`); raises InvalidFilter."""
+        def text(name: str) -> str:
+            value = params.get(name) or ""
+            return value.strip() if isinstance(value, str) else str(value)
+
+        state, resolution, answer_type = text("state"), text("resolution"), text("answer_type")
+        if state and state not in workflow.STATES:
+            raise InvalidFilter(f"{state!r} is not a state; choose from {', '.join(workflow.STATES)}")
+        if resolution and resolution not in workflow.RESOLUTIONS:
+            raise InvalidFilter(f"{resolution!r} is not a resolution; choose from {', '.join(workflow.RESOLUTIONS)}")
+        if answer_type and answer_type not in taxonomy.BY_CODE:
+            raise InvalidFilter(f"{answer_type!r} is not an answer type code")
+        annotator = text("annotator")
+        if annotator and not annotator.isdigit():
+            raise InvalidFilter("annotator is a user id")
+        subject = {param: text(param) for param in SUBJECT_PARAMS if text(param)}
+        if len(subject.get("q", "")) > 200:
+            raise InvalidFilter("a search is at most 200 characters")
+        return cls(state=state, resolution=resolution, disagreement=_yes_no(params, "disagreement"),
+                   answer_type=answer_type, annotator=int(annotator) if annotator else None,
+                   gold=_yes_no(params, "gold"), subject=subject)
+
+    def as_params(self) -> dict[str, str]:
+        """The query parameters that give this filter back (empty ones left out)."""
+        params = {"state": self.state, "resolution": self.resolution, "answer_type": self.answer_type,
+                  "annotator": str(self.annotator) if self.annotator else "", **self.subject}
+        for name in ("disagreement", "gold"):
+            value = getattr(self, name)
+            if value is not None:
+                params[name] = "yes" if value else "no"
+        return {name: value for name, value in params.items() if value}
+
+
+def filtered_items(project: AnnotationProject, item_filter: ItemFilter):
+    """The project's items that match the filter, as a query (nothing is loaded). Filters on what the subject says
+    (model, text, verdicts) go through the subject plug-ins, which answer with queries of subject ids."""
+    items = Item.objects.filter(project=project)
+    if item_filter.state:
+        items = items.filter(state=item_filter.state)
+    if item_filter.resolution:
+        items = items.filter(resolution=item_filter.resolution)
+    if item_filter.answer_type:
+        items = items.filter(answer_type=item_filter.answer_type)
+    if item_filter.gold is not None:
+        items = items.filter(is_gold=item_filter.gold)
+    if item_filter.annotator is not None:
+        items = items.filter(Exists(Label.objects.filter(item=OuterRef("pk"), annotator_id=item_filter.annotator)))
+    if item_filter.disagreement is not None:
+        disagreed = Exists(ItemEvent.objects.filter(item=OuterRef("pk"), kind__in=DISAGREEMENT_EVENTS))
+        items = items.filter(disagreed if item_filter.disagreement else ~disagreed)
+    criteria = {SUBJECT_PARAMS[param]: value for param, value in item_filter.subject.items()}
+    try:
+        for subject_ids in subjects.subject_id_filters(project.kind, project.dataset_id, criteria):
+            items = items.filter(subject_id__in=subject_ids)
+    except labels.InvalidValue as exc:
+        raise InvalidFilter(str(exc)) from None
+    return items
+
+
+def filter_options(project: AnnotationProject) -> dict:
+    """What the browser's filter form offers for this project: the subject criteria its kind answers (with their
+    choices where they come from a list), and the annotators who can have labeled its items."""
+    annotators = (ProjectMember.objects.filter(project=project, role=ProjectMember.Role.ANNOTATOR)
+                  .order_by("user__username").values_list("user_id", "user__username"))
+    criteria = subjects.filter_criteria(project.kind)
+    return {
+        "subject_params": [param for param, criterion in SUBJECT_PARAMS.items() if criterion in criteria],
+        "choices": subjects.filter_choices(project.kind, project.dataset_id),
+        "annotators": [(str(user_id), username) for user_id, username in annotators],
+    }
+
+
+@dataclass(frozen=True)
+class BrowsePage:
+    items: list
+    next_key: str | None  # the key to pass as `after` for the next page, None on the last page
+    previous_key: str | None  # the key to pass as `before` for the previous page, None on the first page
+
+
+def _parse_key(key: str) -> tuple[int, int]:
+    value, _, item_id = key.partition("~")
+    try:
+        return int(value), int(item_id)
+    except ValueError:
+        raise InvalidFilter(f"{key!r} is not a page key") from None
+
+
+def _key(item: Item, sort_field: str) -> str:
+    return f"{getattr(item, sort_field)}~{item.pk}"
+
+
+def browse_items(project: AnnotationProject, item_filter: ItemFilter, *, sort: str = "id", after: str = "",
+                 before: str = "", page_size: int = DEFAULT_PAGE_SIZE) -> BrowsePage:
+    """One page of the project's items that match the filter, read from a key (keyset pagination): the page after
+    `after`, the page before `before`, or the first page. Every page costs one indexed query of page_size + 1 rows
+    whatever the project's size, and rows added or removed elsewhere never shift the pages that follow a key."""
+    if sort not in SORTS:
+        raise InvalidFilter(f"{sort!r} is not an order; choose from {', '.join(SORTS)}")
+    if after and before:
+        raise InvalidFilter("give a page key in after or in before, not both")
+    page_size = max(1, min(int(page_size), MAX_PAGE_SIZE))
+    sort_field, descending = SORTS[sort]
+    backwards = bool(before)
+    reading_down = descending != backwards  # the direction rows are read in
+    items = filtered_items(project, item_filter)
+    if after or before:
+        value, item_id = _parse_key(after or before)
+        beyond = "lt" if reading_down else "gt"
+        if sort_field == "id":
+            items = items.filter(**{f"id__{beyond}": item_id})
+        else:
+            items = items.filter(Q(**{f"{sort_field}__{beyond}": value}) | Q(**{sort_field: value, f"id__{beyond}": item_id}))
+    order = [f"-{sort_field}", "-id"] if reading_down else [sort_field, "id"]
+    if sort_field == "id":
+        order = order[1:]
+    rows = list(items.select_related("project").order_by(*order)[:page_size + 1])
+    more = len(rows) > page_size
+    rows = rows[:page_size]
+    if backwards:
+        if not more:  # back at the start: the first page, full
+            return browse_items(project, item_filter, sort=sort, page_size=page_size)
+        rows.reverse()
+    if not rows:
+        return BrowsePage([], None, None)
+    has_next = more if not backwards else True
+    has_previous = more if backwards else bool(after)
+    return BrowsePage(
+        rows,
+        next_key=_key(rows[-1], sort_field) if has_next else None,
+        previous_key=_key(rows[0], sort_field) if has_previous else None,
+    )
+
+
+def browse_rows(items: list) -> list[dict]:
+    """What the browser shows of each item: the subject plug-in's summary and the workflow's own fields."""
+    found = summaries(items)
+    rows = []
+    for item in items:
+        rules = item.project.judgement
+        rows.append({
+            "id": item.pk,
+            "subject_id": item.subject_id,
+            "summary": found[item.pk],
+            "state": item.state,
+            "resolution": item.resolution,
+            "label_count": item.label_count,
+            "required_labels": item.required_labels,
+            "final_value": item.final_value,
+            "final_display": rules.display(item.final_value) if item.final_value is not None else None,
+            "excluded": item.excluded,
+            "is_gold": item.is_gold,
+            "gold_value": item.gold_value,
+            "gold_display": rules.display(item.gold_value) if item.gold_value is not None else None,
+            "priority": item.priority,
+            "answer_type": item.answer_type,
+        })
+    return rows
