@@ -4,6 +4,7 @@ from rest_framework import serializers
 from core import roles, subjects
 from verifybench.models import Dataset
 
+from .. import selectors, services
 from ..models import AnnotationProject, Invitation, Item, ProjectMember
 
 
@@ -123,3 +124,52 @@ class ConflictSerializer(serializers.ModelSerializer):
     def get_question_external_id(self, item) -> str:
         summary = self.context.get("summaries", {}).get(item.pk, {})
         return summary.get("question_external_id") or summary.get("name", "")
+
+
+class ItemRowSerializer(serializers.Serializer):
+    """One row of the item browser (selectors.browse_rows)."""
+
+    id = serializers.IntegerField()
+    subject_id = serializers.IntegerField()
+    summary = serializers.DictField()
+    state = serializers.CharField()
+    resolution = serializers.CharField()
+    label_count = serializers.IntegerField()
+    required_labels = serializers.IntegerField()
+    final_value = serializers.JSONField(allow_null=True)
+    final_display = serializers.CharField(allow_null=True)
+    excluded = serializers.BooleanField()
+    is_gold = serializers.BooleanField()
+    gold_value = serializers.JSONField(allow_null=True)
+    priority = serializers.IntegerField()
+    answer_type = serializers.CharField()
+
+
+class ItemPageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True, help_text="The next page (keyset: `after` a key), or null")
+    previous = serializers.URLField(allow_null=True, help_text="The previous page (`before` a key), or null")
+    results = ItemRowSerializer(many=True)
+
+
+class BulkActionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=list(services.BULK_ACTIONS.items()))
+    item_ids = serializers.ListField(child=serializers.IntegerField(), required=False, max_length=services.BULK_LIMIT,
+                                     help_text="The items to change; or all_matching with filters")
+    all_matching = serializers.BooleanField(required=False, default=False,
+                                            help_text="Change every item that the filters match")
+    filters = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict,
+                                    help_text="The item browser's filters (state, resolution, disagreement, model, "
+                                              "answer_type, verifier, verdict, annotator, gold, q)")
+    rationale = serializers.CharField(required=False, allow_blank=True, default="", max_length=20000)
+    value = serializers.JSONField(required=False, allow_null=True, help_text="mark_gold: the known answer")
+    change = serializers.IntegerField(required=False, default=0, help_text="priority: how much to add (or subtract)")
+
+    def validate(self, data):
+        if not data["all_matching"] and not data.get("item_ids"):
+            raise serializers.ValidationError({"item_ids": "choose items, or all_matching with filters"})
+        if data["all_matching"]:
+            try:
+                data["item_filter"] = selectors.ItemFilter.from_params(data["filters"])
+            except selectors.InvalidFilter as exc:
+                raise serializers.ValidationError({"filters": str(exc)}) from None
+        return data

@@ -108,6 +108,76 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         context = {"summaries": selectors.summaries(page)}
         return self.get_paginated_response(serializers.ConflictSerializer(page, many=True, context=context).data)
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(name, description=description) for name, description in (
+                ("state", "pending, in_progress, needs_tiebreak, needs_adjudication, resolved or excluded"),
+                ("resolution", "agreement, majority, adjudication or override"),
+                ("disagreement", "yes: the labels disagreed (a tie-break or adjudication was asked for); no"),
+                ("model", "completions of this model"), ("answer_type", "an answer type code, e.g. A1"),
+                ("verifier", "a verifier configuration id (with verdict: its verdict)"),
+                ("verdict", "correct, incorrect or inconclusive"), ("annotator", "labeled by this user id"),
+                ("gold", "yes or no"), ("q", "a search in the question and completion (or proof) text"),
+                ("sort", ", ".join(selectors.SORTS)), ("after", "a page key: the page after it"),
+                ("before", "a page key: the page before it"),
+                ("page_size", f"rows per page, at most {selectors.MAX_PAGE_SIZE}"),
+            )
+        ],
+        responses=serializers.ItemPageSerializer,
+        summary="Researchers and adjudicators: the project's items, filtered, sorted, a page at a time (keyset)",
+    )
+    @action(detail=True, methods=["get"], url_path="items")
+    def items(self, request, pk=None):
+        project = self.get_object()
+        if not selectors.can_review(project, request.user):
+            raise PermissionDenied("only researchers and the project's adjudicators browse its items")
+        params = request.query_params
+        try:
+            page_size = int(params.get("page_size") or selectors.DEFAULT_PAGE_SIZE)
+            page = selectors.browse_items(
+                project, selectors.ItemFilter.from_params(params), sort=params.get("sort") or "id",
+                after=params.get("after", ""), before=params.get("before", ""), page_size=page_size,
+            )
+        except ValueError as exc:  # InvalidFilter, or a page size that is not a number
+            raise ValidationError({"detail": str(exc)}) from None
+
+        def link(key_name, key):
+            if key is None:
+                return None
+            query = params.copy()
+            for name in ("after", "before"):
+                query.pop(name, None)
+            query[key_name] = key
+            return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+
+        return Response({
+            "next": link("after", page.next_key),
+            "previous": link("before", page.previous_key),
+            "results": serializers.ItemRowSerializer(selectors.browse_rows(page.items), many=True).data,
+        })
+
+    @extend_schema(request=serializers.BulkActionSerializer, responses=OpenApiTypes.OBJECT,
+                   summary="Researchers: exclude, re-open, mark gold or re-prioritise chosen items or all matching "
+                           f"a filter (at most {services.BULK_LIMIT:,})")
+    @action(detail=True, methods=["post"], url_path="items/bulk", permission_classes=[IsResearcherOrAdmin])
+    def bulk(self, request, pk=None):
+        project = self.get_object()
+        serializer = serializers.BulkActionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            if data["all_matching"]:
+                items = selectors.filtered_items(project, data["item_filter"])
+            else:
+                items = Item.objects.filter(project=project, pk__in=data["item_ids"])
+            result = services.bulk_apply(project, items, data["action"], actor=request.user,
+                                         rationale=data["rationale"], value=data.get("value"), change=data["change"])
+        except selectors.InvalidFilter as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        except services.WorkflowError as exc:
+            return _workflow_error(exc)
+        return Response(result.as_dict())
+
     @extend_schema(request=serializers.MemberSerializer, responses=serializers.MemberSerializer(many=True),
                    parameters=[OpenApiParameter("include_removed", bool, description="List removed members too")],
                    summary="List or add project members (annotators, adjudicators with that role)")
