@@ -191,10 +191,7 @@ def item_review(item: Item) -> dict:
     subject plug-in shows reviewers (the verdicts too, unless the project hides them from everyone)."""
     project = item.project
     rules = project.judgement
-    labels_given = [
-        {**label_dict(label), "display": "Unsuitable" if label.unsuitable else rules.display(label.value)}
-        for label in Label.objects.filter(item=item).select_related("annotator").order_by("created_at", "id")
-    ]
+    labels_given = item_labels(item)
     context = ViewContext(
         kind=project.kind,
         project={"id": project.pk, "name": project.name, "kind": project.kind},
@@ -217,6 +214,15 @@ def item_review(item: Item) -> dict:
         "labels": labels_given,
         **project.subject_kind.review_view(item.subject_id, context),
     }
+
+
+def item_labels(item: Item) -> list[dict]:
+    """Every label of an item with who gave it and how it reads, the same for every subject kind."""
+    rules = item.project.judgement
+    return [
+        {**label_dict(label), "display": "Unsuitable" if label.unsuitable else rules.display(label.value)}
+        for label in Label.objects.filter(item=item).select_related("annotator").order_by("created_at", "id")
+    ]
 
 
 def summaries(items) -> dict[int, dict]:

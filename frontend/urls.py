@@ -9,6 +9,7 @@ from . import (
     views_exports,
     views_grading,
     views_imports,
+    views_items,
     views_verification,
     views_workspace,
 )
@@ -41,6 +42,9 @@ urlpatterns = [
     path("projects/<int:project_id>/label/fragment/", views_annotation.label_fragment,
          name="annotation-label-fragment"),
     path("projects/<int:project_id>/conflicts/", views_annotation.conflicts_page, name="annotation-conflicts"),
+    path("projects/<int:project_id>/items/", views_items.item_browser, name="item-browser"),
+    path("projects/<int:project_id>/items/bulk/", views_items.item_bulk, name="item-bulk"),
+    path("items/<int:item_id>/", views_items.item_detail, name="item-detail"),
     path("items/<int:item_id>/adjudicate/", views_annotation.adjudicate_page, name="annotation-adjudicate"),
     path("projects/<int:project_id>/meta-eval/", views_evaluation.meta_eval_page, name="meta-eval-page"),
     path("datasets/<int:dataset_id>/model-eval/", views_evaluation.model_eval_page, name="model-eval-page"),

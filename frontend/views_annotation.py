@@ -143,7 +143,8 @@ def conflicts_page(request, project_id: int):
     project = _adjudicated_project(request.user, project_id)
     conflicts = list(selectors.conflicts(project))
     summaries = selectors.summaries(conflicts)
-    rows = [{"item": item, "summary": summaries[item.pk], "review_url": review_url(item)} for item in conflicts]
+    rows = [{"item": item, "summary": summaries[item.pk], "review_url": review_url(item),
+             "item_url": reverse("item-detail", args=[item.pk])} for item in conflicts]
     return render(request, "annotation/conflicts.html", {"project": project, "rows": rows})
 
 

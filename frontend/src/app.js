@@ -7,6 +7,7 @@ import "./grading.js";
 import "./jobs.js";
 import "./imports.js";
 import "./guidelines.js";
+import "./items.js";
 
 export { typeset };
 
