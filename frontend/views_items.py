@@ -118,7 +118,7 @@ def item_browser(request, project_id: int):
         "previous_url": _page_link(request, before=page.previous_key) if page.previous_key else "",
         "first_url": _page_link(request) if page.previous_key else "",
         "can_bulk": roles.is_researcher(request.user),
-        "bulk_limit": services.BULK_LIMIT,
+        "bulk_limit": f"{services.BULK_LIMIT:,}",
         "value_choices": _value_choices(project),
         "can_adjudicate": selectors.can_adjudicate(project, request.user),
     }, status=400 if error else 200)
