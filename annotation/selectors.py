@@ -431,6 +431,7 @@ class InvalidFilter(ValueError):
 
 # Criteria answered by the subject plug-ins (core.subjects), under the names the browser's forms and the API use.
 SUBJECT_PARAMS = {"model": "model", "q": "text", "verifier": "verifier", "verdict": "verdict"}
+VERDICT_PARAMS = ("verifier", "verdict")
 DISAGREEMENT_EVENTS = ("tiebreak_requested", "adjudication_requested")
 
 # sort name -> (the item field read in that order, descending); ties are broken by id in the same direction
@@ -534,14 +535,31 @@ def filtered_items(project: AnnotationProject, item_filter: ItemFilter):
     return items
 
 
-def filter_options(project: AnnotationProject) -> dict:
-    """What the browser's filter form offers for this project: the subject criteria its kind answers (with their
-    choices where they come from a list), and the annotators who can have labeled its items."""
+def may_filter_by_verdicts(project: AnnotationProject, user) -> bool:
+    """Researchers always; the project's adjudicators only when the project shows verdicts to reviewers, so that a
+    filter never tells them what the item page hides."""
+    return roles.is_researcher(user) or project.verdict_visibility != AnnotationProject.VerdictVisibility.NOBODY
+
+
+def filter_for(project: AnnotationProject, user, params: Mapping) -> ItemFilter:
+    """The filter a viewer asks for in query parameters; raises InvalidFilter (also for verdicts they may not see)."""
+    item_filter = ItemFilter.from_params(params)
+    if any(param in item_filter.subject for param in VERDICT_PARAMS) and not may_filter_by_verdicts(project, user):
+        raise InvalidFilter("this project does not show verdicts to reviewers")
+    return item_filter
+
+
+def filter_options(project: AnnotationProject, user) -> dict:
+    """What the browser's filter form offers this viewer: the subject criteria the project's kind answers (with
+    their choices where they come from a list), and the annotators who can have labeled its items."""
     annotators = (ProjectMember.objects.filter(project=project, role=ProjectMember.Role.ANNOTATOR)
                   .order_by("user__username").values_list("user_id", "user__username"))
     criteria = subjects.filter_criteria(project.kind)
+    params = [param for param, criterion in SUBJECT_PARAMS.items() if criterion in criteria]
+    if not may_filter_by_verdicts(project, user):
+        params = [param for param in params if param not in VERDICT_PARAMS]
     return {
-        "subject_params": [param for param, criterion in SUBJECT_PARAMS.items() if criterion in criteria],
+        "subject_params": params,
         "choices": subjects.filter_choices(project.kind, project.dataset_id),
         "annotators": [(str(user_id), username) for user_id, username in annotators],
     }

@@ -87,7 +87,7 @@ def item_browser(request, project_id: int):
     error = ""
     sort = request.GET.get("sort") or "id"
     try:
-        item_filter = selectors.ItemFilter.from_params(request.GET)
+        item_filter = selectors.filter_for(project, request.user, request.GET)
         page = selectors.browse_items(project, item_filter, sort=sort, after=request.GET.get("after", ""),
                                       before=request.GET.get("before", ""))
     except selectors.InvalidFilter as exc:
@@ -96,7 +96,7 @@ def item_browser(request, project_id: int):
     rows = selectors.browse_rows(page.items)
     for row, item in zip(rows, page.items):
         row["url"] = item_url(item)
-    options = selectors.filter_options(project)
+    options = selectors.filter_options(project, request.user)
     filter_query = QueryDict(mutable=True)
     filter_query.update(item_filter.as_params())
     return render(request, "items/browser.html", {

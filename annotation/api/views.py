@@ -135,7 +135,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         try:
             page_size = int(params.get("page_size") or selectors.DEFAULT_PAGE_SIZE)
             page = selectors.browse_items(
-                project, selectors.ItemFilter.from_params(params), sort=params.get("sort") or "id",
+                project, selectors.filter_for(project, request.user, params), sort=params.get("sort") or "id",
                 after=params.get("after", ""), before=params.get("before", ""), page_size=page_size,
             )
         except ValueError as exc:  # InvalidFilter, or a page size that is not a number

@@ -117,3 +117,15 @@ def test_the_item_endpoints_stay_as_they_were(setup):
     assert body["item_id"] == item.pk and len(body["labels"]) == 2
     history = setup["researcher"].get(f"/api/items/{item.pk}/history/").json()
     assert [event["event"] for event in history][-1] == "tiebreak_requested"
+
+
+def test_adjudicators_filter_by_verdicts_only_where_the_project_shows_them(setup):
+    project = setup["project"]
+    project.verdict_visibility = "nobody"
+    project.save()
+    response = setup["judge"].get(setup["url"], {"verdict": "incorrect"})
+    assert response.status_code == 400 and "verdicts" in response.json()["detail"]
+    assert setup["researcher"].get(setup["url"], {"verdict": "incorrect"}).status_code == 200
+    project.verdict_visibility = "adjudicators"
+    project.save()
+    assert setup["judge"].get(setup["url"], {"verdict": "incorrect"}).status_code == 200

@@ -243,3 +243,14 @@ def test_items_are_linked_from_the_dashboard_and_the_conflicts(client, team):
     client.force_login(team["researcher"])
     html = client.get(reverse("dashboard-project", args=[project.pk])).content.decode()
     assert browser_url(project) in html
+
+
+def test_the_verdict_filters_follow_the_projects_visibility_for_adjudicators(client, team):
+    project = team["project"]
+    project.verdict_visibility = AnnotationProject.VerdictVisibility.NOBODY
+    project.save()
+    client.force_login(team["judge"])
+    assert 'name="verdict"' not in client.get(browser_url(project)).content.decode()
+    assert client.get(browser_url(project, verdict="correct")).status_code == 400
+    client.force_login(team["researcher"])
+    assert 'name="verdict"' in client.get(browser_url(project)).content.decode()
