@@ -173,7 +173,11 @@ def _next_conflict(project: AnnotationProject, after: Item | None = None) -> Ite
 def adjudicate_page(request, item_id: int):
     item = get_object_or_404(Item.objects.select_related("project__dataset"), pk=item_id)
     project = item.project
-    if not selectors.can_adjudicate(project, request.user) or project.kind == PROOF_GRADE:
+    if project.kind == PROOF_GRADE:
+        raise Http404("No such item.")
+    if not selectors.can_adjudicate(project, request.user):
+        if request.method == "GET" and selectors.can_review(project, request.user):
+            return redirect(reverse("item-detail", args=[item.pk]))  # researchers read items on their review page
         raise Http404("No such item.")
     error = ""
     form = {"decision": "", "rationale": ""}

@@ -254,3 +254,14 @@ def test_the_verdict_filters_follow_the_projects_visibility_for_adjudicators(cli
     assert client.get(browser_url(project, verdict="correct")).status_code == 400
     client.force_login(team["researcher"])
     assert 'name="verdict"' in client.get(browser_url(project)).content.decode()
+
+
+def test_a_researcher_following_an_adjudication_link_lands_on_the_item_page(client, team):
+    item = team["project"].items.filter(state=workflow.NEEDS_ADJUDICATION).first()
+    client.force_login(team["researcher"])
+    response = client.get(reverse("annotation-adjudicate", args=[item.pk]))
+    assert response.status_code == 302 and response.url == reverse("item-detail", args=[item.pk])
+    response = client.post(reverse("annotation-adjudicate", args=[item.pk]), {"decision": "correct",
+                                                                             "rationale": "x"})
+    assert response.status_code == 404
+    assert Item.objects.get(pk=item.pk).state == workflow.NEEDS_ADJUDICATION
