@@ -528,11 +528,23 @@ def filtered_items(project: AnnotationProject, item_filter: ItemFilter):
         items = items.filter(disagreed if item_filter.disagreement else ~disagreed)
     criteria = {SUBJECT_PARAMS[param]: value for param, value in item_filter.subject.items()}
     try:
-        for subject_ids in subjects.subject_id_filters(project.kind, project.dataset_id, criteria):
-            items = items.filter(subject_id__in=subject_ids)
+        for matching in subjects.subject_id_filters(project.kind, project.dataset_id, criteria):
+            items = items.filter(_subject_among(matching))
     except labels.InvalidValue as exc:
         raise InvalidFilter(str(exc)) from None
     return items
+
+
+def _subject_among(matching) -> Q:
+    """The item's subject is one of these subject rows (or of any of these queries). A correlated EXISTS on the
+    primary key lets PostgreSQL either hash the matching ids once or probe the subject row of each item it reads,
+    whichever costs less: a search that matches most rows then stops after a page of items."""
+    if isinstance(matching, (list, tuple)):
+        condition = Q(pk__in=[])
+        for one in matching:
+            condition |= _subject_among(one)
+        return condition
+    return Q(Exists(matching.order_by().filter(pk=OuterRef("subject_id"))))
 
 
 def may_filter_by_verdicts(project: AnnotationProject, user) -> bool:

@@ -65,8 +65,10 @@ class SubjectKind:
     # Whether the dataset's own project form offers this kind (proof projects are made from a competition).
     creatable_from_dataset: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
-    # Optional. (dataset_id, **criteria) -> a query of the subject ids that match every criterion given (something
-    # `subject_id__in` takes), or None when nothing narrows; called only with criteria named in `filter_criteria`.
+    # Optional. (dataset_id, **criteria) -> the subjects that match every criterion given: a query of subject rows
+    # (e.g. `Completion.objects.filter(...)`, whose primary keys are the subject ids), a list of such queries when a
+    # subject may match any of them (one indexed query per table beats one OR across a join), or None when nothing
+    # narrows. Called only with criteria named in `filter_criteria`.
     filter_subject_ids: Callable[..., Any] | None = None
     filter_criteria: tuple[str, ...] = ()
     # Optional. dataset_id -> {criterion: [(value, label), ...]}: the values a form offers; others are free text.
@@ -81,7 +83,7 @@ class SubjectFilter:
     criteria: tuple[str, ...]
     # SubjectKind -> whether these criteria make sense for that kind's subjects
     applies_to: Callable[[SubjectKind], bool]
-    # (kind_name, dataset_id, **criteria) -> a query of matching subject ids, or None when nothing narrows
+    # (kind_name, dataset_id, **criteria) -> matching subjects, as SubjectKind.filter_subject_ids returns them
     filter_subject_ids: Callable[..., Any]
     # (kind_name, dataset_id) -> {criterion: [(value, label), ...]}
     choices: Callable[[str, int], Mapping[str, Sequence[tuple[str, str]]]] = lambda kind_name, dataset_id: {}
@@ -170,8 +172,9 @@ def filter_choices(kind_name: str, dataset_id: int) -> dict[str, list[tuple[str,
 
 
 def subject_id_filters(kind_name: str, dataset_id: int, criteria: Mapping[str, Any]) -> list[Any]:
-    """Queries of subject ids an item's subject must be in, one per hook that answers some of the criteria (empty
-    values are left out). Raises UnsupportedCriterion for a criterion nothing answers for this kind."""
+    """What an item's subject must be among, one entry per hook that answers some of the criteria (empty values are
+    left out): a query of subject rows, or a list of them (any). Raises UnsupportedCriterion for a criterion
+    nothing answers for this kind."""
     kind = get(kind_name)
     given = {name: value for name, value in criteria.items() if value not in (None, "")}
     queries: list[Any] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 from core import subjects
 from core.labels import InvalidValue
 from core.subjects import SubjectFilter, SubjectKind
+from verifybench.models import Completion
 
 from .models import Verdict, VerifierConfig
 
@@ -17,8 +18,10 @@ def _on_completions(kind: SubjectKind) -> bool:
     return kind.extra.get("subject") == "completion"
 
 
-def completion_ids_by_verdict(kind_name: str, dataset_id: int, *, verifier="", verdict: str = ""):
-    verdicts = Verdict.objects.filter(completion__question__dataset_id=dataset_id).order_by()
+def completions_by_verdict(kind_name: str, dataset_id: int, *, verifier="", verdict: str = ""):
+    """Completions with a verdict of this verifier (any verifier when none is named) saying this (anything when
+    no verdict is named)."""
+    verdicts = Verdict.objects.all()
     if verifier:
         try:
             verdicts = verdicts.filter(verifier_id=int(verifier))
@@ -28,7 +31,7 @@ def completion_ids_by_verdict(kind_name: str, dataset_id: int, *, verifier="", v
         if verdict not in Verdict.Status.values:
             raise InvalidValue(f"a verdict is one of {', '.join(Verdict.Status.values)}, not {verdict!r}")
         verdicts = verdicts.filter(status=verdict)
-    return verdicts.values("completion_id")
+    return Completion.objects.filter(pk__in=verdicts.values("completion_id"))
 
 
 def verdict_choices(kind_name: str, dataset_id: int) -> dict[str, list[tuple[str, str]]]:
@@ -40,7 +43,7 @@ def verdict_choices(kind_name: str, dataset_id: int) -> dict[str, list[tuple[str
 
 VERDICTS = SubjectFilter(
     name="verdicts", criteria=("verifier", "verdict"), applies_to=_on_completions,
-    filter_subject_ids=completion_ids_by_verdict, choices=verdict_choices,
+    filter_subject_ids=completions_by_verdict, choices=verdict_choices,
 )
 
 

@@ -100,17 +100,17 @@ def completion_summaries(ids: Sequence[int]) -> dict[int, dict]:
 
 def filter_completion_ids(dataset_id: int, *, model: str = "", text: str = ""):
     """Completions of the dataset by model name and by a search in their text or their question's text."""
-    completions = Completion.objects.filter(question__dataset_id=dataset_id).order_by()
+    completions = Completion.objects.all()
     if model:
         completions = completions.filter(model_name=model)
     if not text:
-        return completions.values("pk")
-    # one index lookup per table, united, rather than one OR across a join that no index serves
-    in_completion = completions.filter(text_matches("text", text)).values("pk")
-    in_question = completions.filter(
-        question__in=Question.objects.filter(dataset_id=dataset_id).filter(text_matches("text", text)).values("pk")
-    ).values("pk")
-    return in_completion.union(in_question)
+        return completions
+    # Two queries, each served by its own text index, rather than one OR across a join that no index serves.
+    return [
+        completions.filter(text_matches("text", text)),
+        completions.filter(question__in=Question.objects.filter(dataset_id=dataset_id)
+                           .filter(text_matches("text", text)).values("pk")),
+    ]
 
 
 def completion_filter_choices(dataset_id: int) -> dict[str, list[tuple[str, str]]]:
@@ -165,7 +165,7 @@ def question_summaries(ids: Sequence[int]) -> dict[int, dict]:
 
 
 def filter_question_ids(dataset_id: int, *, text: str = ""):
-    return Question.objects.filter(dataset_id=dataset_id).filter(text_matches("text", text)).order_by().values("pk")
+    return Question.objects.filter(text_matches("text", text))
 
 
 CORRECTNESS_KIND = SubjectKind(
