@@ -364,10 +364,10 @@ def agreement_by_answer_type(project: AnnotationProject) -> dict:
 
 def annotator_table(project: AnnotationProject) -> list[dict]:
     """Per annotator: labels given, agreement with the final label, median seconds per item, gold accuracy."""
-    labels = Label.objects.filter(item__project=project).select_related("annotator", "item")
+    project_labels = Label.objects.filter(item__project=project).select_related("annotator", "item")
     kind = project.judgement
     stats: dict[int, dict] = {}
-    for label in labels:
+    for label in project_labels:
         row = stats.setdefault(label.annotator_id, {
             "annotator": label.annotator.username, "labels": 0, "agree_with_final": 0, "resolved_labeled": 0,
             "seconds": [], "gold_seen": 0, "gold_correct": 0,

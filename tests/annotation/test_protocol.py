@@ -93,6 +93,11 @@ class TestTransitionsThroughLabels:
         label_item(item, people, ["unsuitable", True, "unsuitable"])
         assert (item.state, item.excluded, item.final_value) == (workflow.RESOLVED, True, None)
         assert Label.objects.get(item=item, annotator=people[0]).unsuitable_reason == "unreadable"
+        from annotation import selectors
+
+        table = {row["annotator"]: row for row in selectors.annotator_table(project)}
+        assert table[people[0].username]["agreement_with_final"] == 1.0  # unsuitable agrees with "unsuitable"
+        assert table[people[1].username]["agreement_with_final"] == 0.0
 
     def test_unsuitable_needs_a_reason(self, make_project):
         project, (alice, _), _ = make_project()
