@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from core import roles
 from grading.models import Verdict, VerificationRun
+from grading.services import ensure_default_templates
 from tests.fakes.openai_server import Slow
 from tests.grading.test_runs import JUDGE_KEY_ENV, judge_verifier, make_dataset
 from tests.waiting import wait_for
@@ -26,6 +27,7 @@ def test_a_slow_run_shows_its_progress_move_and_is_cancelled_from_the_page(
     celery_worker_factory({JUDGE_KEY_ENV: "sk-test-worker"})
     researcher = make_user(roles.RESEARCHER, username="rosa")
     dataset = make_dataset("slow-judge", questions=10, per_question=4)
+    ensure_default_templates()  # an earlier transactional test may have flushed the ones the migration made
     verifier = judge_verifier(fake_openai.base_url, name="slow-judge")
     verifier.concurrency_limit = 1
     verifier.save(update_fields=["concurrency_limit"])
