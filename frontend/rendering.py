@@ -208,6 +208,36 @@ def render_markdown(text: str) -> SafeString:
     return mark_safe(sanitize_html(html))  # noqa: S308 - sanitized just above
 
 
+# --- One-line previews ---------------------------------------------------------------------------------
+
+_MATH_SPAN = re.compile(r"\$\$.+?\$\$|\$[^$]+?\$|\\\(.+?\\\)|\\\[.+?\\\]")
+# A formula that would end the preview is kept whole when it ends at most this many characters past the limit.
+_SNIPPET_MATH_GRACE = 60
+
+
+def _snippet_cut(flat: str, limit: int) -> int:
+    for span in _MATH_SPAN.finditer(flat):
+        if span.start() >= limit:
+            break
+        if span.end() > limit:
+            return span.end() if span.end() <= limit + _SNIPPET_MATH_GRACE else span.start()
+    return limit
+
+
+def render_snippet(text: str, limit: int) -> SafeString:
+    """A one-line preview of untrusted Markdown + TeX: about `limit` characters, never cut inside a formula.
+
+    Only inline markup survives (emphasis, code, links, math); every formula is typeset inline.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"render_snippet expects str, got {type(text).__name__}")
+    flat = " ".join(text.split())
+    if len(flat) > limit:
+        flat = flat[:_snippet_cut(flat, limit)].rstrip() + "\u2026"
+    html = _markdown.renderInline(_neutralise_sentinels(flat)).replace('data-display="block"', 'data-display="inline"')
+    return mark_safe(sanitize_html(html))  # noqa: S308 - sanitized just above
+
+
 # --- Final-answer highlight ----------------------------------------------------------------------------
 
 _LEADING_BLOCK_MARKERS = re.compile(r"[ \t]*(?:(?:>[ \t]?)|(?:[-*+][ \t]+)|(?:\d{1,9}[.)][ \t]+)|(?:#{1,6}[ \t]+))*")
