@@ -20,6 +20,7 @@ from core.permissions import IsResearcherOrAdmin
 from core.serializers import NoBodySerializer
 
 from . import runner
+from .selectors import recent_jobs
 
 ACTIONS = ("cancel", "resume", "restart")
 LIST_LIMIT = 200
@@ -150,16 +151,8 @@ class JobViewSet(viewsets.ViewSet):
     )
     def list(self, request):
         wanted_kind, wanted_status = request.query_params.get("kind"), request.query_params.get("status")
-        jobs = []
-        for kind in runner.kinds():
-            if wanted_kind and kind.name != wanted_kind:
-                continue
-            rows = kind.model.objects.select_related("created_by").order_by("-created_at", "-id")
-            if wanted_status:
-                rows = rows.filter(status=wanted_status)
-            jobs.extend(rows[:LIST_LIMIT])
-        jobs.sort(key=lambda job: job.created_at, reverse=True)
-        return Response([job_payload(job) for job in jobs[:LIST_LIMIT]])
+        jobs = recent_jobs(LIST_LIMIT, wanted_kind or "", wanted_status or "")
+        return Response([job_payload(job) for job in jobs])
 
     @extend_schema(responses={200: JobPayloadSerializer, 404: OpenApiResponse(description="No such job.")},
                    summary="One job")

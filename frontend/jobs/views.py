@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core import roles
 from core.jobs import runner
 from core.jobs.api import act
+from core.jobs.selectors import recent_jobs
 
 from .presenters import job_row
 
@@ -51,17 +52,9 @@ def _job(kind_name: str, job_id: int):
 def jobs_page(request):
     require_researcher(request.user)
     wanted_kind, wanted_status = request.GET.get("kind", ""), request.GET.get("status", "")
-    jobs = []
-    for kind in runner.kinds():
-        if wanted_kind and kind.name != wanted_kind:
-            continue
-        rows = kind.model.objects.select_related("created_by").order_by("-created_at", "-id")
-        if wanted_status:
-            rows = rows.filter(status=wanted_status)
-        jobs.extend(rows[:JOBS_SHOWN])
-    jobs.sort(key=lambda job: job.created_at, reverse=True)
+    jobs = recent_jobs(JOBS_SHOWN, wanted_kind, wanted_status)
     return render(request, "jobs/jobs.html", {
-        "rows": [job_row(job) for job in jobs[:JOBS_SHOWN]],
+        "rows": [job_row(job) for job in jobs],
         "kinds": runner.kinds(), "wanted_kind": wanted_kind, "wanted_status": wanted_status,
         "statuses": [status for status, _ in runner.kinds()[0].model.Status.choices] if runner.kinds() else [],
         "back_url": request.get_full_path(),

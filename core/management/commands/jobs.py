@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.jobs import runner
 from core.jobs.api import job_payload
+from core.jobs.selectors import recent_jobs
 
 LIST_LIMIT = 50
 
@@ -70,16 +71,7 @@ class Command(BaseCommand):
         return job
 
     def _list(self, options) -> None:
-        jobs = []
-        for kind in runner.kinds():
-            if options["kind"] and kind.name != options["kind"]:
-                continue
-            rows = kind.model.objects.select_related("created_by").order_by("-created_at", "-id")
-            if options["status"]:
-                rows = rows.filter(status=options["status"])
-            jobs.extend(rows[:LIST_LIMIT])
-        jobs.sort(key=lambda job: job.created_at, reverse=True)
-        self._show(jobs[:LIST_LIMIT], options)
+        self._show(recent_jobs(LIST_LIMIT, options["kind"] or "", options["status"] or ""), options)
 
     def _show(self, jobs, options) -> None:
         payloads = [job_payload(job) for job in jobs]
