@@ -1,5 +1,7 @@
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import path
+from django.views.generic import RedirectView
 
 from . import (
     views,
@@ -17,6 +19,7 @@ from .jobs import views as job_views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html", redirect_authenticated_user=True),
          name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

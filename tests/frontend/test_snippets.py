@@ -44,3 +44,4 @@ def test_template_filter_renders_and_tolerates_empty_values():
     template = Template("{% load snippets %}[{{ text|math_snippet:40 }}][{{ missing|math_snippet:40 }}]")
     out = template.render(Context({"text": r"Show $\sqrt{2}$ is irrational."}))
     assert out == r'[Show <span class="math" data-display="inline">\sqrt{2}</span> is irrational.][]'
+
