@@ -197,3 +197,54 @@ def test_no_api_url_answers_with_a_server_error(lab):
                         reason = f"{error[0].__name__}: {error[1]}" if error else ""
                         failures.append(f"{response.status_code} GET {url} as {role} ({accept_name}) {reason}")
     assert not failures, f"{len(failures)} of {opened} requests failed:\n" + "\n".join(failures)
+
+
+BAD_IDS = ["abc", "1abc", "-1", "1.5", "9" * 5000]
+
+
+def test_an_id_that_is_no_number_is_a_404_on_every_route(lab):
+    clients = {"anonymous": Client(raise_request_exception=False)}
+    for role in ("annotator", "admin"):
+        clients[role] = Client(raise_request_exception=False)
+        clients[role].force_login(lab["users"][role])
+    failures, opened = [], 0
+    for route in api_routes():
+        names = [name for name in route.parameters if name != "format"]
+        if not names:
+            continue
+        for name in names:
+            base = route.path
+            for other in route.parameters:
+                if other not in (name, "format"):
+                    base = base.replace(f"<{other}>", str(lab["real"][_kind_of(route, other)][0]), 1)
+            base = base.replace("<format>", "json")
+            for bad in BAD_IDS:
+                url = base.replace(f"<{name}>", bad, 1)
+                for role, client in clients.items():
+                    for method in ("get", "options", "post"):
+                        response = getattr(client, method)(url, HTTP_ACCEPT="application/json")
+                        opened += 1
+                        if response.status_code != 404:
+                            failures.append(f"{response.status_code} {method.upper()} {url[:80]} as {role}")
+    assert opened > 1000
+    assert not failures, f"{len(failures)} of {opened} requests were not 404:\n" + "\n".join(failures)
+
+
+def test_options_is_answered_on_every_route(lab):
+    clients = {"anonymous": Client(raise_request_exception=False)}
+    for role in ROLES[1:]:
+        clients[role] = Client(raise_request_exception=False)
+        clients[role].force_login(lab["users"][role])
+    failures, opened = [], 0
+    for route in api_routes():
+        for url in sorted(set(urls_for(route, lab["real"])))[:2]:
+            for role, client in clients.items():
+                response = client.options(url, HTTP_ACCEPT="application/json")
+                opened += 1
+                if response.status_code not in (200, 401, 403, 404, 405, 406):  # 406: an HTML page asked for JSON
+                    error = getattr(response, "exc_info", None)
+                    reason = f"{error[0].__name__}: {error[1]}" if error else ""
+                    failures.append(f"{response.status_code} OPTIONS {url} as {role} {reason}")
+    for action in ("submit", "skip", "adjudicate", "override", "grade", "decide"):
+        assert any(route.path.endswith(f"/{action}/") for route in api_routes()), action
+    assert not failures, f"{len(failures)} of {opened} requests failed:\n" + "\n".join(failures)
