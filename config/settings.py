@@ -63,6 +63,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "core.middleware.DatabaseOutageMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -71,6 +72,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "frontend.middleware.ContentSecurityPolicyMiddleware",
+    "core.middleware.LoginRateLimitMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -103,11 +105,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+# While the database cannot be reached, requests answer 503 with this Retry-After (core.middleware).
+DATABASE_RETRY_AFTER_SECONDS = int(os.environ.get("DATABASE_RETRY_AFTER_SECONDS", "10"))
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Every account (add_user, invitations, the admin, every role) gets Django's full set of validators.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 if TESTING:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast hashing in tests only
@@ -129,16 +137,20 @@ MEDIA_ROOT = VAR_DIR / "media"
 EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", VAR_DIR / "exports"))
 WHITENOISE_USE_FINDERS = DEBUG or TESTING
 
+# Outside DEBUG, cookies are sent over HTTPS only and browsers are told to use HTTPS for a year (HSTS);
+# SECURE_COOKIES=0 turns both off for a server reached over plain HTTP (a laptop, a private network).
+SECURE_COOKIES = env_bool("SECURE_COOKIES", not DEBUG)
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES")
-CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES")
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", str(365 * 24 * 3600))) if SECURE_COOKIES else 0
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "core.authentication.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": [
@@ -149,6 +161,31 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_METADATA_CLASS": "core.metadata.SafeMetadata",
+    # JSON bodies nested deeper than JSON_MAX_DEPTH are a 400, never a RecursionError.
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+}
+JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", "100"))
+
+# Signing in: /api/auth/token/ answers at most API_TOKEN_THROTTLE_RATE requests per client address; after
+# LOGIN_MAX_FAILURES wrong passwords for one username (or five times as many from one address) within
+# LOGIN_LOCKOUT_SECONDS, /login/, /admin/login/ and /api/auth/token/ answer 429 until the window has passed.
+# A token expires API_TOKEN_TTL_HOURS after it was issued (0: never); DELETE /api/auth/token/ revokes one's own.
+API_TOKEN_THROTTLE_RATE = os.environ.get("API_TOKEN_THROTTLE_RATE", "20/min")
+LOGIN_MAX_FAILURES = int(os.environ.get("LOGIN_MAX_FAILURES", "10"))
+LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
+API_TOKEN_TTL_HOURS = float(os.environ.get("API_TOKEN_TTL_HOURS", str(24 * 30)))
+
+# Throttles and login failures are counted in the cache: Redis with CACHE_URL (shared by every web process),
+# otherwise the process's memory.
+CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "mathlabel"}
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "mathlabel API",

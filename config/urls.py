@@ -2,13 +2,13 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
-from rest_framework.authtoken.views import obtain_auth_token
 
+from core.auth_api import token_view
 from frontend.views_api_docs import RedocDocsView, SwaggerDocsView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/auth/token/", obtain_auth_token, name="api-token"),
+    path("api/auth/token/", token_view, name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SwaggerDocsView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", RedocDocsView.as_view(url_name="api-schema"), name="api-redoc"),
@@ -24,3 +24,5 @@ if settings.DEBUG:
     from django.conf.urls.static import static
 
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+
+handler500 = "core.middleware.server_error"

@@ -7,4 +7,4 @@ class CoreConfig(AppConfig):
     verbose_name = "Shared core"
 
     def ready(self):
-        from . import tasks  # noqa: F401  (sets how queued jobs reach a worker)
+        from . import login_limits, tasks  # noqa: F401  (counts failed sign-ins; sets how queued jobs reach a worker)

@@ -53,6 +53,16 @@ def pytest_collection_modifyitems(config, items):
 _user_counter = itertools.count(1)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Throttles and sign-in failure counts live in the cache; each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def make_user(db):
     def make(role: str | None = None, username: str | None = None, password: str = "pass-word-123") -> User:

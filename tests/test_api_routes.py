@@ -21,6 +21,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
+from rest_framework.authtoken.models import Token
 
 from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, ProjectMember, Task
@@ -94,7 +95,7 @@ def lab(db, settings, tmp_path):
     runner.run("export", export.pk, export.attempt)
     queued_export = export_services.create_export(project=correctness, format="verifybench-hard", enqueue=False)
     AllowedJudgeHost.objects.create(host="judge.example.org", created_by=users["admin"])
-    invitation, _ = annotation_services.create_invitation(correctness, role=ProjectMember.Role.ANNOTATOR, days=7,
+    invitation, invitation_token = annotation_services.create_invitation(correctness, role=ProjectMember.Role.ANNOTATOR, days=7,
                                                           actor=users["researcher"])
     settings.IMPORT_UPLOAD_DIR = tmp_path / "uploads"
     row = {"question_id": "walk-1", "question": "1+1?", "reference_answer": "2", "completion": "2", "model": "m"}
@@ -136,7 +137,7 @@ def lab(db, settings, tmp_path):
     missing["job"] = [f"{runner.kinds()[0].name}-{MISSING}", f"no-such-kind-{MISSING}"]
     for kind, ids in real.items():
         assert ids, f"the lab has no {kind} to open"
-    return {"users": users, "real": real, "missing": missing}
+    return {"users": users, "real": real, "missing": missing, "invitation_token": invitation_token}
 
 
 def _kind_of(route: Route, parameter: str) -> str:
@@ -197,3 +198,124 @@ def test_no_api_url_answers_with_a_server_error(lab):
                         reason = f"{error[0].__name__}: {error[1]}" if error else ""
                         failures.append(f"{response.status_code} GET {url} as {role} ({accept_name}) {reason}")
     assert not failures, f"{len(failures)} of {opened} requests failed:\n" + "\n".join(failures)
+
+
+BAD_IDS = ["abc", "1abc", "-1", "1.5", "9" * 5000]
+
+
+def test_an_id_that_is_no_number_is_a_404_on_every_route(lab):
+    clients = {"anonymous": Client(raise_request_exception=False)}
+    for role in ("annotator", "admin"):
+        clients[role] = Client(raise_request_exception=False)
+        clients[role].force_login(lab["users"][role])
+    failures, opened = [], 0
+    for route in api_routes():
+        names = [name for name in route.parameters if name != "format"]
+        if not names:
+            continue
+        for name in names:
+            base = route.path
+            for other in route.parameters:
+                if other not in (name, "format"):
+                    base = base.replace(f"<{other}>", str(lab["real"][_kind_of(route, other)][0]), 1)
+            base = base.replace("<format>", "json")
+            for bad in BAD_IDS:
+                url = base.replace(f"<{name}>", bad, 1)
+                for role, client in clients.items():
+                    for method in ("get", "options", "post"):
+                        response = getattr(client, method)(url, HTTP_ACCEPT="application/json")
+                        opened += 1
+                        if response.status_code != 404:
+                            failures.append(f"{response.status_code} {method.upper()} {url[:80]} as {role}")
+    assert opened > 1000
+    assert not failures, f"{len(failures)} of {opened} requests were not 404:\n" + "\n".join(failures)
+
+
+def test_options_is_answered_on_every_route(lab):
+    clients = {"anonymous": Client(raise_request_exception=False)}
+    for role in ROLES[1:]:
+        clients[role] = Client(raise_request_exception=False)
+        clients[role].force_login(lab["users"][role])
+    failures, opened = [], 0
+    for route in api_routes():
+        for url in sorted(set(urls_for(route, lab["real"])))[:2]:
+            for role, client in clients.items():
+                response = client.options(url, HTTP_ACCEPT="application/json")
+                opened += 1
+                if response.status_code not in (200, 401, 403, 404, 405, 406):  # 406: an HTML page asked for JSON
+                    error = getattr(response, "exc_info", None)
+                    reason = f"{error[0].__name__}: {error[1]}" if error else ""
+                    failures.append(f"{response.status_code} OPTIONS {url} as {role} {reason}")
+    for action in ("submit", "skip", "adjudicate", "override", "grade", "decide"):
+        assert any(route.path.endswith(f"/{action}/") for route in api_routes()), action
+    assert not failures, f"{len(failures)} of {opened} requests failed:\n" + "\n".join(failures)
+
+
+# The labeling page claims an item when it is opened; moving that claim to a POST from the page is its own change.
+CLAIMING_PAGES = {"/projects/<project_id>/label/", "/projects/<project_id>/label/fragment/"}
+
+
+def all_routes() -> list[Route]:
+    routes = []
+    for regex, pattern in _walk(get_resolver().url_patterns):
+        path = CONVERTER.sub(r"<\1>", simplify_regex(regex)).replace("\\.", ".")
+        if path.startswith(("/admin/", "/static/", "/media/")) or path in CLAIMING_PAGES:
+            continue
+        initkwargs = getattr(pattern.callback, "initkwargs", {}) or {}
+        routes.append(Route(path, pattern.name, initkwargs.get("basename")))
+    return routes
+
+
+def _page_urls(route: Route, lab) -> list[str]:
+    """The URLs of a page or an API route with real ids; a page's job is the finished export."""
+    real = lab["real"]
+    export_id = real["export"][0]
+    fixed = {"kind": "export", "action": "cancel", "format": "json", "token": lab["invitation_token"],
+             "job_id": export_id if "/jobs/" in route.path or route.path.startswith("/exports/") else
+             real["verification-run"][0]}
+    url = route.path
+    for parameter in route.parameters:
+        if parameter in fixed:
+            value = fixed[parameter]
+        elif parameter == "pk" and route.basename == "job":
+            value = real["job"][0]
+        else:
+            value = real[_kind_of(route, parameter)][0]
+        url = url.replace(f"<{parameter}>", str(value), 1)
+    return [url]
+
+
+def _rows_written() -> dict[str, int]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relname, n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_xact_user_tables")
+        return {name: count for name, count in cursor.fetchall() if count}
+
+
+@pytest.mark.postgres
+def test_no_get_changes_a_row(lab):
+    """Every GET, of a page or of the API, by every role and as a browser or a client, writes nothing: PostgreSQL
+    counts the rows this transaction inserted, updated or deleted, before and after each request."""
+    clients = {"anonymous": Client(raise_request_exception=False)}
+    for role in ROLES[1:]:
+        clients[role] = Client(raise_request_exception=False)
+        clients[role].force_login(lab["users"][role])
+    before = _rows_written()
+    assert clients["annotator"].post(f"/projects/{lab['real']['project'][0]}/guidelines/seen/").status_code < 500
+    Token.objects.create(user=lab["users"]["annotator"])
+    assert _rows_written().get("authtoken_token", 0) > before.get("authtoken_token", 0)  # the count sees writes
+    writes, opened = [], 0
+    for route in all_routes():
+        for url in _page_urls(route, lab):
+            for role, client in clients.items():
+                for accept_name, accept in ACCEPTS.items():
+                    before = _rows_written()
+                    response = client.get(url, HTTP_ACCEPT=accept)
+                    opened += 1
+                    changed = {table: count - before.get(table, 0) for table, count in _rows_written().items()
+                               if count != before.get(table, 0)}
+                    if changed:
+                        writes.append(f"GET {url} as {role} ({accept_name}, {response.status_code}) wrote {changed}")
+    assert opened > 1000
+    assert not writes, f"{len(writes)} of {opened} GET requests wrote rows:\n" + "\n".join(writes)

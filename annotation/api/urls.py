@@ -1,8 +1,8 @@
-from rest_framework.routers import SimpleRouter
+from core.routers import NumericIdRouter
 
 from . import views
 
-router = SimpleRouter()
+router = NumericIdRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
 router.register("tasks", views.TaskViewSet, basename="task")
 router.register("items", views.ItemViewSet, basename="item")

@@ -199,7 +199,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
     @extend_schema(request=None, responses={204: None},
                    summary="Remove a member: no new tasks, live leases end, their labels stay and count")
-    @action(detail=True, methods=["delete"], url_path=r"members/(?P<member_id>[0-9]+)", url_name="member-detail")
+    @action(detail=True, methods=["delete"], url_path=r"members/(?P<member_id>[0-9]{1,19})", url_name="member-detail")
     def remove_member(self, request, pk=None, member_id=None):
         project = self.get_object()
         member = get_object_or_404(ProjectMember, pk=member_id, project=project)
@@ -233,7 +233,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
     @extend_schema(request=None, responses=serializers.InvitationSerializer,
                    summary="Revoke an open invitation link (the row stays, marked revoked)")
-    @action(detail=True, methods=["delete"], url_path=r"invitations/(?P<invitation_id>[0-9]+)",
+    @action(detail=True, methods=["delete"], url_path=r"invitations/(?P<invitation_id>[0-9]{1,19})",
             url_name="invitation-detail")
     def revoke_invitation(self, request, pk=None, invitation_id=None):
         project = self.get_object()

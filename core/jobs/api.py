@@ -131,7 +131,7 @@ class JobViewSet(viewsets.ViewSet):
     """Every background job, whatever its kind: `/api/jobs/` and `/api/jobs/<kind>-<id>/`."""
 
     permission_classes = [IsResearcherOrAdmin]
-    lookup_value_regex = r"[a-z][a-z-]*-\d+"
+    lookup_value_regex = r"[a-z][a-z-]*-[0-9]{1,19}"
 
     def _job(self, pk: str):
         kind_name, _, number = pk.rpartition("-")

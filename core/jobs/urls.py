@@ -1,8 +1,8 @@
-from rest_framework.routers import SimpleRouter
+from core.routers import NumericIdRouter
 
 from .api import JobViewSet
 
-router = SimpleRouter()
+router = NumericIdRouter()
 router.register("jobs", JobViewSet, basename="job")
 
 urlpatterns = router.urls

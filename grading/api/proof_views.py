@@ -104,6 +104,8 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
 
     def get_queryset(self):
         rubrics = super().get_queryset()
+        if self.action == "retrieve":  # a grader reads the rubrics of the projects they grade in, no others
+            rubrics = rubrics.filter(pk__in=proof_selectors.visible_rubrics(self.request.user).values("pk"))
         problem = self.request.query_params.get("problem")
         if problem and problem.isdigit():
             rubrics = rubrics.filter(problem_id=int(problem))

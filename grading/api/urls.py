@@ -1,8 +1,8 @@
-from rest_framework.routers import SimpleRouter
+from core.routers import NumericIdRouter
 
 from . import proof_views, run_views
 
-router = SimpleRouter()
+router = NumericIdRouter()
 router.register("grading/tasks", proof_views.ProofTaskViewSet, basename="proof-task")
 router.register("grading/rubrics", proof_views.RubricViewSet, basename="rubric")
 router.register("grading/competitions", proof_views.CompetitionViewSet, basename="competition")

@@ -10,6 +10,7 @@ from django.db.models import Prefetch
 
 from annotation import workflow
 from annotation.models import AnnotationProject, Item, Task
+from core import roles
 
 from . import leaderboard
 from . import scoring as proof_scoring
@@ -41,6 +42,18 @@ def problem_dict(problem: ProofProblem, *, with_solutions: bool = True) -> dict:
 
 
 
+
+
+def visible_rubrics(user):
+    """Researchers and admins see every rubric; others only those of competitions graded in a project they are an
+    active member of."""
+    rubrics = Rubric.objects.select_related("problem")
+    if roles.is_researcher(user):
+        return rubrics
+    datasets = AnnotationProject.objects.filter(
+        kind=PROOF_GRADE, memberships__user=user, memberships__is_active=True
+    ).values("dataset_id")
+    return rubrics.filter(problem__competition__dataset_id__in=datasets)
 
 
 def own_proof_task(user, task_id: int) -> Task | None:

@@ -1,9 +1,10 @@
 from django.urls import path
-from rest_framework.routers import SimpleRouter
+
+from core.routers import NumericIdRouter
 
 from . import eval_views, export_views
 
-router = SimpleRouter()
+router = NumericIdRouter()
 router.register("exports", export_views.ExportJobViewSet, basename="export")
 
 urlpatterns = router.urls + [

@@ -132,6 +132,16 @@ def test_malformed_rubrics_are_refused_by_the_api_with_every_error(problem, rese
     assert revised.status_code == 201 and revised.json()["version"] == 1  # unused: edited in place
 
 
+def test_a_rubric_is_shown_only_to_its_graders_and_researchers(project, graders, annotator, researcher,
+                                                              api_client_for):
+    rubric = project.dataset.competition.problems.get().latest_rubric()
+    url = f"/api/grading/rubrics/{rubric.pk}/"
+    assert api_client_for(annotator).get(url).status_code == 404  # not a member of a project grading it
+    assert api_client_for(graders[0]).get(url).json()["spec"]["max_points"] == 7
+    assert api_client_for(researcher).get(url).status_code == 200
+    assert api_client_for(None).get(url).status_code in (401, 403)
+
+
 # ---------------------------------------------------------------- grading
 
 def test_the_server_computes_the_score_and_refuses_bare_totals(project, graders, api_client_for):

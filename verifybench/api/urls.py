@@ -1,8 +1,8 @@
-from rest_framework.routers import SimpleRouter
+from core.routers import NumericIdRouter
 
 from . import views
 
-router = SimpleRouter()
+router = NumericIdRouter()
 router.register("datasets", views.DatasetViewSet, basename="dataset")
 router.register("questions", views.QuestionViewSet, basename="question")
 router.register("references", views.ReferenceAnswerViewSet, basename="reference")

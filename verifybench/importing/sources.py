@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from core import jsonlimits
+
 FILE_TYPES = ("jsonl", "csv", "parquet")
 _BOM = b"\xef\xbb\xbf"
 _PARQUET_MAGIC = b"PAR1"
@@ -59,14 +61,15 @@ def detect_file_type(name: str, head: bytes) -> str:
     return "csv" if b"," in stripped.split(b"\n", 1)[0] else "jsonl"
 
 
-def decode_json_line(text: str) -> tuple[Any, str]:
-    """(object, "") or (None, why it is not valid JSON); nesting too deep is an error, never a crash."""
+def decode_json_line(text: str, max_depth: int = jsonlimits.DEFAULT_MAX_DEPTH) -> tuple[Any, str]:
+    """(object, "") or (None, why it is not valid JSON); nesting deeper than `max_depth` is an error, never a
+    crash."""
     try:
-        return json.loads(text), ""
+        return jsonlimits.loads(text, max_depth=max_depth), ""
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON: {exc.msg} at column {exc.colno}"
-    except RecursionError:
-        return None, "not valid JSON: nested too deeply"
+    except jsonlimits.JSONTooDeep as exc:
+        return None, f"not valid JSON: {exc}"
 
 
 def jsonl_rows(lines: Iterable[bytes | str | OverlongLine], *, max_line_bytes: int | None = None
