@@ -51,6 +51,9 @@ def _class_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
             "n": by_class[letter].n if letter in by_class else 0,
             "accuracy": by_class[letter].accuracy if letter in by_class else None,
             "inconclusive_rate": by_class[letter].inconclusive_rate if letter in by_class else None,
+            "decided_coverage": by_class[letter].decided_coverage if letter in by_class else None,
+            "decided_precision": by_class[letter].decided_precision if letter in by_class else None,
+            "macro_f1": by_class[letter].macro_f1 if letter in by_class else None,
         }
         for letter, name in COARSE_CLASSES.items()
     ]

@@ -3,9 +3,14 @@ from __future__ import annotations
 
 from django.db.models import Q
 
+from annotation import workflow
+from annotation.models import Item
 from core.jobs.api import job_payload
+from core.labels import InvalidValue
+from core.metrics import cascade as cascade_metrics
+from verifybench.label_rules import CORRECTNESS, CorrectnessRules
 
-from .models import VerificationRun
+from .models import Verdict, VerificationRun
 
 
 def answer_type_condition(codes, prefix: str = "question__") -> Q:
@@ -16,7 +21,45 @@ def answer_type_condition(codes, prefix: str = "question__") -> Q:
     return condition
 
 
-def run_payload(run: VerificationRun) -> dict:
+def human_correctness(completion_ids) -> dict[int, bool]:
+    """Final human labels of completions: resolved, non-excluded, non-gold items of correctness projects. A completion
+    labeled in several projects counts only where they agree; an unreadable final value is left out."""
+    labels: dict[int, set[bool]] = {}
+    rules = CorrectnessRules()
+    items = Item.objects.filter(
+        project__kind=CORRECTNESS, state=workflow.RESOLVED, excluded=False, is_gold=False, subject_id__in=completion_ids,
+    ).values_list("subject_id", "final_value")
+    for subject_id, final_value in items.iterator(chunk_size=5000):
+        try:
+            labels.setdefault(subject_id, set()).add(rules.clean(final_value))
+        except InvalidValue:
+            continue
+    return {subject_id: values.pop() for subject_id, values in labels.items() if len(values) == 1}
+
+
+def cascade_verdict_rows(verifier_id: int, completion_ids, *, since=None, labels: dict[int, bool] | None = None):
+    """The rows `core.metrics.cascade.cascade_report` reads: a cascade's usable verdicts on the given completions
+    (a queryset of ids or a list), with the human label where there is one."""
+    verdicts = Verdict.objects.filter(verifier_id=verifier_id, failed=False, completion_id__in=completion_ids)
+    if since is not None:
+        verdicts = verdicts.filter(updated_at__gte=since)
+    fields = ("completion_id", "stage", "status", "rule_status", "judge_status", "prompt_tokens",
+              "completion_tokens", "cost")
+    rows = [dict(zip(fields, values, strict=True)) for values in verdicts.values_list(*fields).iterator(chunk_size=5000)]
+    if labels is None:
+        labels = human_correctness([row["completion_id"] for row in rows])
+    for row in rows:
+        row["human_correct"] = labels.get(row["completion_id"])
+    return rows
+
+
+def cascade_figures(verifier_id: int, completion_ids, *, since=None, labels: dict[int, bool] | None = None) -> dict:
+    """Per-stage figures (decided, coverage, precision against human labels, tokens, money) of a cascade."""
+    rows = cascade_verdict_rows(verifier_id, completion_ids, since=since, labels=labels)
+    return cascade_metrics.cascade_report(rows).as_dict()
+
+
+def run_payload(run: VerificationRun, cascade: dict | None = None) -> dict:
     counts = {key: int(run.counts.get(key, 0)) for key in ("correct", "incorrect", "inconclusive", "failed")}
     return {
         "id": run.pk,
@@ -44,6 +87,7 @@ def run_payload(run: VerificationRun) -> dict:
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "job": job_payload(run),
+        **({"cascade": cascade} if cascade is not None else {}),
     }
 
 

@@ -14,6 +14,11 @@ lands on the wrong side of the human label:
 so accuracy = (TP + TN) / n both with and without inconclusive verdicts in the data, and the
 inconclusive rate is reported beside the matrix.
 
+Calibrated abstention is reported beside it: **decided coverage** = decided verdicts (correct or incorrect) / n,
+and **decided precision** = decided verdicts that match the human label / decided verdicts, i.e.
+(TP + TN) / (n - inconclusive), since an inconclusive verdict is never a TP or a TN. A verifier that abstains
+where it is unsure has a high decided precision even when its macro-F1 (abstentions counted as wrong) is low.
+
 Reported figures: accuracy per coarse answer class A-D and their unweighted mean (the VerifyBench table);
 TP/FP/TN/FN, TPR, TNR, PPV, NPV and macro-F1 overall and per author model (the mu-MATH table). A ratio
 whose denominator is zero is None.
@@ -79,6 +84,21 @@ class BinaryReport:
         return _ratio(self.inconclusive, self.n)
 
     @property
+    def decided(self) -> int:
+        """Verdicts that are correct or incorrect."""
+        return self.n - self.inconclusive
+
+    @property
+    def decided_coverage(self) -> float | None:
+        """Share of the items the verifier decided."""
+        return _ratio(self.decided, self.n)
+
+    @property
+    def decided_precision(self) -> float | None:
+        """Share of the decided verdicts that match the human label."""
+        return _ratio(self.tp + self.tn, self.decided)
+
+    @property
     def tpr(self) -> float | None:
         return _ratio(self.tp, self.tp + self.fn)
 
@@ -120,6 +140,9 @@ class BinaryReport:
             "fn": self.fn,
             "inconclusive": self.inconclusive,
             "inconclusive_rate": self.inconclusive_rate,
+            "decided": self.decided,
+            "decided_coverage": self.decided_coverage,
+            "decided_precision": self.decided_precision,
             "accuracy": self.accuracy,
             "tpr": self.tpr,
             "tnr": self.tnr,
@@ -149,7 +172,15 @@ class JudgeEvaluation:
         return {
             "overall": self.overall.as_dict(),
             "by_answer_class": {
-                letter: {"n": report.n, "accuracy": report.accuracy, "inconclusive_rate": report.inconclusive_rate}
+                letter: {
+                    "n": report.n,
+                    "accuracy": report.accuracy,
+                    "inconclusive_rate": report.inconclusive_rate,
+                    "decided": report.decided,
+                    "decided_coverage": report.decided_coverage,
+                    "decided_precision": report.decided_precision,
+                    "macro_f1": report.macro_f1,
+                }
                 for letter, report in sorted(self.by_answer_class.items())
             },
             "mean_class_accuracy": self.mean_class_accuracy,
@@ -201,6 +232,8 @@ CSV_FIELDS = (
     "n",
     "accuracy",
     "inconclusive_rate",
+    "decided_coverage",
+    "decided_precision",
     "tp",
     "fp",
     "tn",
