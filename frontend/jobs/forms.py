@@ -60,7 +60,7 @@ class RunForm(ScopeFiltersMixin):
     SCOPE_DATASET = "dataset"
 
     verifier = forms.ModelChoiceField(queryset=VerifierConfig.objects.none(), empty_label=None,
-                                      help_text="A rule-based verifier or an LLM judge configuration.")
+                                      help_text="A rule-based verifier, an LLM judge, or a cascade of the two.")
     scope = forms.ChoiceField(widget=forms.RadioSelect)
     chunk_size = forms.IntegerField(min_value=1, max_value=runs.MAX_CHUNK_SIZE, initial=100,
                                     help_text="Completions verified and committed together.")
