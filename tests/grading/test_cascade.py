@@ -4,15 +4,25 @@ on the run page and in the meta-evaluation, resume after a failed judge, configu
 routes only what the cascade left to humans."""
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from io import StringIO
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation import services as annotation_services
 from annotation.models import Item
 from grading import runs
-from grading.models import AllowedJudgeHost, PromptTemplate, Verdict, VerificationRun, VerifierConfig
+from grading.models import (
+    AllowedJudgeHost,
+    PromptTemplate,
+    SelectionRecord,
+    Verdict,
+    VerificationRun,
+    VerifierConfig,
+)
 from grading.selection import services as selection_services
 from grading.services import ensure_default_templates
 from tests.fakes.openai_server import CORRECT_MARKER, UNDECIDED_MARKER, Reply, Status
@@ -283,3 +293,32 @@ def test_selection_routes_only_what_the_cascade_left_to_humans(cascade_setup, re
     with pytest.raises(selection_services.SelectionRequestError, match="one cascade verifier"):
         selection_services.select_for_annotation(dataset=dataset, strategy="cascade",
                                                  verifiers=[config.cascade_judge])
+
+
+def test_the_selection_form_and_the_command_route_what_the_cascade_left_to_humans(cascade_setup, researcher, client):
+    dataset, config = cascade_setup
+    run_now(runs.create_run(verifier=config, dataset=dataset, enqueue=False))
+    client.force_login(researcher)
+    url = reverse("jobs-dataset-select", args=[dataset.pk])
+    base = {"select-verifiers": [config.pk], "select-per_side": 2, "select-min_minority": 2, "select-seed": 3,
+            "select-labels_per_item": 2}
+
+    refused = client.post(url, {**base, "select-strategy": "cascade", "select-verifiers": [config.cascade_judge.pk]})
+    assert refused.status_code == 400 and "exactly one cascade configuration" in refused.content.decode()
+    response = client.post(url, {**base, "select-strategy": "cascade", "select-routes": ["undecided"],
+                                 "select-name": "Undecided by the cascade"})
+    record = SelectionRecord.objects.get(project__name="Undecided by the cascade")
+    assert response.status_code == 302 and response.url == reverse("jobs-selection", args=[record.pk])
+    kinds = [kind_of(c) for c in Completion.objects.filter(pk__in=record.project.items.values("subject_id"))]
+    assert kinds == [3] * QUESTIONS and record.report["parameters"]["routes"] == ["undecided"]
+    page = client.get(reverse("jobs-selection", args=[record.pk]))
+    assert page.status_code == 200 and "neither the rules nor the judge could decide" in page.content.decode()
+
+    out = StringIO()
+    call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "cascade", "--verifiers",
+                 config.name, "--route", "disputed", "--name", "Disputed", stdout=out)
+    summary = json.loads(out.getvalue())
+    assert summary["picked"] == QUESTIONS and summary["report"]["picked_disputed"] == QUESTIONS
+    with pytest.raises(CommandError, match="one cascade verifier"):
+        call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "cascade", "--verifiers",
+                     config.cascade_judge.name, stdout=StringIO())
