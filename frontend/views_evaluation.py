@@ -59,6 +59,10 @@ def _class_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
     ]
 
 
+def _type_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
+    return [{"code": code, **figures.as_dict()} for code, figures in sorted(report.evaluation.by_answer_type.items())]
+
+
 def _agreement_rows(result: evaluation.MetaEvaluation) -> list[dict[str, Any]]:
     if not result.agreement:
         return []
@@ -89,6 +93,7 @@ def meta_eval_page(request, project_id: int):
             {
                 "report": report,
                 "class_rows": _class_rows(report),
+                "type_rows": _type_rows(report),
                 "binary_rows": _binary_rows(report),
                 "missing_shown": report.missing_item_ids[: evaluation.MISSING_IDS_SHOWN],
             }

@@ -161,6 +161,7 @@ class JudgeEvaluation:
     overall: BinaryReport = field(default_factory=BinaryReport)
     by_model: dict[str, BinaryReport] = field(default_factory=dict)
     by_answer_class: dict[str, BinaryReport] = field(default_factory=dict)
+    by_answer_type: dict[str, BinaryReport] = field(default_factory=dict)
 
     @property
     def mean_class_accuracy(self) -> float | None:
@@ -184,6 +185,16 @@ class JudgeEvaluation:
                 for letter, report in sorted(self.by_answer_class.items())
             },
             "mean_class_accuracy": self.mean_class_accuracy,
+            "by_answer_type": {
+                code: {
+                    "n": report.n,
+                    "decided": report.decided,
+                    "decided_coverage": report.decided_coverage,
+                    "decided_precision": report.decided_precision,
+                    "macro_f1": report.macro_f1,
+                }
+                for code, report in sorted(self.by_answer_type.items())
+            },
             "by_model": {model: report.as_dict() for model, report in sorted(self.by_model.items())},
         }
 
@@ -192,9 +203,9 @@ def evaluate_verdicts(rows: Iterable[Mapping[str, Any]]) -> JudgeEvaluation:
     """Score verdicts against final human labels.
 
     Each row is `{item_id, human_correct: bool, verdict: "correct"|"incorrect"|"inconclusive",
-    answer_class: "A".."D" | None, model: str | None}`. `answer_class` feeds the per-class accuracy and
-    `model` (the author model of the completion) the per-model table; rows without them count only
-    overall. Raises ValueError naming the row for a bad verdict, label or class, or a repeated item_id.
+    answer_class: "A".."D" | None, model: str | None}`, optionally with `answer_type` (a fine code such as
+    "A1"). `answer_class` feeds the per-class accuracy, `answer_type` the per-type table and `model` (the
+    author model of the completion) the per-model table; rows without them count only overall. Raises ValueError naming the row for a bad verdict, label or class, or a repeated item_id.
     """
     evaluation = JudgeEvaluation()
     seen: set[Hashable] = set()
@@ -223,6 +234,9 @@ def evaluate_verdicts(rows: Iterable[Mapping[str, Any]]) -> JudgeEvaluation:
             evaluation.by_answer_class.setdefault(answer_class, BinaryReport()).add(human_correct, verdict)
         if model:
             evaluation.by_model.setdefault(str(model), BinaryReport()).add(human_correct, verdict)
+        answer_type = row.get("answer_type")
+        if answer_type:
+            evaluation.by_answer_type.setdefault(str(answer_type), BinaryReport()).add(human_correct, verdict)
     return evaluation
 
 
@@ -249,7 +263,8 @@ CSV_FIELDS = (
 
 
 def to_csv_rows(evaluation: JudgeEvaluation) -> list[dict[str, Any]]:
-    """Flat rows (keys `CSV_FIELDS`) for `csv.DictWriter`: overall, one per answer class, the class mean, one per model.
+    """Flat rows (keys `CSV_FIELDS`) for `csv.DictWriter`: overall, one per answer class, the class mean, one per
+    fine answer type, one per model.
 
     Undefined ratios are empty strings.
     """
@@ -270,6 +285,8 @@ def to_csv_rows(evaluation: JudgeEvaluation) -> list[dict[str, Any]]:
             accuracy=evaluation.mean_class_accuracy,
         )
         rows.append(mean_row)
+    for code, report in sorted(evaluation.by_answer_type.items()):
+        rows.append(row("answer_type", code, report))
     for model, report in sorted(evaluation.by_model.items()):
         rows.append(row("model", model, report))
     return [{key: ("" if value is None else value) for key, value in item.items()} for item in rows]

@@ -216,6 +216,7 @@ def test_the_meta_evaluation_reports_cascade_stages_and_calibrated_abstention(ca
     assert (overall["decided"], overall["decided_coverage"]) == (11, pytest.approx(11 / 12))
     assert overall["decided_precision"] == pytest.approx(10 / 11)
     assert report["by_answer_class"]["A"]["decided_precision"] == pytest.approx(10 / 11)
+    assert report["by_answer_type"]["A1"]["decided_coverage"] == pytest.approx(11 / 12)
     assert overall["macro_f1"] is not None
     stages = stages_of(report["cascade"])
     assert (stages["rules"]["decided"], stages["judge"]["decided"], stages["human"]["decided"]) == (8, 3, 1)
@@ -230,6 +231,7 @@ def test_the_meta_evaluation_reports_cascade_stages_and_calibrated_abstention(ca
     html = client.get(reverse("meta-eval-page", args=[project.pk]), {"verifier": config.name}).content.decode()
     assert 'data-testid="cascade-stages"' in html and "Coverage (decided)" in html
     assert '<td class="number" data-field="decided-precision">0.909</td>' in html
+    assert '<tr data-type="A1"><th scope="row">A1</th><td class="number">12</td><td class="number">11</td>' in html
 
 
 def test_a_failed_judge_call_leaves_the_completion_to_a_resume(cascade_setup, fake_openai):

@@ -67,6 +67,20 @@ def test_calibrated_abstention_coverage_and_precision_of_decided_verdicts():
     assert overall.as_dict()["decided_precision"] == pytest.approx(5 / 7)
 
 
+def test_calibrated_abstention_per_fine_answer_type():
+    rows = as_rows(ROWS)
+    for row, code in zip(rows, ["A1", "A1", "A2", "B1", "B1", "C1", "C1", "C1", None]):
+        row["answer_type"] = code
+    by_type = evaluate_verdicts(rows).as_dict()["by_answer_type"]
+    assert sorted(by_type) == ["A1", "A2", "B1", "C1"]  # a row without a type counts only elsewhere
+    assert by_type["A1"] == {"n": 2, "decided": 2, "decided_coverage": 1.0, "decided_precision": 0.5,
+                             "macro_f1": pytest.approx((2 / 3 + 0) / 2)}
+    assert (by_type["A2"]["decided_coverage"], by_type["A2"]["decided_precision"]) == (0.0, None)
+    assert (by_type["C1"]["decided"], by_type["C1"]["decided_precision"]) == (2, 1.0)
+    csv_scopes = [(row["scope"], row["name"]) for row in to_csv_rows(evaluate_verdicts(rows))]
+    assert ("answer_type", "C1") in csv_scopes
+
+
 def test_a_verifier_that_only_abstains_has_no_decided_precision_and_zero_coverage():
     overall = evaluate_verdicts(as_rows([(1, True, "inconclusive", "A", "m"), (2, False, "inconclusive", "A", "m")]))
     assert overall.overall.decided_coverage == 0.0 and overall.overall.decided_precision is None
