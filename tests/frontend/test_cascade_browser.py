@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 
 
 def test_a_cascade_run_started_from_the_page_shows_its_stages_and_cost(
-        page, live_server, login, app_url, make_user, celery_worker_factory, fake_openai):
+        page, live_server, login, app_url, make_user, celery_worker_factory, fake_openai, screenshot):
     celery_worker_factory({JUDGE_KEY_ENV: "sk-browser-cascade"})
     researcher = make_user(roles.RESEARCHER, username="casimir")
     ensure_default_templates()  # an earlier transactional test may have flushed the ones the migration made
@@ -64,3 +64,5 @@ def test_a_cascade_run_started_from_the_page_shows_its_stages_and_cost(
         f"{prompt + completion} ({prompt} / {completion})")
     expect(report.get_by_test_id("cascade-summary")).to_contain_text(f"Sampled checks of rule verdicts: {3 * n}, "
                                                                      f"disputed {n}")
+    report.scroll_into_view_if_needed()
+    screenshot(page, "cascade-run")
