@@ -6,7 +6,8 @@ Each row is one completion the cascade verified:
     {"stage": "rules" | "judge" | "human", "status": the cascade's verdict,
      "rule_status": ..., "judge_status": ... ("" when the judge was not asked),
      "prompt_tokens": int, "completion_tokens": int, "cost": Decimal | float | str,
-     "human_correct": True | False | None (no human label)}
+     "human_correct": True | False | None (no human label),
+     "n": how many verdicts the row stands for (1 when absent; tokens and cost are then their sums)}
 
 - **decided**: items whose verdict came from the stage (for "human": the items left to annotators).
 - **coverage**: decided / all items.
@@ -123,24 +124,27 @@ def cascade_report(rows: Iterable[Mapping[str, Any]]) -> CascadeReport:
         if stage != HUMAN and status not in DECIDED:
             raise ValueError(f"row {position}: a verdict decided by {stage} must be correct or incorrect, got {status!r}")
         rule_status, judge_status = row.get("rule_status") or "", row.get("judge_status") or ""
-        report.total += 1
+        weight = row.get("n", 1)
+        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
+            raise ValueError(f"row {position}: n must be a count, got {weight!r}")
+        report.total += weight
         figures = report.stages[stage]
-        figures.decided += 1
+        figures.decided += weight
         human_correct = row.get("human_correct")
         if isinstance(human_correct, bool):
-            figures.labeled += 1
+            figures.labeled += weight
             if stage != HUMAN and (status == "correct") == human_correct:
-                figures.agreeing += 1
+                figures.agreeing += weight
         if stage == HUMAN:
             if rule_status in DECIDED and judge_status in DECIDED and rule_status != judge_status:
-                figures.disputed += 1
+                figures.disputed += weight
             else:
-                figures.undecided += 1
+                figures.undecided += weight
         if rule_status in DECIDED and judge_status:
-            report.sampled_checks += 1
+            report.sampled_checks += weight
         judge = report.stages[JUDGE]
         if judge_status:
-            judge.calls += 1
+            judge.calls += weight
         judge.prompt_tokens += int(row.get("prompt_tokens") or 0)
         judge.completion_tokens += int(row.get("completion_tokens") or 0)
         judge.cost += _cost(row.get("cost"))

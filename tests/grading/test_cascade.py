@@ -324,3 +324,18 @@ def test_the_selection_form_and_the_command_route_what_the_cascade_left_to_human
     with pytest.raises(CommandError, match="one cascade verifier"):
         call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "cascade", "--verifiers",
                      config.cascade_judge.name, stdout=StringIO())
+
+
+def test_a_completion_whose_projects_disagree_counts_as_unlabeled_in_the_run_report(cascade_setup):
+    dataset, config = cascade_setup
+    label_project(dataset, LABELS)
+    run = run_now(runs.create_run(verifier=config, dataset=dataset, enqueue=False))
+    assert stages_of(runs.cascade_report(run))["rules"]["labeled"] == 2 * QUESTIONS
+
+    second = annotation_services.create_project(dataset=dataset, kind="correctness", name="second opinion")
+    overturned = Completion.objects.get(question__dataset=dataset, question__external_id="q0", external_id="c0")
+    confirmed = Completion.objects.get(question__dataset=dataset, question__external_id="q1", external_id="c0")
+    Item.objects.filter(project=second, subject_id=overturned.pk).update(state=Item.State.RESOLVED, final_value=False)
+    Item.objects.filter(project=second, subject_id=confirmed.pk).update(state=Item.State.RESOLVED, final_value=True)
+    rules = stages_of(runs.cascade_report(run))["rules"]
+    assert (rules["labeled"], rules["precision"]) == (2 * QUESTIONS - 1, 1.0)

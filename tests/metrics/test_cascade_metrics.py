@@ -59,6 +59,23 @@ def test_sampled_checks_disagreement_and_the_automatic_share():
     assert report["automatic"] == {"decided": 6, "coverage": 0.75, "labeled": 4, "precision": 0.75}
 
 
+def test_grouped_rows_count_as_many_verdicts_as_they_stand_for():
+    grouped = [
+        {**row("rules", "correct", "correct", human=True), "n": 3},
+        {**row("judge", "incorrect", "inconclusive", "incorrect", human=None, prompt=300, completion=30,
+               cost="0.003"), "n": 3},
+        {**row("human", "inconclusive", "correct", "incorrect", prompt=200, completion=20, cost="0.002"), "n": 2},
+    ]
+    report = cascade_report(grouped).as_dict()
+    by_stage = {figures["stage"]: figures for figures in report["stages"]}
+    assert report["total"] == 8 and by_stage["rules"]["coverage"] == 3 / 8
+    assert (by_stage["rules"]["labeled"], by_stage["rules"]["precision"]) == (3, 1.0)
+    assert by_stage["judge"]["calls"] == 5 and report["tokens"] == 550
+    assert (report["sampled_checks"], report["disputed"]) == (2, 2)
+    with pytest.raises(ValueError, match="n must be a count"):
+        cascade_report([{**row("rules", "correct", "correct"), "n": -1}])
+
+
 def test_empty_and_invalid_rows():
     empty = cascade_report([]).as_dict()
     assert empty["total"] == 0 and empty["automatic"]["coverage"] is None and empty["cost_per_decided_item"] is None
