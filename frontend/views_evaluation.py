@@ -51,9 +51,16 @@ def _class_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
             "n": by_class[letter].n if letter in by_class else 0,
             "accuracy": by_class[letter].accuracy if letter in by_class else None,
             "inconclusive_rate": by_class[letter].inconclusive_rate if letter in by_class else None,
+            "decided_coverage": by_class[letter].decided_coverage if letter in by_class else None,
+            "decided_precision": by_class[letter].decided_precision if letter in by_class else None,
+            "macro_f1": by_class[letter].macro_f1 if letter in by_class else None,
         }
         for letter, name in COARSE_CLASSES.items()
     ]
+
+
+def _type_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
+    return [{"code": code, **figures.as_dict()} for code, figures in sorted(report.evaluation.by_answer_type.items())]
 
 
 def _agreement_rows(result: evaluation.MetaEvaluation) -> list[dict[str, Any]]:
@@ -86,6 +93,7 @@ def meta_eval_page(request, project_id: int):
             {
                 "report": report,
                 "class_rows": _class_rows(report),
+                "type_rows": _type_rows(report),
                 "binary_rows": _binary_rows(report),
                 "missing_shown": report.missing_item_ids[: evaluation.MISSING_IDS_SHOWN],
             }

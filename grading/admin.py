@@ -41,7 +41,8 @@ class PromptTemplateAdmin(admin.ModelAdmin):
 
 @admin.register(VerifierConfig)
 class VerifierConfigAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "model", "base_url", "template", "concurrency_limit", "use_reference")
+    list_display = ("name", "kind", "model", "base_url", "template", "cascade_judge", "concurrency_limit",
+                    "use_reference")
     list_filter = ("kind", "use_reference")
     search_fields = ("name", "model")
 

@@ -10,10 +10,11 @@ from django.conf import settings
 
 from core.demo import DemoContext, register_demo_step
 
-from .models import ModelInfo, ProofProblem
+from .models import ModelInfo, PromptTemplate, ProofProblem, VerifierConfig
 from .proofs import services as proof_services
 from .proofs.importing import import_matharena_proofs
 from .proofs.selectors import proof_projects
+from .services import DEFAULT_API_KEY_ENV, ensure_default_templates
 
 DEMO_PROOFS_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo" / "proofs"
 DEMO_PROJECT_NAME = "Demo Olympiad 2025 proofs"
@@ -81,7 +82,7 @@ def verify_demo_dataset(context: DemoContext) -> None:
     from verifybench.demo import DEMO_DATASET_NAME
 
     from . import runs
-    from .models import VerificationRun, VerifierConfig
+    from .models import VerificationRun
 
     dataset = context.datasets.get(DEMO_DATASET_NAME)
     if dataset is None:
@@ -93,3 +94,29 @@ def verify_demo_dataset(context: DemoContext) -> None:
                           enqueue=False)
     run = runs.execute_run(run.pk)
     context.say(f"Verified the demo dataset with {DEMO_RULE_VERIFIER}: {run.counts}")
+
+
+DEMO_JUDGE = "demo-judge"
+DEMO_CASCADE = "demo-cascade"
+DEMO_JUDGE_FALLBACK_URL = "http://127.0.0.1:8001/v1"
+DEMO_JUDGE_MODEL = "gpt-4o-mini"
+
+
+@register_demo_step(order=56)
+def create_demo_cascade(context: DemoContext) -> None:
+    """An LLM judge on the endpoint in OPENAI_BASE_URL (a local OpenAI-compatible server when unset) and a cascade
+    that asks it after the rules, checking a tenth of the rule verdicts. Nothing is called here: a researcher starts
+    the run from the dataset's jobs page once an admin has put the endpoint's host on the allow-list."""
+    ensure_default_templates()
+    judge, judge_created = VerifierConfig.objects.get_or_create(name=DEMO_JUDGE, defaults={
+        "kind": VerifierConfig.Kind.JUDGE, "base_url": settings.OPENAI_BASE_URL or DEMO_JUDGE_FALLBACK_URL,
+        "model": DEMO_JUDGE_MODEL, "api_key_env": DEFAULT_API_KEY_ENV,
+        "template": PromptTemplate.objects.get(name="verifybench-final-judgment", version=1),
+        "price_input_per_million": "0.15", "price_output_per_million": "0.60",
+    })
+    _, cascade_created = VerifierConfig.objects.get_or_create(name=DEMO_CASCADE, defaults={
+        "kind": VerifierConfig.Kind.CASCADE, "cascade_judge": judge, "cascade_sample_rate": 0.1,
+    })
+    if judge_created or cascade_created:
+        context.say(f"Cascade {DEMO_CASCADE!r}: rules, then {DEMO_JUDGE} ({judge.model} at {judge.base_url}), then "
+                    "humans; allow the judge's host (Admin > Allowed judge hosts) and start a run to use it.")

@@ -2,11 +2,12 @@ import re
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from core.jobs.models import BackgroundJob
 
+from . import cascade
 from .judges import egress, parsers, templates
 from .proofs.models import (  # noqa: F401  (Django finds the app's models here)
     Competition,
@@ -127,6 +128,7 @@ class VerifierConfig(models.Model):
     class Kind(models.TextChoices):
         RULE = "rule", "Rule-based"
         JUDGE = "judge", "LLM judge"
+        CASCADE = "cascade", "Cascade: rules, then a judge, then humans"
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
@@ -151,6 +153,16 @@ class VerifierConfig(models.Model):
     price_input_per_million = models.DecimalField(max_digits=12, decimal_places=4, default=0)
     price_output_per_million = models.DecimalField(max_digits=12, decimal_places=4, default=0)
     use_reference = models.BooleanField(default=True)
+    cascade_judge = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="cascades",
+        limit_choices_to={"kind": "judge"},
+        help_text="Cascade only: the LLM judge asked on what the rules leave inconclusive.",
+    )
+    cascade_sample_rate = models.FloatField(
+        default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Cascade only: the share of rule-decided completions also sent to the judge, to measure "
+                  "disagreement; where the two disagree, humans decide.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -162,8 +174,14 @@ class VerifierConfig(models.Model):
             models.CheckConstraint(condition=models.Q(concurrency_limit__gte=1), name="verifier_concurrency_at_least_one"),
             models.CheckConstraint(
                 condition=models.Q(kind="rule")
-                | (~models.Q(base_url="") & ~models.Q(model="") & ~models.Q(api_key_env="") & models.Q(template__isnull=False)),
+                | (models.Q(kind="cascade") & models.Q(cascade_judge__isnull=False))
+                | (models.Q(kind="judge") & ~models.Q(base_url="") & ~models.Q(model="") & ~models.Q(api_key_env="")
+                   & models.Q(template__isnull=False)),
                 name="judge_config_is_complete",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(cascade_sample_rate__gte=0) & models.Q(cascade_sample_rate__lte=1),
+                name="verifier_cascade_sample_rate_is_a_share",
             ),
         ]
 
@@ -178,6 +196,18 @@ class VerifierConfig(models.Model):
                     errors[field] = "Required for an LLM judge."
             if self.template_id is None:
                 errors["template"] = "Required for an LLM judge."
+        if self.kind == self.Kind.CASCADE:
+            judge = self.cascade_judge if self.cascade_judge_id is not None else None
+            if judge is None:
+                errors["cascade_judge"] = "A cascade needs the LLM judge it asks after the rules."
+            elif judge.kind != self.Kind.JUDGE:
+                errors["cascade_judge"] = f"{judge.name} is not an LLM judge configuration."
+            elif self.pk is not None and judge.pk == self.pk:
+                errors["cascade_judge"] = "A cascade cannot ask itself."
+        elif self.cascade_judge_id is not None:
+            errors["cascade_judge"] = "Only a cascade asks another judge."
+        if not 0.0 <= (self.cascade_sample_rate or 0.0) <= 1.0:
+            errors["cascade_sample_rate"] = "A share between 0 and 1."
         if self.api_key_env and not ENV_VAR_NAME.match(self.api_key_env):
             errors["api_key_env"] = "Give the name of an environment variable (letters, digits, _), never the key."
         self._check_egress(errors)
@@ -196,6 +226,12 @@ class VerifierConfig(models.Model):
                 policy.check_url(self.base_url)
             except egress.EgressRefused as refused:
                 errors["base_url"] = str(refused)
+
+
+class CascadeStage(models.TextChoices):
+    RULES = cascade.RULES, "Rules"
+    JUDGE = cascade.JUDGE, "LLM judge"
+    HUMAN = cascade.HUMAN, "Humans"
 
 
 class Verdict(models.Model):
@@ -224,6 +260,16 @@ class Verdict(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     cache_hit = models.BooleanField(default=False)
     failed = models.BooleanField(default=False, help_text="The endpoint could not be reached or kept failing.")
+    stage = models.CharField(
+        max_length=10, blank=True, choices=CascadeStage.choices,
+        help_text="Cascade verdicts only: the stage that decided, or humans when the cascade left it to them.",
+    )
+    rule_status = models.CharField(
+        max_length=12, blank=True, help_text="Cascade verdicts only: what the rules said."
+    )
+    judge_status = models.CharField(
+        max_length=12, blank=True, help_text="Cascade verdicts only: what the judge said; empty when not asked."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -232,10 +278,15 @@ class Verdict(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["completion", "verifier"], name="one_verdict_per_completion_and_verifier"),
         ]
-        indexes = [models.Index(fields=["verifier", "status"])]
+        indexes = [models.Index(fields=["verifier", "status"]), models.Index(fields=["verifier", "stage"], name="verdict_verifier_stage")]
 
     def __str__(self):
         return f"{self.verifier} on {self.completion_id}: {self.status}"
+
+    @property
+    def route(self) -> str:
+        """Why a cascade left this completion to humans: disputed or undecided; "" otherwise."""
+        return cascade.route_of(self.stage, self.rule_status, self.judge_status)
 
 
 class JudgeResponseCache(models.Model):

@@ -8,6 +8,12 @@ therefore loses at most its current chunk, and whoever resumes the run finds eve
 A verdict whose judge call failed is not usable: a resumed run tries it again. A restart verifies the whole scope
 again: a verdict counts as done only once it was written after the restart (`redo_from`).
 
+A cascade configuration (kind "cascade") is verified in the same chunks: the rules decide what they can, its judge
+is asked on what they leave inconclusive and on a deterministic sample of what they decided, and what the judge
+leaves inconclusive, or where the sampled check disagrees with the rules, is left to humans (grading.cascade).
+Each verdict keeps the stage that decided, both stages' verdicts and the judge's tokens and cost. A failed judge
+call makes the completion's verdict unusable like any judge run's, so a resume asks again.
+
 Options (`VerificationRun.options`):
   chunk_delay  seconds to pause after each committed chunk (0 by default), so tests and demos can stop a run midway.
 """
@@ -16,8 +22,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -30,11 +37,12 @@ from core.jobs import protocol, runner
 from core.jobs.runner import Execution, JobKind
 from verifybench.models import Completion, Domain
 
+from . import cascade
 from .answercheck import BatchItem, verify_batch
-from .judges.client import JudgeInput
+from .judges.client import JudgeInput, JudgeResult
 from .judges.service import judge_batch
 from .models import Verdict, VerificationRun, VerifierConfig
-from .selectors import answer_type_condition
+from .selectors import answer_type_condition, cascade_figures
 from .services import record_verdict
 
 logger = logging.getLogger(__name__)
@@ -108,6 +116,13 @@ def scope_counts(run: VerificationRun) -> dict[str, int]:
     return counts
 
 
+def cascade_report(run: VerificationRun) -> dict | None:
+    """Per-stage figures of a cascade run over its scope (since the restart, if any); None for other verifiers."""
+    if run.verifier.kind != VerifierConfig.Kind.CASCADE:
+        return None
+    return cascade_figures(run.verifier_id, scope_completions(run).values("pk"), since=run.redo_from)
+
+
 # -- requests -------------------------------------------------------------------------------------------------------
 
 
@@ -149,10 +164,13 @@ def create_run(
         raise RunRequestError(f"project {project.pk} is a {project.kind} project; verifiers judge correctness")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or not 1 <= chunk_size <= MAX_CHUNK_SIZE:
         raise RunRequestError(f"chunk_size must be an integer between 1 and {MAX_CHUNK_SIZE}")
-    try:
-        verifier.full_clean(validate_unique=False)
-    except ValidationError as error:
-        raise RunRequestError(f"verifier {verifier.name!r} is not usable: {error.messages}") from None
+    for config in (verifier, verifier.cascade_judge if verifier.kind == VerifierConfig.Kind.CASCADE else None):
+        if config is None:
+            continue
+        try:
+            config.full_clean(validate_unique=False)
+        except ValidationError as error:
+            raise RunRequestError(f"verifier {config.name!r} is not usable: {error.messages}") from None
     filters = clean_scope_filters(answer_types, domains, models)
     run = VerificationRun.objects.create(
         verifier=verifier, dataset=dataset, project=project, answer_types=filters["answer_types"],
@@ -251,9 +269,89 @@ def verify_with_judge(config: VerifierConfig, completions: list[Completion]) -> 
     return judge_batch(config, items)
 
 
+@dataclass(frozen=True)
+class CascadeOutcome:
+    """A cascade verdict in the shape `record_verdict` takes: the decision, both stages' verdicts and the judge's
+    cost."""
+
+    status: str
+    stage: str
+    rule_status: str
+    judge_status: str
+    extracted_answer: str
+    explanation: str
+    reason: str
+    raw_output: str
+    extraction_output: str = ""
+    template_id: int | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: Decimal = Decimal(0)
+    attempts: int = 0
+    cache_hit: bool = False
+    failed: bool = False
+
+
+def _with_judge_cost(outcome: CascadeOutcome, judged: JudgeResult | None, judge: VerifierConfig) -> CascadeOutcome:
+    if judged is None:
+        return outcome
+    return replace(
+        outcome, extraction_output=judged.extraction_output, template_id=judged.template_id or judge.template_id,
+        prompt_tokens=judged.prompt_tokens, completion_tokens=judged.completion_tokens, cost=judged.cost,
+        attempts=judged.attempts, cache_hit=judged.cache_hit,
+    )
+
+
+def _cascade_outcome(rule: RuleOutcome, judged: JudgeResult | None, judge: VerifierConfig) -> CascadeOutcome:
+    if judged is not None and judged.failed:
+        return _with_judge_cost(CascadeOutcome(
+            status=Verdict.Status.INCONCLUSIVE, stage="", rule_status=rule.status, judge_status="",
+            extracted_answer=rule.extracted_answer, explanation=judged.explanation,
+            reason=f"the judge {judge.name} could not be asked: {judged.reason}", raw_output=judged.raw_output,
+            failed=True,
+        ), judged, judge)
+    judge_status = judged.status if judged is not None else None
+    decision = cascade.decide(rule.status, judge_status)
+    raw = {"rules": json.loads(rule.raw_output) if rule.raw_output else {},
+           "judge": judged.raw_output if judged is not None else None}
+    if decision.stage == cascade.RULES:
+        checked = f"; the judge's sampled check said {judge_status}" if judged is not None else ""
+        answer, explanation, reason = rule.extracted_answer, rule.explanation, f"rules: {rule.reason}{checked}"
+    else:
+        assert judged is not None  # the rules did not decide, so the judge was asked
+        answer = judged.extracted_answer or rule.extracted_answer
+        explanation = judged.explanation
+        if decision.stage == cascade.JUDGE:
+            reason = f"rules inconclusive ({rule.reason}); judge {judge.name}: {judged.reason or judged.status}"
+        elif decision.route == cascade.DISPUTED:
+            reason = f"for humans: the rules said {rule.status} but the judge {judge.name} said {judge_status}"
+        else:
+            reason = f"for humans: rules and judge {judge.name} both inconclusive ({judged.reason})"
+    return _with_judge_cost(CascadeOutcome(
+        status=decision.status, stage=decision.stage, rule_status=rule.status, judge_status=judge_status or "",
+        extracted_answer=answer, explanation=explanation, reason=reason,
+        raw_output=json.dumps(raw, ensure_ascii=False),
+    ), judged, judge)
+
+
+def verify_with_cascade(config: VerifierConfig, completions: list[Completion]) -> list[CascadeOutcome]:
+    """Rules on every completion; the judge on the inconclusive ones and the sampled checks; humans on the rest."""
+    judge = config.cascade_judge
+    assert judge is not None  # a cascade always names its judge (a check constraint)
+    rules = verify_with_rules(completions)
+    asked = [
+        index for index, (completion, rule) in enumerate(zip(completions, rules, strict=True))
+        if cascade.needs_judge(rule.status, cascade.is_sampled(config.pk, completion.pk, config.cascade_sample_rate))
+    ]
+    judged = dict(zip(asked, verify_with_judge(judge, [completions[index] for index in asked]), strict=True))
+    return [_cascade_outcome(rule, judged.get(index), judge) for index, rule in enumerate(rules)]
+
+
 def verify_chunk(config: VerifierConfig, completions: list[Completion]) -> list:
     if config.kind == VerifierConfig.Kind.RULE:
         return verify_with_rules(completions)
+    if config.kind == VerifierConfig.Kind.CASCADE:
+        return verify_with_cascade(config, completions)
     return verify_with_judge(config, completions)
 
 
@@ -310,13 +408,14 @@ def _execute(execution: Execution) -> None:
     execution.beat(done=locked.progress_done, total=locked.progress_total)
     delay = clean_options(run.options).get("chunk_delay", 0.0)
     pending = pending_completions(run).select_related("question").prefetch_related("question__references")
+    verifier = VerifierConfig.objects.select_related("cascade_judge__template").get(pk=run.verifier_id)
     last_id = 0
     while True:
         execution.check()
         chunk = list(pending.filter(pk__gt=last_id)[: run.chunk_size])
         if not chunk:
             break
-        results = verify_chunk(run.verifier, chunk)
+        results = verify_chunk(verifier, chunk)
         _commit_chunk(execution, chunk, results)
         last_id = chunk[-1].pk
         if delay:

@@ -1,11 +1,15 @@
 """Queries of the grading app: selection candidates from stored verdicts, run and selection payloads."""
 from __future__ import annotations
 
-from django.db.models import Q
+from django.db.models import Count, Exists, OuterRef, Q, Sum
 
+from annotation import workflow
+from annotation.models import Item
 from core.jobs.api import job_payload
+from core.metrics import cascade as cascade_metrics
+from verifybench.label_rules import CORRECTNESS
 
-from .models import VerificationRun
+from .models import Verdict, VerificationRun
 
 
 def answer_type_condition(codes, prefix: str = "question__") -> Q:
@@ -16,7 +20,64 @@ def answer_type_condition(codes, prefix: str = "question__") -> Q:
     return condition
 
 
-def run_payload(run: VerificationRun) -> dict:
+def _final_labels_of(completion_ref):
+    """Final human labels of the completion `completion_ref` points at: resolved, non-excluded, non-gold items of
+    correctness projects."""
+    return Item.objects.filter(project__kind=CORRECTNESS, state=workflow.RESOLVED, excluded=False, is_gold=False,
+                               subject_id=completion_ref)
+
+
+def _cascade_verdicts(verifier_id: int, completion_ids, since):
+    verdicts = Verdict.objects.filter(verifier_id=verifier_id, failed=False, completion_id__in=completion_ids)
+    return verdicts if since is None else verdicts.filter(updated_at__gte=since)
+
+
+def cascade_verdict_groups(verifier_id: int, completion_ids, *, since=None) -> list[dict]:
+    """The rows `core.metrics.cascade.cascade_report` reads, one per group of a cascade's usable verdicts on the
+    given completions (a queryset of ids or a list) with the same stage, verdicts and human label (`n` verdicts,
+    summed tokens and cost), counted in the database. The human label is the final label of the completion's items
+    in correctness projects; a completion whose projects disagree counts as unlabeled."""
+    labels = _final_labels_of(OuterRef("completion_id"))
+    groups = (
+        _cascade_verdicts(verifier_id, completion_ids, since)
+        .annotate(says_correct=Exists(labels.filter(final_value=True)),
+                  says_incorrect=Exists(labels.filter(final_value=False)))
+        .values("stage", "status", "rule_status", "judge_status", "says_correct", "says_incorrect")
+        .annotate(n=Count("pk"), prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens"),
+                  cost=Sum("cost"))
+        .order_by()
+    )
+    rows = []
+    for group in groups:
+        says_correct, says_incorrect = group.pop("says_correct"), group.pop("says_incorrect")
+        group["human_correct"] = says_correct if says_correct != says_incorrect else None
+        rows.append(group)
+    return rows
+
+
+def cascade_verdict_rows(verifier_id: int, completion_ids, labels: dict[int, bool], *, since=None) -> list[dict]:
+    """One row per usable cascade verdict on the given completions, with the human label taken from `labels`."""
+    fields = ("completion_id", "stage", "status", "rule_status", "judge_status", "prompt_tokens",
+              "completion_tokens", "cost")
+    verdicts = _cascade_verdicts(verifier_id, completion_ids, since).values_list(*fields)
+    rows = [dict(zip(fields, values, strict=True)) for values in verdicts.iterator(chunk_size=5000)]
+    for row in rows:
+        row["human_correct"] = labels.get(row["completion_id"])
+    return rows
+
+
+def cascade_figures(verifier_id: int, completion_ids, *, since=None, labels: dict[int, bool] | None = None) -> dict:
+    """Per-stage figures (decided, coverage, precision against human labels, tokens, money) of a cascade on the
+    given completions: against the final labels of every correctness project, or against `labels` when given
+    (completion id -> correct)."""
+    if labels is None:
+        rows = cascade_verdict_groups(verifier_id, completion_ids, since=since)
+    else:
+        rows = cascade_verdict_rows(verifier_id, completion_ids, labels, since=since)
+    return cascade_metrics.cascade_report(rows).as_dict()
+
+
+def run_payload(run: VerificationRun, cascade: dict | None = None) -> dict:
     counts = {key: int(run.counts.get(key, 0)) for key in ("correct", "incorrect", "inconclusive", "failed")}
     return {
         "id": run.pk,
@@ -44,6 +105,7 @@ def run_payload(run: VerificationRun) -> dict:
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "job": job_payload(run),
+        **({"cascade": cascade} if cascade is not None else {}),
     }
 
 

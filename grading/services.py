@@ -110,6 +110,9 @@ def record_verdict(completion, config: VerifierConfig, result) -> Verdict:
             "attempts": getattr(result, "attempts", 0) or 0,
             "cache_hit": bool(getattr(result, "cache_hit", False)),
             "failed": bool(getattr(result, "failed", False)),
+            "stage": getattr(result, "stage", "") or "",
+            "rule_status": getattr(result, "rule_status", "") or "",
+            "judge_status": getattr(result, "judge_status", "") or "",
         },
     )
     return verdict

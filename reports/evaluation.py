@@ -18,6 +18,7 @@ from annotation.models import AnnotationProject
 from core.labels import InvalidValue
 from core.metrics import judge_eval, passk
 from grading.models import VerifierConfig
+from grading.selectors import cascade_figures
 from verifybench.label_rules import CORRECTNESS, CorrectnessRules
 from verifybench.models import Dataset
 
@@ -43,6 +44,8 @@ class VerifierReport:
     labeled_items: int
     evaluation: judge_eval.JudgeEvaluation
     missing_item_ids: list[int] = field(default_factory=list)
+    cascade: dict[str, Any] | None = None
+    """A cascade's per-stage figures on the labeled items (decided, coverage, precision, tokens, money)."""
 
     @property
     def judged_items(self) -> int:
@@ -67,6 +70,7 @@ class VerifierReport:
             "coverage": self.coverage,
             "unclassified_items": self.unclassified_items,
             **self.evaluation.as_dict(),
+            **({"cascade": self.cascade} if self.cascade is not None else {}),
         }
 
 
@@ -131,7 +135,9 @@ def meta_evaluate(project: AnnotationProject, verifier_names: Sequence[str] | No
     the project's completions is scored. An item without a verdict from a verifier is left out of that
     verifier's figures and listed in its `missing_item_ids`. With several verifiers the pairwise agreement
     matrix (raw agreement and Cohen's kappa over correct / incorrect / inconclusive) covers the labeled items
-    each pair judged.
+    each pair judged. Beside macro-F1 (inconclusive counted as a wrong judgment) every report gives the calibrated
+    abstention figures: the share of items decided and the precision of the decided verdicts, overall and per coarse
+    answer class. A cascade verifier also gets its per-stage figures on the labeled items.
     """
     rows = labeled_rows(project)
     if verifier_names:
@@ -151,12 +157,17 @@ def meta_evaluate(project: AnnotationProject, verifier_names: Sequence[str] | No
                 missing.append(row["item_id"])
             else:
                 judged.append({**row, "verdict": status})
+        cascade = None
+        if verifier.kind == VerifierConfig.Kind.CASCADE:
+            labels = {row["completion_id"]: row["human_correct"] for row in rows}
+            cascade = cascade_figures(verifier.pk, completion_ids, labels=labels)
         reports.append(
             VerifierReport(
                 verifier=verifier,
                 labeled_items=len(rows),
                 evaluation=judge_eval.evaluate_verdicts(judged),
                 missing_item_ids=missing,
+                cascade=cascade,
             )
         )
 
@@ -180,12 +191,16 @@ META_EVAL_CSV_FIELDS = (
     "coverage",
     "agreement",
     "kappa",
+    "tokens",
+    "cost",
 )
 
 
 def meta_evaluation_csv_rows(result: MetaEvaluation) -> list[dict[str, Any]]:
     """Rows with `META_EVAL_CSV_FIELDS` keys, per verifier: the rows of `judge_eval.to_csv_rows` (coverage on the
-    overall row), then with several verifiers one `agreement` row per other verifier (n = shared items)."""
+    overall row), for a cascade one `cascade_stage` row per stage (n = items it decided, with its coverage,
+    precision, tokens and cost), then with several verifiers one `agreement` row per other verifier (n = shared
+    items)."""
     rows: list[dict[str, Any]] = []
     blank = {key: "" for key in META_EVAL_CSV_FIELDS}
     for report in result.reports:
@@ -198,6 +213,18 @@ def meta_evaluation_csv_rows(result: MetaEvaluation) -> list[dict[str, Any]]:
                     coverage="" if report.coverage is None else report.coverage,
                 )
             rows.append(full)
+        for stage in (report.cascade or {}).get("stages", []):
+            rows.append({
+                **blank,
+                "verifier": report.verifier.name,
+                "scope": "cascade_stage",
+                "name": stage["stage"],
+                "n": stage["decided"],
+                "decided_coverage": "" if stage["coverage"] is None else stage["coverage"],
+                "decided_precision": "" if stage["precision"] is None else stage["precision"],
+                "tokens": stage["tokens"],
+                "cost": stage["cost"],
+            })
         if result.agreement:
             for other, cell in result.agreement[report.verifier.name].items():
                 if other == report.verifier.name:

@@ -13,8 +13,8 @@ from verifybench.models import Completion
 def final_correctness_labels(project) -> list[dict]:
     """The final human labels of a correctness project: one dict per resolved, non-excluded, non-gold item.
 
-    Keys: item_id, completion_id, question_id, model, answer_class (None when the question has none),
-    is_greedy and final_value (the item's stored final value, not yet checked).
+    Keys: item_id, completion_id, question_id, model, answer_class and answer_type (None when the question has
+    none), is_greedy and final_value (the item's stored final value, not yet checked).
     """
     items = Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
     item_of = Item.objects.filter(project=project, subject_id=OuterRef("pk")).values("pk")[:1]
@@ -22,7 +22,8 @@ def final_correctness_labels(project) -> list[dict]:
         Completion.objects.filter(pk__in=items.values("subject_id"))
         .annotate(item_id=Subquery(item_of))
         .order_by("item_id")
-        .values_list("item_id", "pk", "question_id", "model_name", "question__answer_class", "is_greedy")
+        .values_list("item_id", "pk", "question_id", "model_name", "question__answer_class", "is_greedy",
+                     "question__answer_type")
     )
     finals = dict(items.values_list("subject_id", "final_value").iterator(chunk_size=5000))
     return [
@@ -33,9 +34,11 @@ def final_correctness_labels(project) -> list[dict]:
             "model": model,
             "answer_class": answer_class or None,
             "is_greedy": is_greedy,
+            "answer_type": answer_type or None,
             "final_value": finals[completion_id],
         }
-        for item_id, completion_id, question_id, model, answer_class, is_greedy in rows.iterator(chunk_size=5000)
+        for item_id, completion_id, question_id, model, answer_class, is_greedy, answer_type
+        in rows.iterator(chunk_size=5000)
     ]
 
 

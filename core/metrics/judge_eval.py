@@ -14,6 +14,11 @@ lands on the wrong side of the human label:
 so accuracy = (TP + TN) / n both with and without inconclusive verdicts in the data, and the
 inconclusive rate is reported beside the matrix.
 
+Calibrated abstention is reported beside it: **decided coverage** = decided verdicts (correct or incorrect) / n,
+and **decided precision** = decided verdicts that match the human label / decided verdicts, i.e.
+(TP + TN) / (n - inconclusive), since an inconclusive verdict is never a TP or a TN. A verifier that abstains
+where it is unsure has a high decided precision even when its macro-F1 (abstentions counted as wrong) is low.
+
 Reported figures: accuracy per coarse answer class A-D and their unweighted mean (the VerifyBench table);
 TP/FP/TN/FN, TPR, TNR, PPV, NPV and macro-F1 overall and per author model (the mu-MATH table). A ratio
 whose denominator is zero is None.
@@ -79,6 +84,21 @@ class BinaryReport:
         return _ratio(self.inconclusive, self.n)
 
     @property
+    def decided(self) -> int:
+        """Verdicts that are correct or incorrect."""
+        return self.n - self.inconclusive
+
+    @property
+    def decided_coverage(self) -> float | None:
+        """Share of the items the verifier decided."""
+        return _ratio(self.decided, self.n)
+
+    @property
+    def decided_precision(self) -> float | None:
+        """Share of the decided verdicts that match the human label."""
+        return _ratio(self.tp + self.tn, self.decided)
+
+    @property
     def tpr(self) -> float | None:
         return _ratio(self.tp, self.tp + self.fn)
 
@@ -120,6 +140,9 @@ class BinaryReport:
             "fn": self.fn,
             "inconclusive": self.inconclusive,
             "inconclusive_rate": self.inconclusive_rate,
+            "decided": self.decided,
+            "decided_coverage": self.decided_coverage,
+            "decided_precision": self.decided_precision,
             "accuracy": self.accuracy,
             "tpr": self.tpr,
             "tnr": self.tnr,
@@ -138,6 +161,7 @@ class JudgeEvaluation:
     overall: BinaryReport = field(default_factory=BinaryReport)
     by_model: dict[str, BinaryReport] = field(default_factory=dict)
     by_answer_class: dict[str, BinaryReport] = field(default_factory=dict)
+    by_answer_type: dict[str, BinaryReport] = field(default_factory=dict)
 
     @property
     def mean_class_accuracy(self) -> float | None:
@@ -149,10 +173,28 @@ class JudgeEvaluation:
         return {
             "overall": self.overall.as_dict(),
             "by_answer_class": {
-                letter: {"n": report.n, "accuracy": report.accuracy, "inconclusive_rate": report.inconclusive_rate}
+                letter: {
+                    "n": report.n,
+                    "accuracy": report.accuracy,
+                    "inconclusive_rate": report.inconclusive_rate,
+                    "decided": report.decided,
+                    "decided_coverage": report.decided_coverage,
+                    "decided_precision": report.decided_precision,
+                    "macro_f1": report.macro_f1,
+                }
                 for letter, report in sorted(self.by_answer_class.items())
             },
             "mean_class_accuracy": self.mean_class_accuracy,
+            "by_answer_type": {
+                code: {
+                    "n": report.n,
+                    "decided": report.decided,
+                    "decided_coverage": report.decided_coverage,
+                    "decided_precision": report.decided_precision,
+                    "macro_f1": report.macro_f1,
+                }
+                for code, report in sorted(self.by_answer_type.items())
+            },
             "by_model": {model: report.as_dict() for model, report in sorted(self.by_model.items())},
         }
 
@@ -161,9 +203,9 @@ def evaluate_verdicts(rows: Iterable[Mapping[str, Any]]) -> JudgeEvaluation:
     """Score verdicts against final human labels.
 
     Each row is `{item_id, human_correct: bool, verdict: "correct"|"incorrect"|"inconclusive",
-    answer_class: "A".."D" | None, model: str | None}`. `answer_class` feeds the per-class accuracy and
-    `model` (the author model of the completion) the per-model table; rows without them count only
-    overall. Raises ValueError naming the row for a bad verdict, label or class, or a repeated item_id.
+    answer_class: "A".."D" | None, model: str | None}`, optionally with `answer_type` (a fine code such as
+    "A1"). `answer_class` feeds the per-class accuracy, `answer_type` the per-type table and `model` (the
+    author model of the completion) the per-model table; rows without them count only overall. Raises ValueError naming the row for a bad verdict, label or class, or a repeated item_id.
     """
     evaluation = JudgeEvaluation()
     seen: set[Hashable] = set()
@@ -192,6 +234,9 @@ def evaluate_verdicts(rows: Iterable[Mapping[str, Any]]) -> JudgeEvaluation:
             evaluation.by_answer_class.setdefault(answer_class, BinaryReport()).add(human_correct, verdict)
         if model:
             evaluation.by_model.setdefault(str(model), BinaryReport()).add(human_correct, verdict)
+        answer_type = row.get("answer_type")
+        if answer_type:
+            evaluation.by_answer_type.setdefault(str(answer_type), BinaryReport()).add(human_correct, verdict)
     return evaluation
 
 
@@ -201,6 +246,8 @@ CSV_FIELDS = (
     "n",
     "accuracy",
     "inconclusive_rate",
+    "decided_coverage",
+    "decided_precision",
     "tp",
     "fp",
     "tn",
@@ -216,7 +263,8 @@ CSV_FIELDS = (
 
 
 def to_csv_rows(evaluation: JudgeEvaluation) -> list[dict[str, Any]]:
-    """Flat rows (keys `CSV_FIELDS`) for `csv.DictWriter`: overall, one per answer class, the class mean, one per model.
+    """Flat rows (keys `CSV_FIELDS`) for `csv.DictWriter`: overall, one per answer class, the class mean, one per
+    fine answer type, one per model.
 
     Undefined ratios are empty strings.
     """
@@ -237,6 +285,8 @@ def to_csv_rows(evaluation: JudgeEvaluation) -> list[dict[str, Any]]:
             accuracy=evaluation.mean_class_accuracy,
         )
         rows.append(mean_row)
+    for code, report in sorted(evaluation.by_answer_type.items()):
+        rows.append(row("answer_type", code, report))
     for model, report in sorted(evaluation.by_model.items()):
         rows.append(row("model", model, report))
     return [{key: ("" if value is None else value) for key, value in item.items()} for item in rows]

@@ -60,7 +60,7 @@ class RunForm(ScopeFiltersMixin):
     SCOPE_DATASET = "dataset"
 
     verifier = forms.ModelChoiceField(queryset=VerifierConfig.objects.none(), empty_label=None,
-                                      help_text="A rule-based verifier or an LLM judge configuration.")
+                                      help_text="A rule-based verifier, an LLM judge, or a cascade of the two.")
     scope = forms.ChoiceField(widget=forms.RadioSelect)
     chunk_size = forms.IntegerField(min_value=1, max_value=runs.MAX_CHUNK_SIZE, initial=100,
                                     help_text="Completions verified and committed together.")
@@ -102,14 +102,24 @@ class SelectionForm(ScopeFiltersMixin):
                                 "judged incorrect, at random"),
         (selection.VERIFYBENCH_HARD, "VerifyBench-Hard: completions several verifiers disagree on, sampled by "
                                      "domain, source and answer type"),
+        (selection.CASCADE, "Cascade: only the completions a cascade left to humans (its judge could not decide, or "
+                            "its sampled check disagreed with the rules)"),
     ])
     verifiers = forms.ModelMultipleChoiceField(
         queryset=VerifierConfig.objects.none(), widget=forms.CheckboxSelectMultiple,
-        help_text="VerifyBench uses exactly one; VerifyBench-Hard at least two (their verdicts are the votes).")
+        help_text="VerifyBench and Cascade use exactly one (for Cascade, a cascade configuration); VerifyBench-Hard at "
+                  "least two (their verdicts are the votes).")
     per_side = forms.IntegerField(min_value=1, max_value=100, initial=2, label="Per side (VerifyBench)",
                                   help_text="Completions judged correct, and as many judged incorrect, per question.")
-    target = forms.IntegerField(min_value=1, max_value=10_000_000, initial=2000, label="Target count (VerifyBench-Hard)",
-                                help_text="How many contested completions to pick.")
+    target = forms.IntegerField(min_value=1, max_value=10_000_000, initial=2000, required=False,
+                                label="Target count (VerifyBench-Hard, Cascade)",
+                                help_text="How many contested completions to pick (2000 when empty); for Cascade, "
+                                          "at most this many, at random (all when empty).")
+    routes = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, label="Route to annotators (Cascade)",
+        choices=[(selection.UNDECIDED, "undecided: neither rules nor judge could decide"),
+                 (selection.DISPUTED, "disputed: the judge's sampled check disagreed with the rules")],
+        help_text="Both when none is ticked.")
     min_minority = forms.IntegerField(min_value=1, max_value=50, initial=2, label="Minority at least M (VerifyBench-Hard)",
                                       help_text="A completion is contested when the smaller side has at least M votes.")
     seed = forms.IntegerField(required=False, initial=0, help_text="Seed of the random choices; same seed, same picks.")
@@ -117,8 +127,8 @@ class SelectionForm(ScopeFiltersMixin):
                            help_text="Name of the annotation project made of the picks.")
     labels_per_item = forms.IntegerField(min_value=1, max_value=10, initial=2,
                                          help_text="Independent labels before an item can resolve by agreement.")
-    field_order = ["strategy", "verifiers", "per_side", "target", "min_minority", "seed", "answer_types", "domains",
-                   "models", "name", "labels_per_item"]
+    field_order = ["strategy", "verifiers", "per_side", "target", "min_minority", "routes", "seed", "answer_types",
+                   "domains", "models", "name", "labels_per_item"]
 
     def __init__(self, *args, dataset: Dataset, **kwargs):
         super().__init__(*args, **kwargs)
@@ -133,6 +143,9 @@ class SelectionForm(ScopeFiltersMixin):
         strategy = cleaned.get("strategy")
         if strategy == selection.VERIFYBENCH and len(chosen) > 1:
             self.add_error("verifiers", "The VerifyBench recipe uses exactly one verifier; choose one.")
+        if strategy == selection.CASCADE and chosen and (
+                len(chosen) > 1 or chosen[0].kind != VerifierConfig.Kind.CASCADE):
+            self.add_error("verifiers", "The Cascade recipe uses exactly one cascade configuration; choose one.")
         if strategy == selection.VERIFYBENCH_HARD and chosen:
             if len(chosen) < 2:
                 self.add_error("verifiers", "The VerifyBench-Hard recipe needs at least two verifiers to vote.")
@@ -148,7 +161,8 @@ class SelectionForm(ScopeFiltersMixin):
             return selection_services.select_for_annotation(
                 dataset=self.dataset, strategy=data["strategy"], verifiers=list(data["verifiers"]),
                 seed=data["seed"], target=data["target"], per_side=data["per_side"],
-                min_minority=data["min_minority"], answer_types=data["answer_types"], domains=data["domains"],
+                min_minority=data["min_minority"], routes=data["routes"] or None, answer_types=data["answer_types"],
+                domains=data["domains"],
                 models=data["models"], name=data["name"], created_by=user,
                 project_settings={"labels_per_item": data["labels_per_item"]},
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from core.jobs import runner
+from grading import runs
 from reports.exports import get_export_format
 
 ACTIVE = ("queued", "running")
@@ -61,6 +62,19 @@ def _export_parts(job) -> dict:
 
 
 PARTS = {"verification-run": _run_parts, "export": _export_parts}
+
+
+def _run_detail(run) -> dict:
+    return {"cascade": runs.cascade_report(run)}
+
+
+DETAIL_PARTS = {"verification-run": _run_detail}
+
+
+def detail_context(job) -> dict:
+    """What a job's own page shows beyond its row (a cascade run's per-stage figures)."""
+    build = DETAIL_PARTS.get(runner.kind_of(job).name)
+    return build(job) if build is not None else {}
 
 
 def register_parts(kind_name: str, build) -> None:

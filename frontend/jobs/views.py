@@ -14,7 +14,7 @@ from core.jobs import runner
 from core.jobs.api import act
 from core.jobs.selectors import recent_jobs
 
-from .presenters import job_row
+from .presenters import detail_context, job_row
 
 JOBS_SHOWN = 200
 DONE_MESSAGES = {
@@ -65,8 +65,10 @@ def jobs_page(request):
 @require_GET
 def job_detail(request, kind: str, job_id: int):
     require_researcher(request.user)
-    row = job_row(_job(kind, job_id))
-    return render(request, "jobs/job_detail.html", {"row": row, "rows": [row], "back_url": request.get_full_path()})
+    job = _job(kind, job_id)
+    row = job_row(job)
+    return render(request, "jobs/job_detail.html", {"row": row, "rows": [row], "back_url": request.get_full_path(),
+                                                    **detail_context(job)})
 
 
 @login_required

@@ -18,13 +18,22 @@ class VerifierConfigSerializer(serializers.ModelSerializer):
 
     template = serializers.PrimaryKeyRelatedField(queryset=PromptTemplate.objects.all(), allow_null=True,
                                                   required=False)
+    cascade_judge = serializers.PrimaryKeyRelatedField(
+        queryset=VerifierConfig.objects.filter(kind=VerifierConfig.Kind.JUDGE), allow_null=True, required=False,
+        help_text="Cascade only: the LLM judge asked on what the rules leave inconclusive.",
+    )
+    cascade_sample_rate = serializers.FloatField(
+        min_value=0.0, max_value=1.0, required=False,
+        help_text="Cascade only: the share of rule-decided completions also sent to the judge (0 to 1).",
+    )
 
     class Meta:
         model = VerifierConfig
         fields = [
             "id", "name", "kind", "base_url", "model", "api_key_env", "template", "temperature", "max_tokens",
             "timeout_seconds", "max_retries", "backoff_base_seconds", "concurrency_limit",
-            "price_input_per_million", "price_output_per_million", "use_reference", "created_at", "updated_at",
+            "price_input_per_million", "price_output_per_million", "use_reference", "cascade_judge",
+            "cascade_sample_rate", "created_at", "updated_at",
         ]
         read_only_fields = ["created_at", "updated_at"]
 
@@ -89,7 +98,14 @@ class SelectionCreateSerializer(serializers.Serializer):
     strategy = serializers.ChoiceField(choices=selection.STRATEGIES)
     verifiers = serializers.SlugRelatedField(slug_field="name", queryset=VerifierConfig.objects.all(), many=True)
     seed = serializers.IntegerField(required=False, allow_null=True, default=None)
-    target = serializers.IntegerField(required=False, default=2000, min_value=1)
+    target = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1,
+        help_text="verifybench-hard: completions to pick (2000 when absent); cascade: at most this many, at random.",
+    )
+    routes = serializers.ListField(
+        child=serializers.ChoiceField(choices=selection.CASCADE_ROUTES), required=False, allow_empty=False,
+        help_text="cascade: route only undecided or only disputed completions (both when absent).",
+    )
     per_side = serializers.IntegerField(required=False, default=2, min_value=1)
     min_minority = serializers.IntegerField(required=False, default=2, min_value=1)
     strata = serializers.ListField(child=serializers.ChoiceField(choices=selection.STRATUM_FIELDS), required=False,

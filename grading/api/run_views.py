@@ -67,9 +67,11 @@ class VerificationRunViewSet(JobActionsMixin, viewsets.GenericViewSet):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response([selectors.run_payload(run) for run in page])
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="One run with its progress")
+    @extend_schema(responses=OpenApiTypes.OBJECT,
+                   summary="One run with its progress; a cascade's run adds per-stage figures under \"cascade\"")
     def retrieve(self, request, pk=None):
-        return Response(selectors.run_payload(self.get_object()))
+        run = self.get_object()
+        return Response(selectors.run_payload(run, cascade=runs.cascade_report(run)))
 
     @extend_schema(request=run_serializers.RunCreateSerializer, responses={201: OpenApiTypes.OBJECT},
                    summary="Start a verification run over a dataset or a project's completions")

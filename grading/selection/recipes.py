@@ -9,6 +9,10 @@ Two recipes, each returning the picks with the reason for each and a report of w
   `min_minority` votes, e.g. 2 of 5 for a 2 vs 3 split), sampled by strata (domain, source, answer type) with
   proportional allocation up to a target count.
 
+- `cascade_selection`: only the completions a cascade verifier left to humans: those its judge could not decide
+  ("undecided") and those where the sampled check of the judge disagreed with the rules ("disputed"), optionally
+  only one of the two, and at most `target` of them (chosen at random, seeded) when a target is given.
+
 `SelectionFilters` (answer type, domain, model) narrows the candidates of either recipe first. A missing or
 inconclusive verdict is not a vote for "correct": in the VerifyBench-Hard recipe an inconclusive verdict counts as
 an "incorrect" vote (a judge that cannot confirm the answer rejects it), and a completion lacking a verdict from
@@ -28,7 +32,11 @@ INCONCLUSIVE = "inconclusive"
 
 VERIFYBENCH = "verifybench"
 VERIFYBENCH_HARD = "verifybench-hard"
-STRATEGIES = (VERIFYBENCH, VERIFYBENCH_HARD)
+CASCADE = "cascade"
+STRATEGIES = (VERIFYBENCH, VERIFYBENCH_HARD, CASCADE)
+UNDECIDED = "undecided"
+DISPUTED = "disputed"
+CASCADE_ROUTES = (UNDECIDED, DISPUTED)
 STRATUM_FIELDS = ("domain", "source", "answer_type")
 
 
@@ -46,6 +54,8 @@ class Candidate:
     model: str = ""
     votes: Mapping[str, str] = field(default_factory=dict)
     """Verifier name -> verdict status (correct / incorrect / inconclusive)."""
+    routes: Mapping[str, str] = field(default_factory=dict)
+    """Cascade verifier name -> why it left the completion to humans (undecided / disputed); absent when decided."""
 
 
 @dataclass(frozen=True)
@@ -284,5 +294,57 @@ def verifybench_hard_selection(
             {**dict(zip(strata, key)), "available": sizes[key], "allocated": allocation[key]}
             for key in sorted(contested, key=_sort_key)
         ],
+    }
+    return SelectionResult(picks, report)
+
+
+def cascade_selection(
+    candidates: Iterable[Candidate],
+    *,
+    verifier: str,
+    routes: Sequence[str] = CASCADE_ROUTES,
+    target: int | None = None,
+    seed: int | None = None,
+    filters: SelectionFilters = SelectionFilters(),
+) -> SelectionResult:
+    """The completions the cascade `verifier` left to humans (for the given routes), at most `target` at random."""
+    routes = list(dict.fromkeys(routes))
+    if not routes or any(route not in CASCADE_ROUTES for route in routes):
+        raise SelectionError(f"routes must be some of {', '.join(CASCADE_ROUTES)}")
+    if target is not None and target < 1:
+        raise SelectionError("target must be at least 1")
+    kept, filtered_out = filters.apply(candidates)
+    without_verdict = 0
+    decided = 0
+    routed: dict[str, list[Candidate]] = {route: [] for route in CASCADE_ROUTES}
+    for candidate in kept:
+        if verifier not in candidate.votes:
+            without_verdict += 1
+        elif verifier in candidate.routes:
+            routed[candidate.routes[verifier]].append(candidate)
+        else:
+            decided += 1
+    pool = sorted((c for route in routes for c in routed[route]), key=lambda c: c.completion_id)
+    chosen = pool if target is None or target >= len(pool) else random.Random(seed).sample(pool, target)
+    picks = [
+        Pick(candidate.completion_id, candidate.question_id,
+             "the rules and the judge disagreed" if candidate.routes[verifier] == DISPUTED
+             else "neither the rules nor the judge could decide")
+        for candidate in sorted(chosen, key=lambda c: c.completion_id)
+    ]
+    by_route = Counter(candidate.routes[verifier] for candidate in chosen)
+    report = {
+        "strategy": CASCADE,
+        "parameters": {"verifier": verifier, "routes": routes, "target": target, "seed": seed,
+                       "filters": filters.as_dict()},
+        "candidates": len(kept) + filtered_out,
+        "filtered_out": filtered_out,
+        "without_cascade_verdict": without_verdict,
+        "decided_by_cascade": decided,
+        "undecided": len(routed[UNDECIDED]),
+        "disputed": len(routed[DISPUTED]),
+        "picked": len(picks),
+        "picked_undecided": by_route[UNDECIDED],
+        "picked_disputed": by_route[DISPUTED],
     }
     return SelectionResult(picks, report)

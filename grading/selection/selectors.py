@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from grading import cascade
 from grading.models import SelectionRecord, Verdict, VerifierConfig
 from grading.selectors import answer_type_condition
 from verifybench.models import Completion
@@ -25,17 +26,21 @@ def selection_candidates(dataset, verifiers: list[VerifierConfig], filters: Sele
         completions = completions.filter(model_name__in=filters.models)
     names = {config.pk: config.name for config in verifiers}
     votes: dict[int, dict[str, str]] = defaultdict(dict)
+    routes: dict[int, dict[str, str]] = defaultdict(dict)
     verdicts = Verdict.objects.filter(
         verifier_id__in=names, failed=False, completion__in=completions.values("pk")
-    ).values_list("completion_id", "verifier_id", "status")
-    for completion_id, verifier_id, status in verdicts.iterator(chunk_size=5000):
+    ).values_list("completion_id", "verifier_id", "status", "stage", "rule_status", "judge_status")
+    for completion_id, verifier_id, status, stage, rule_status, judge_status in verdicts.iterator(chunk_size=5000):
         votes[completion_id][names[verifier_id]] = status
+        route = cascade.route_of(stage, rule_status, judge_status)
+        if route:
+            routes[completion_id][names[verifier_id]] = route
     rows = completions.order_by("pk").values_list(
         "pk", "question_id", "question__domain", "question__source", "question__answer_type", "model_name"
     )
     return [
         Candidate(completion_id=pk, question_id=question_id, domain=domain, source=source, answer_type=answer_type,
-                  model=model, votes=votes.get(pk, {}))
+                  model=model, votes=votes.get(pk, {}), routes=routes.get(pk, {}))
         for pk, question_id, domain, source, answer_type, model in rows.iterator(chunk_size=5000)
     ]
 

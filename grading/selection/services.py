@@ -10,6 +10,8 @@ from grading.runs import RunRequestError, clean_scope_filters
 from . import recipes as selection
 from . import selectors
 
+DEFAULT_HARD_TARGET = 2000
+
 
 class SelectionRequestError(ValueError):
     """A selection request that cannot be carried out; the message says why."""
@@ -21,7 +23,8 @@ def select_for_annotation(
     strategy: str,
     verifiers: list[VerifierConfig],
     seed: int | None = None,
-    target: int = 2000,
+    target: int | None = None,
+    routes=None,
     per_side: int = 2,
     min_minority: int = 2,
     strata=None,
@@ -43,6 +46,8 @@ def select_for_annotation(
         raise SelectionRequestError("name at least one verifier configuration")
     if strategy == selection.VERIFYBENCH and len(verifiers) != 1:
         raise SelectionRequestError("the VerifyBench recipe uses exactly one verifier configuration")
+    if strategy == selection.CASCADE and (len(verifiers) != 1 or verifiers[0].kind != VerifierConfig.Kind.CASCADE):
+        raise SelectionRequestError("the cascade recipe uses exactly one cascade verifier configuration")
     try:
         cleaned = clean_scope_filters(answer_types, domains, models)
     except RunRequestError as exc:
@@ -54,9 +59,15 @@ def select_for_annotation(
             result = selection.verifybench_selection(
                 candidates, verifier=verifiers[0].name, per_side=per_side, seed=seed, filters=filters
             )
+        elif strategy == selection.CASCADE:
+            result = selection.cascade_selection(
+                candidates, verifier=verifiers[0].name, routes=routes or selection.CASCADE_ROUTES, target=target,
+                seed=seed, filters=filters,
+            )
         else:
             result = selection.verifybench_hard_selection(
-                candidates, verifiers=[config.name for config in verifiers], target=target,
+                candidates, verifiers=[config.name for config in verifiers],
+                target=DEFAULT_HARD_TARGET if target is None else target,
                 min_minority=min_minority, seed=seed, strata=strata or selection.STRATUM_FIELDS, filters=filters,
             )
     except selection.SelectionError as exc:

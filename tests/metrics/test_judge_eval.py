@@ -47,7 +47,45 @@ def test_accuracy_per_answer_class_and_unweighted_mean():
     assert accuracies == pytest.approx({"A": 1 / 3, "B": 1 / 2, "C": 3 / 4})
     assert evaluation.mean_class_accuracy == pytest.approx((1 / 3 + 1 / 2 + 3 / 4) / 3)
     as_dict = evaluation.as_dict()
-    assert as_dict["by_answer_class"]["C"] == {"n": 4, "accuracy": 0.75, "inconclusive_rate": 0.25}
+    assert as_dict["by_answer_class"]["C"] == {
+        "n": 4, "accuracy": 0.75, "inconclusive_rate": 0.25, "decided": 3, "decided_coverage": 0.75,
+        "decided_precision": 1.0, "macro_f1": pytest.approx((2 / 3 + 4 / 5) / 2),
+    }
+
+
+def test_calibrated_abstention_coverage_and_precision_of_decided_verdicts():
+    evaluation = evaluate_verdicts(as_rows(ROWS))
+    overall = evaluation.overall
+    # 7 decided of 9; of those, TP 2 + TN 3 match the label, FN 1 (item 2) and FP 1 (item 5) do not.
+    assert overall.decided == 7
+    assert overall.decided_coverage == pytest.approx(7 / 9)
+    assert overall.decided_precision == pytest.approx(5 / 7)
+    by_class = evaluation.by_answer_class
+    # A: one decided right (1), one decided wrong (2), one abstention (3).
+    assert (by_class["A"].decided_coverage, by_class["A"].decided_precision) == pytest.approx((2 / 3, 1 / 2))
+    assert (by_class["B"].decided_coverage, by_class["B"].decided_precision) == pytest.approx((1.0, 1 / 2))
+    assert overall.as_dict()["decided_precision"] == pytest.approx(5 / 7)
+
+
+def test_calibrated_abstention_per_fine_answer_type():
+    rows = as_rows(ROWS)
+    for row, code in zip(rows, ["A1", "A1", "A2", "B1", "B1", "C1", "C1", "C1", None]):
+        row["answer_type"] = code
+    by_type = evaluate_verdicts(rows).as_dict()["by_answer_type"]
+    assert sorted(by_type) == ["A1", "A2", "B1", "C1"]  # a row without a type counts only elsewhere
+    assert by_type["A1"] == {"n": 2, "decided": 2, "decided_coverage": 1.0, "decided_precision": 0.5,
+                             "macro_f1": pytest.approx((2 / 3 + 0) / 2)}
+    assert (by_type["A2"]["decided_coverage"], by_type["A2"]["decided_precision"]) == (0.0, None)
+    assert (by_type["C1"]["decided"], by_type["C1"]["decided_precision"]) == (2, 1.0)
+    csv_scopes = [(row["scope"], row["name"]) for row in to_csv_rows(evaluate_verdicts(rows))]
+    assert ("answer_type", "C1") in csv_scopes
+
+
+def test_a_verifier_that_only_abstains_has_no_decided_precision_and_zero_coverage():
+    overall = evaluate_verdicts(as_rows([(1, True, "inconclusive", "A", "m"), (2, False, "inconclusive", "A", "m")]))
+    assert overall.overall.decided_coverage == 0.0 and overall.overall.decided_precision is None
+    # Counted as wrong judgments, the abstentions give macro-F1 0 and a TNR of 0.
+    assert overall.overall.macro_f1 == 0.0 and overall.overall.tnr == 0.0
 
 
 def test_per_author_model():

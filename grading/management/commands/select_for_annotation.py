@@ -1,4 +1,5 @@
-"""Select completions with the VerifyBench or VerifyBench-Hard recipe and create an annotation project of them."""
+"""Select completions with the VerifyBench, VerifyBench-Hard or cascade recipe and create an annotation project of
+them."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,8 @@ class Command(BaseCommand):
     help = (
         "verifybench: per question, 2 completions the verifier judged correct and 2 it judged incorrect. "
         "verifybench-hard: completions the verifiers disagree on (minority >= --min-minority votes), sampled by "
-        "domain, source and answer type in proportion up to --target. Creates a correctness project and prints "
+        "domain, source and answer type in proportion up to --target. cascade: the completions a cascade verifier left to humans (--route undecided / "
+        "disputed; both by default), at most --target at random when given. Creates a correctness project and prints "
         "its id and the selection report as JSON."
     )
 
@@ -24,7 +26,10 @@ class Command(BaseCommand):
         parser.add_argument("--strategy", required=True, choices=selection.STRATEGIES)
         parser.add_argument("--verifiers", nargs="+", required=True, metavar="NAME",
                             help="verifier configuration names (one for verifybench)")
-        parser.add_argument("--target", type=int, default=2000, help="verifybench-hard: completions to pick")
+        parser.add_argument("--target", type=int, default=None,
+                            help="verifybench-hard: completions to pick (2000); cascade: at most this many")
+        parser.add_argument("--route", action="append", default=[], dest="routes", choices=selection.CASCADE_ROUTES,
+                            help="cascade: route undecided or disputed completions only; repeatable")
         parser.add_argument("--seed", type=int, default=None)
         parser.add_argument("--name", default="", help="project name")
         parser.add_argument("--per-side", type=int, default=2, help="verifybench: picks per side and question")
@@ -49,7 +54,8 @@ class Command(BaseCommand):
             project, record = services.select_for_annotation(
                 dataset=dataset, strategy=options["strategy"], verifiers=[verifiers[name] for name in names],
                 seed=options["seed"], target=options["target"], per_side=options["per_side"],
-                min_minority=options["min_minority"], answer_types=options["answer_types"],
+                min_minority=options["min_minority"], routes=options["routes"] or None,
+                answer_types=options["answer_types"],
                 domains=options["domains"], models=options["models"], name=options["name"],
             )
         except services.SelectionRequestError as exc:
