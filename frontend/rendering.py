@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 
 import nh3
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -374,3 +376,14 @@ def final_answer_span(text: str) -> tuple[int, int] | None:
         return None
     start, end = span
     return (start, end) if 0 <= start < end <= len(text) else None
+
+
+def readable_time(iso: str) -> str:
+    """An ISO 8601 timestamp as the server's local date and minute ("2026-05-04 14:03 UTC"); unparsable text as is."""
+    moment = parse_datetime(iso) if isinstance(iso, str) else None
+    if moment is None:
+        return str(iso)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, timezone.get_default_timezone())
+    local = timezone.localtime(moment)
+    return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"

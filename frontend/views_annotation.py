@@ -21,7 +21,7 @@ from core import taxonomy
 from grading.proofs.subject import PROOF_GRADE
 from verifybench.label_rules import ANSWER_TYPE, CORRECTNESS
 
-from .rendering import final_answer_span, render_markdown, render_with_final_answer
+from .rendering import final_answer_span, readable_time, render_markdown, render_with_final_answer
 from .views_workspace import guidelines_panel
 
 # Answer-type examples that are formulas are typeset; the string and choice examples are plain words.
@@ -210,7 +210,7 @@ def adjudicate_page(request, item_id: int):
         "project": project,
         "item": item,
         "review": review,
-        "history": [{**event, "at_display": event["at"][:16].replace("T", " ")} for event in selectors.history(item)],
+        "history": [{**event, "at_display": readable_time(event["at"])} for event in selectors.history(item)],
         "question_html": render_markdown(review["question"]["text"]),
         "reference_answer_html": render_markdown(reference["final_answer"]) if reference["final_answer"] else "",
         "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",

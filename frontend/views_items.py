@@ -22,7 +22,7 @@ from core import labels, roles, taxonomy
 from grading.proofs.subject import PROOF_GRADE
 from verifybench.label_rules import ANSWER_TYPE, CORRECTNESS
 
-from .rendering import final_answer_span, render_markdown, render_with_final_answer
+from .rendering import final_answer_span, readable_time, render_markdown, render_with_final_answer
 
 FILTER_FIELDS = ("state", "resolution", "disagreement", "model", "answer_type", "verifier", "verdict", "annotator",
                  "gold", "q")
@@ -250,7 +250,7 @@ def item_detail(request, item_id: int):
         "labels": selectors.item_labels(item),
         "verdicts": review.get("verdicts") or [],
         "history": [
-            {**event, "at_display": event["at"][:16].replace("T", " "), "name": EVENT_NAMES.get(event["event"],
+            {**event, "at_display": readable_time(event["at"]), "name": EVENT_NAMES.get(event["event"],
              event["event"]), "detail": _event_detail(event, project.judgement)}
             for event in selectors.history(item)
         ],
