@@ -21,7 +21,14 @@ from core import taxonomy
 from grading.proofs.subject import PROOF_GRADE
 from verifybench.label_rules import ANSWER_TYPE, CORRECTNESS
 
-from .rendering import final_answer_span, readable_time, render_markdown, render_with_final_answer
+from .rendering import (
+    final_answer_span,
+    readable_time,
+    render_answer,
+    render_markdown,
+    render_with_final_answer,
+    verdict_rows,
+)
 from .views_workspace import guidelines_panel
 
 # Answer-type examples that are formulas are typeset; the string and choice examples are plain words.
@@ -73,7 +80,7 @@ def task_context(task, project: AnnotationProject) -> dict:
         "payload": payload,
         "task": task,
         "question_html": render_markdown(payload["question"]["text"]),
-        "reference_answer_html": render_markdown(reference["final_answer"]) if reference["final_answer"] else "",
+        "reference_answer_html": render_answer(reference["final_answer"]) if reference["final_answer"] else "",
         "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
         "completion_html": "",
         "has_final_answer": False,
@@ -212,9 +219,11 @@ def adjudicate_page(request, item_id: int):
         "review": review,
         "history": [{**event, "at_display": readable_time(event["at"])} for event in selectors.history(item)],
         "question_html": render_markdown(review["question"]["text"]),
-        "reference_answer_html": render_markdown(reference["final_answer"]) if reference["final_answer"] else "",
+        "reference_answer_html": render_answer(reference["final_answer"]) if reference["final_answer"] else "",
+        "reference_answer_source": reference["final_answer"] or "",
         "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
         "completion_html": completion_html,
+        "verdicts": verdict_rows(review.get("verdicts") or []),
         "has_final_answer": has_final_answer,
         "is_answer_type": project.kind == ANSWER_TYPE,
         "answer_types": taxonomy_choices(),

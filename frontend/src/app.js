@@ -2,6 +2,7 @@
 // <script type="application/json"> blocks; nothing here is inline, so the CSP can forbid inline script.
 import { typeset } from "./math.js";
 import "./theme.js";
+import "./plain-text.js";
 import "./labeling.js";
 import "./adjudication.js";
 import "./grading.js";

@@ -2,9 +2,13 @@
 system preference and from the toggle, and messages whose buttons respect `hidden`."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from core import roles
+from frontend.rendering import final_answer_span, render_answer, render_with_final_answer
 
 from .labeling_fixtures import make_dataset, make_project
 
@@ -93,3 +97,52 @@ def test_the_message_bar_shows_no_hidden_button(page, live_server, login, app_ur
     page.locator("[data-label-message]").wait_for()
     assert page.locator("[data-label-message-next]").is_hidden()
     assert page.locator("[data-label-message-next]").evaluate("el => getComputedStyle(el).display") == "none"
+
+
+VISIBLE_TEXT = """root => {
+  const copy = root.cloneNode(true);
+  for (const hidden of copy.querySelectorAll('.katex-mathml')) hidden.remove();  // MathML for screen readers
+  return copy.textContent;
+}"""
+REPO = Path(__file__).resolve().parents[2]
+
+
+def reference_answers() -> list[str]:
+    answers = []
+    for path in (REPO / "fixtures" / "demo" / "verifybench_demo.jsonl", Path(__file__).parent / "data" /
+                 "verifybench_tex_answers.jsonl"):
+        answers += sorted({json.loads(line)["answer"] for line in path.read_text().splitlines() if line.strip()})
+    return answers
+
+
+def test_every_reference_answer_of_the_demo_and_of_verifybench_shapes_renders_as_math(page, live_server, app_url,
+                                                                                       built_assets):
+    answers = reference_answers()
+    assert len(answers) >= 45 and any("\\begin{pmatrix}" in answer for answer in answers)
+    page.goto(app_url("login"))
+    page.wait_for_selector("html[data-math-ready='1']")
+    html = "".join(f'<div class="prose" data-answer="{index}">{render_answer(answer)}</div>'
+                   for index, answer in enumerate(answers))
+    page.evaluate("html => { const box = document.createElement('section'); box.id = 'answers';"
+                  " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
+                  html)
+    failed = page.locator("#answers .math-error").count()
+    assert failed == 0
+    for index, answer in enumerate(answers):
+        shown = page.locator(f'[data-answer="{index}"]').evaluate(VISIBLE_TEXT)
+        for raw in ("\\frac", "\\begin", "\\\\"):
+            assert raw not in shown, (answer, shown)
+
+
+def test_a_display_math_final_answer_is_highlighted_across_its_whole_width(page, live_server, app_url, built_assets):
+    text = "So the value is $$\\boxed{\\frac{\\pi}{2} + \\sum_{k=1}^{n} k^2}$$"
+    page.goto(app_url("login"))
+    page.wait_for_selector("html[data-math-ready='1']")
+    page.evaluate("html => { const box = document.createElement('div'); box.className = 'prose'; box.id = 'done';"
+                  " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
+                  str(render_with_final_answer(text, final_answer_span(text))))
+    mark = page.locator("#final-answer").bounding_box()
+    formula = page.locator("#final-answer .katex").bounding_box()
+    background = page.locator("#final-answer").evaluate("el => getComputedStyle(el).backgroundColor")
+    assert mark["height"] >= formula["height"] and mark["width"] >= formula["width"]
+    assert background not in ("rgba(0, 0, 0, 0)", "transparent")
