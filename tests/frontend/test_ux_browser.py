@@ -80,7 +80,7 @@ def test_dark_mode_follows_the_system_and_the_toggle_is_remembered(browser, live
     toggle.click()
     assert background(page) == "rgb(251, 251, 249)" and toggle.get_attribute("aria-pressed") == "false"
     page.reload()
-    page.wait_for_selector("[data-labeling][data-ready='1']")
+    page.wait_for_selector("[data-labeling][data-ready='1']:is([data-state='task'], [data-state='done'])")
     assert background(page) == "rgb(251, 251, 249)"  # the choice outlives the page
     page.locator("[data-theme-toggle]").click()
     assert background(page) == dark
