@@ -152,12 +152,12 @@ export function initLabeling(root) {
       root.dataset.state = state.exhausted ? "done" : "loading";
       if (state.exhausted) allDone.hidden = false;
     }
-    const previous = revisitOf || (entry?.my_label ? { display: entry.my_label.unsuitable ? "unsuitable" : String(entry.my_label.value) } : null);
+    const previous = revisitOf || (entry?.my_label ? { display: labelText(isAnswerType, entry.my_label) } : null);
     revisit.hidden = !previous;
     revisit.textContent = previous
       ? `You labeled this item ${previous.display}. Press a label key to change it (while the item is still open), or carry on with the next one.`
       : "";
-    root.dataset.revisit = previous ? "1" : "";
+    root.dataset.revisiting = previous ? "1" : "";
     undoButton.disabled = state.history.length === 0;
     clearInterval(state.leaseTimer);
     updateLease();

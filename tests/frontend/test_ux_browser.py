@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from annotation.models import ItemEvent, Label, Task
 from core import roles
 from frontend.rendering import final_answer_span, render_answer, render_with_final_answer
 
@@ -146,3 +147,110 @@ def test_a_display_math_final_answer_is_highlighted_across_its_whole_width(page,
     background = page.locator("#final-answer").evaluate("el => getComputedStyle(el).backgroundColor")
     assert mark["height"] >= formula["height"] and mark["width"] >= formula["width"]
     assert background not in ("rgba(0, 0, 0, 0)", "transparent")
+
+
+def task_id(page) -> str:
+    return page.locator("[data-labeling]").get_attribute("data-task-id")
+
+
+def wait_for_task_change(page, previous: str) -> str:
+    page.wait_for_function("previous => document.querySelector('[data-labeling]').dataset.taskId !== previous",
+                           arg=previous)
+    return task_id(page)
+
+
+def is_label_request(request) -> bool:
+    return request.method == "POST" and '"action": "label"' in (request.post_data or "").replace('":"', '": "')
+
+
+def test_the_next_item_shows_before_the_save_answers_and_one_request_goes_out_per_label(
+        page, live_server, login, app_url, make_user):
+    annotator = make_user(roles.ANNOTATOR, username="quick")
+    project = make_project(make_dataset(questions=4), annotators=[annotator])
+    login(page, annotator)
+    held, requests = [], []
+    page.on("request", lambda request: requests.append(request.url) if "/label/" in request.url else None)
+    open_label_page(page, app_url, project)
+    assert Task.objects.filter(annotator=annotator).count() == 3  # the item shown and two leased ahead
+    requests.clear()
+    page.route("**/label/queue/", lambda route: held.append(route) if is_label_request(route.request)
+               else route.continue_())
+    first = task_id(page)
+    page.keyboard.press("1")
+    second = wait_for_task_change(page, first)  # shown from memory while the save is held back
+    assert second and second != first and len(held) == 1
+    assert page.locator("[data-save-status]").inner_text() == "Saving 1 label…"
+    assert not Label.objects.filter(annotator=annotator).exists()
+    held[0].continue_()
+    page.unroute("**/label/queue/")
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    page.keyboard.press("0")
+    wait_for_task_change(page, second)
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    assert len(requests) == 2  # one request per label, the queue topped up by its answer
+    assert dict(Label.objects.filter(annotator=annotator).values_list("task_id", "value")) == {
+        int(first): True, int(second): False}
+    bar = page.locator("[data-progress-bar]")
+    assert bar.get_attribute("value") == "2" and bar.evaluate("bar => bar.max") == 2 + 2
+    assert page.locator("[data-left-for-me]").inner_text() == "2"
+
+
+def test_a_failed_save_is_shown_kept_and_sent_again(page, live_server, login, app_url, make_user):
+    annotator = make_user(roles.ANNOTATOR, username="offline")
+    project = make_project(make_dataset(questions=3), annotators=[annotator])
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    failures = []
+
+    def fail_once(route):
+        if is_label_request(route.request) and not failures:
+            failures.append(route.request.url)
+            route.abort("connectionrefused")
+        else:
+            route.continue_()
+
+    page.route("**/label/queue/", fail_once)
+    first = task_id(page)
+    page.keyboard.press("y")
+    wait_for_task_change(page, first)
+    message = page.locator("[data-label-message]")
+    message.wait_for(state="visible")
+    assert "Saving failed" in message.inner_text() and "1 label is kept" in message.inner_text()
+    assert page.get_by_role("button", name="Retry now").is_visible()
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")  # sent again by itself a second later
+    assert message.is_hidden()
+    assert Label.objects.get(annotator=annotator).task_id == int(first)
+
+
+def test_z_goes_back_to_change_a_label_and_recent_labels_jump_back(page, live_server, login, app_url, make_user,
+                                                                   screenshot):
+    annotator = make_user(roles.ANNOTATOR, username="undo")
+    project = make_project(make_dataset(questions=4), annotators=[annotator])
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    first = task_id(page)
+    page.keyboard.press("1")
+    second = wait_for_task_change(page, first)
+    page.keyboard.press("z")
+    assert wait_for_task_change(page, second) == first
+    assert "You labeled this item correct" in page.locator("[data-revisit]").inner_text()
+    page.keyboard.press("0")  # change it
+    assert wait_for_task_change(page, first) == second  # and on to the item left for it
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    label = Label.objects.get(annotator=annotator)
+    assert label.value is False
+    assert label.item.events.filter(kind=ItemEvent.Kind.LABEL_CHANGED, actor=annotator).count() == 1
+
+    page.get_by_role("button", name="Back z").click()
+    assert wait_for_task_change(page, second) == first
+    page.keyboard.press("1")
+    wait_for_task_change(page, first)
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    recent = page.locator("[data-recent-labels]")
+    recent.locator("summary").click()
+    entries = recent.locator("[data-recent-task]")
+    assert entries.count() == 1 and entries.first.locator("[data-recent-value]").inner_text() == "correct"
+    screenshot(page, "labeling-recent", full_page=False)
+    entries.first.get_by_role("button").click()
+    assert wait_for_task_change(page, second) == first
+    assert "You labeled this item correct" in page.locator("[data-revisit]").inner_text()
