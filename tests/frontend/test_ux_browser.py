@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from annotation import services
 from annotation.models import ItemEvent, Label, Task
 from core import roles
 from frontend.rendering import final_answer_span, render_answer, render_with_final_answer
@@ -254,3 +255,38 @@ def test_z_goes_back_to_change_a_label_and_recent_labels_jump_back(page, live_se
     entries.first.get_by_role("button").click()
     assert wait_for_task_change(page, second) == first
     assert "You labeled this item correct" in page.locator("[data-revisit]").inner_text()
+
+
+def guidelines_open(page) -> bool:
+    return page.locator("#guidelines-panel [data-guidelines-details]").evaluate("details => details.open")
+
+
+def test_guidelines_panel_toggles_with_g_opens_for_a_new_version_and_remembers_its_state(
+        page, live_server, login, app_url, make_user, researcher, screenshot):
+    annotator = make_user(roles.ANNOTATOR, username="reader")
+    project = make_project(make_dataset(questions=3), annotators=[annotator])
+    services.update_project(project, actor=researcher, guidelines="Compare the boxed answer with $\\frac{1}{2}$.")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    assert guidelines_open(page)  # first visit
+    main, panel = page.locator(".labeling-main").bounding_box(), page.locator("#guidelines-panel").bounding_box()
+    assert panel["x"] >= main["x"] + main["width"] - 1  # a side panel beside the item
+    screenshot(page, "labeling-guidelines-side", full_page=False)
+    page.get_by_role("button", name="I have read version 1").click()
+    page.wait_for_function("() => document.querySelector('#guidelines-panel').dataset.guidelinesSeen === '1'")
+    assert not guidelines_open(page)
+    page.keyboard.press("g")
+    assert guidelines_open(page)
+    assert page.locator("[data-action=guidelines]").get_attribute("aria-expanded") == "true"
+    open_label_page(page, app_url, project)
+    assert guidelines_open(page)  # remembered open
+    page.keyboard.press("g")
+    open_label_page(page, app_url, project)
+    assert not guidelines_open(page)  # remembered closed
+    page.keyboard.press("n")
+    page.keyboard.type("g is text here")
+    assert not guidelines_open(page)
+    services.update_project(project, actor=researcher, guidelines="Version two: units count.")
+    open_label_page(page, app_url, project)
+    assert guidelines_open(page)  # a new version opens it again
