@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from core import labels, roles, subjects, taxonomy
@@ -141,6 +141,10 @@ def own_task(user, task_id: int) -> Task | None:
     return Task.objects.select_related("item__project").filter(pk=task_id, annotator=user).first()
 
 
+def own_tasks(user, task_ids) -> list[Task]:
+    return list(Task.objects.select_related("item").filter(pk__in=list(task_ids), annotator=user))
+
+
 def task_payload(task: Task) -> dict:
     """The task as its annotator may see it: no one else's label or note, no prior label, no model name
     unless the project shows it, no verdicts unless the project shows them, nothing that marks gold items.
@@ -262,13 +266,30 @@ def conflicts(project: AnnotationProject):
 
 
 def my_progress(project: AnnotationProject, user) -> dict:
+    """The annotator's own figures: labels today and in all, seconds spent today, the project's open items, and
+    how many of those are left for them (open items they have neither labeled nor skipped).
+
+    "Left for me" is the open items (index on project and state) less the user's own finished tasks on open items
+    (index on annotator, status and item), so it costs two index-range counts and never an anti-join over the
+    project."""
     today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
     mine = Label.objects.filter(item__project=project, annotator=user)
     open_items = Item.objects.filter(project=project, is_gold=False, state__in=workflow.OPEN_STATES)
+    left_in_project = open_items.count()
+    finished_on_open = Task.objects.filter(
+        annotator=user, status__in=[Task.Status.SUBMITTED, Task.Status.SKIPPED], item__project=project,
+        item__is_gold=False, item__state__in=workflow.OPEN_STATES,
+    ).count()
+    today_figures = mine.filter(created_at__gte=today).aggregate(n=Count("pk"), seconds=Sum("seconds_spent"))
+    done_total = mine.count()
+    left_for_me = max(0, left_in_project - finished_on_open)
     return {
-        "done_today": mine.filter(created_at__gte=today).count(),
-        "done_total": mine.count(),
-        "left_in_project": open_items.count(),
+        "done_today": today_figures["n"],
+        "seconds_today": round(today_figures["seconds"] or 0),
+        "done_total": done_total,
+        "left_in_project": left_in_project,
+        "left_for_me": left_for_me,
+        "percent_done": round(100 * done_total / (done_total + left_for_me)) if done_total + left_for_me else 100,
     }
 
 
@@ -662,3 +683,27 @@ def browse_rows(items: list) -> list[dict]:
             "answer_type": item.answer_type,
         })
     return rows
+
+
+def recent_labels(project: AnnotationProject, user, limit: int = 20) -> list[dict]:
+    """The user's last `limit` labels in the project, newest first, with what the subject plug-in says of each item
+    and whether the label can still change (the item is still open)."""
+    chosen = list(
+        Label.objects.filter(item__project=project, annotator=user, task__isnull=False)
+        .select_related("item__project")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    found = summaries([label.item for label in chosen])
+    judgement = project.judgement
+    return [
+        {
+            "task_id": label.task_id,
+            "item_id": label.item_id,
+            "value": label.value,
+            "display": "unsuitable" if label.unsuitable else judgement.display(label.value),
+            "summary": found.get(label.item_id, {}),
+            "changeable": label.item.state in workflow.OPEN_STATES or label.item.is_gold,
+            "at": label.created_at.isoformat(),
+        }
+        for label in chosen
+    ]

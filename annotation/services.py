@@ -604,6 +604,11 @@ def next_task(project: AnnotationProject, user) -> Task | None:
     if existing is not None:
         return existing
 
+    return _claim_new(project, user, now)
+
+
+def _claim_new(project: AnnotationProject, user, now) -> Task | None:
+    """Lease one more item to the user (gold at the project's rate), never one they hold a live lease on."""
     if project.gold_rate > 0 and random.random() < project.gold_rate:
         gold = _claim_gold(project, user, now)
         if gold is not None:
@@ -612,10 +617,13 @@ def next_task(project: AnnotationProject, user) -> Task | None:
     done_by_user = Task.objects.filter(
         item=OuterRef("pk"), annotator=user, status__in=[Task.Status.SUBMITTED, Task.Status.SKIPPED]
     )
+    held_by_user = Task.objects.filter(item=OuterRef("pk"), annotator=user, status=Task.Status.LEASED,
+                                       expires_at__gt=now)
     candidates = (
         Item.objects.filter(project=project, state__in=workflow.OPEN_STATES, is_gold=False)
         .annotate(leases=Coalesce(Subquery(_active_leases(now), output_field=IntegerField()), Value(0)))
         .filter(~Exists(done_by_user))
+        .filter(~Exists(held_by_user))
         .filter(leases__lt=F("required_labels") - F("label_count"))
         .select_related(*(relation.removeprefix("item__") for relation in _PAYLOAD_RELATIONS))
         .order_by("-started", "-priority", "random_key")
@@ -670,6 +678,51 @@ def _lease(project: AnnotationProject, item: Item, user, now) -> Task:
         item.state = workflow.IN_PROGRESS
         item.save(update_fields=["state"])
     return task
+
+
+# How many items the labeling page may hold beyond the one shown: leased ahead so the next one shows at once.
+QUEUE_AHEAD = 2
+
+
+def _live_leases(project: AnnotationProject, user, now):
+    return (
+        Task.objects.select_related(*_PAYLOAD_RELATIONS)
+        .filter(item__project=project, annotator=user, status=Task.Status.LEASED, expires_at__gt=now)
+        .filter(Q(item__state__in=workflow.OPEN_STATES) | Q(item__is_gold=True))
+        .order_by("leased_at", "pk")
+    )
+
+
+def claim_queue(project: AnnotationProject, user, *, ahead: int = QUEUE_AHEAD) -> list[Task]:
+    """The user's live leases in the project, oldest first, topped up to one item plus `ahead` more.
+
+    Each extra item is claimed exactly as `next_task` claims one (same order, row locks and capacity check), so
+    leasing ahead never takes a slot an item does not have; the leases expire like any other or are released
+    with `release_tasks` when the page is left.
+    """
+    if not project.is_active:
+        raise WorkflowError("this project is closed")
+    if not is_member(project, user, ProjectMember.Role.ANNOTATOR):
+        raise NotAllowed("you are not an annotator on this project")
+    size = 1 + max(0, min(ahead, QUEUE_AHEAD))
+    now = timezone.now()
+    tasks = list(_live_leases(project, user, now)[:size])
+    while len(tasks) < size:
+        task = _claim_new(project, user, now)
+        if task is None or any(held.pk == task.pk for held in tasks):
+            break
+        tasks.append(task)
+    return tasks
+
+
+def release_tasks(user, task_ids) -> int:
+    """End the user's live leases on these tasks now (the page that held them ahead was left); returns how many.
+
+    A released lease is not a skip: the item may come back to the same person later."""
+    now = timezone.now()
+    return Task.objects.filter(
+        pk__in=list(task_ids), annotator=user, status=Task.Status.LEASED, expires_at__gt=now,
+    ).update(expires_at=now)
 
 
 def skip_task(task: Task, user) -> Task:

@@ -8,4 +8,5 @@ def roles(request):
         "is_researcher": role_rules.is_researcher(user),
         "is_adjudicator": role_rules.is_adjudicator(user),
         "is_admin_role": role_rules.is_admin(user),
+        "is_annotator": "annotator" in role_rules.role_names(user),
     }

@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 
 import nh3
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -22,6 +24,8 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 FINAL_ANSWER_ID = "final-answer"
 FINAL_ANSWER_CLASS = "final-answer"
+# A highlight around display math inside a paragraph shows as a block, so the whole formula is marked.
+FINAL_ANSWER_DISPLAY_CLASS = "final-answer-display"
 
 # Private-use characters mark the final-answer span while the text goes through the parser.
 _START = "\ue000"
@@ -47,7 +51,8 @@ _cleaner = nh3.Cleaner(
         "div": {"data-display": {"block"}, "id": {FINAL_ANSWER_ID}},
         "mark": {"id": {FINAL_ANSWER_ID}},
     },
-    allowed_classes={"span": {"math"}, "div": {"math", FINAL_ANSWER_CLASS}, "mark": {FINAL_ANSWER_CLASS}},
+    allowed_classes={"span": {"math"}, "div": {"math", FINAL_ANSWER_CLASS},
+                     "mark": {FINAL_ANSWER_CLASS, FINAL_ANSWER_DISPLAY_CLASS}},
     url_schemes={"http", "https", "mailto"},
     link_rel="noopener noreferrer nofollow",
     # Only absolute http(s)/mailto links: a relative link in a completion would point into this app.
@@ -283,7 +288,10 @@ def _wrap_inline(marked_html: str) -> str | None:
     if not balanced or not inner.strip():
         return None
     tag = "div" if has_block else "mark"
-    return (f'{marked_html[:start]}<{tag} class="{FINAL_ANSWER_CLASS}" id="{FINAL_ANSWER_ID}">'
+    classes = FINAL_ANSWER_CLASS
+    if tag == "mark" and 'data-display="block"' in inner:
+        classes = f"{FINAL_ANSWER_CLASS} {FINAL_ANSWER_DISPLAY_CLASS}"
+    return (f'{marked_html[:start]}<{tag} class="{classes}" id="{FINAL_ANSWER_ID}">'
             f"{inner}</{tag}>{marked_html[end + 1:]}")
 
 
@@ -404,3 +412,86 @@ def final_answer_span(text: str) -> tuple[int, int] | None:
         return None
     start, end = span
     return (start, end) if 0 <= start < end <= len(text) else None
+
+
+def readable_time(iso: str) -> str:
+    """An ISO 8601 timestamp as the server's local date and minute ("2026-05-04 14:03 UTC"); unparsable text as is."""
+    moment = parse_datetime(iso) if isinstance(iso, str) else None
+    if moment is None:
+        return str(iso)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, timezone.get_default_timezone())
+    local = timezone.localtime(moment)
+    return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
+
+
+# --- Short answers: reference answers, extracted answers, verifier explanations -------------------------
+
+_MATH_DELIMITERS = re.compile(r"(?<!\\)\$|\\\(|\\\[")
+_TEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_TEX_SIGNS = re.compile(r"[\^_{}]|\\[,;!{}]")
+_DOUBLED_COMMAND = re.compile(r"\\\\[a-zA-Z]")
+_SINGLE_COMMAND = re.compile(r"(?<!\\)\\[a-zA-Z]")
+_PROSE = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
+_TEXT_GROUP = re.compile(r"\\(?:text|mathrm|textbf|operatorname)\{[^{}]*\}")
+_BARE_TEX_RUN = re.compile(r"[^\s$]*\\[a-zA-Z]+[^\s$]*")
+
+
+def wrap_bare_tex(text: str) -> str:
+    """Prose with undelimited TeX (`so \\frac{1}{2} is right`): each run of TeX between spaces becomes a formula."""
+    if _MATH_DELIMITERS.search(text):
+        return text
+
+    def wrap(match: re.Match) -> str:
+        run = match.group(0)
+        core = run.rstrip(".,;:")
+        return f"${core}${run[len(core):]}"
+
+    return _BARE_TEX_RUN.sub(wrap, text)
+
+
+def undouble_backslashes(text: str) -> str:
+    """Text whose every TeX command has two backslashes (`\\\\frac`, written by a JSON encoder twice) with one."""
+    if not _DOUBLED_COMMAND.search(text) or _SINGLE_COMMAND.search(text):
+        return text
+    return text.replace("\\\\", "\\")
+
+
+def as_math_source(text: str) -> str:
+    """A short answer as Markdown whose TeX is delimited: bare TeX (`\\frac{\\pi}{2}`, `\\begin{pmatrix}...`,
+    `x^2`) is wrapped as one formula, display math when it holds an environment; delimited text is kept."""
+    text = undouble_backslashes(text.strip())
+    if not text or _MATH_DELIMITERS.search(text):
+        return text
+    if not (_TEX_COMMAND.search(text) or _TEX_SIGNS.search(text)):
+        return text
+    if _PROSE.search(_TEXT_GROUP.sub(" ", _TEX_COMMAND.sub(" ", text))):
+        return wrap_bare_tex(text)
+    if "\\begin{" in text or "\n" in text:
+        return f"$$\n{text}\n$$"
+    return f"${text}$"
+
+
+def render_answer(text: str) -> SafeString:
+    """A reference or extracted answer rendered as math, whether or not its TeX came with `$` delimiters."""
+    if not isinstance(text, str):
+        raise TypeError(f"render_answer expects str, got {type(text).__name__}")
+    return render_markdown(as_math_source(text))
+
+
+def render_explanation(text: str, limit: int = 600) -> SafeString:
+    """A verifier's explanation: Markdown with math, doubled backslashes undone, cut after `limit` characters."""
+    if not isinstance(text, str):
+        raise TypeError(f"render_explanation expects str, got {type(text).__name__}")
+    text = undouble_backslashes(text)
+    if len(text) > limit:
+        text = text[:limit].rstrip() + "…"
+    return render_markdown(wrap_bare_tex(text))
+
+
+def verdict_rows(verdicts: list[dict]) -> list[dict]:
+    """Verdicts with their extracted answer typeset as math and their explanation as Markdown with math."""
+    return [{**verdict,
+             "extracted_html": render_answer(verdict["extracted_answer"]) if verdict.get("extracted_answer") else "",
+             "explanation_html": render_explanation(verdict["explanation"]) if verdict.get("explanation") else ""}
+            for verdict in verdicts]

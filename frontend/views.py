@@ -12,7 +12,7 @@ from core import roles
 from verifybench.models import Dataset
 
 from . import selectors
-from .rendering import final_answer_span, render_markdown, render_with_final_answer
+from .rendering import final_answer_span, render_answer, render_markdown, render_with_final_answer
 
 
 def _require_researcher(request) -> None:
@@ -54,7 +54,7 @@ def completion_detail(request, completion_id: int):
     references = [
         {
             "reference": reference,
-            "final_answer_html": render_markdown(reference.final_answer) if reference.final_answer else "",
+            "final_answer_html": render_answer(reference.final_answer) if reference.final_answer else "",
             "solution_html": render_markdown(reference.solution) if reference.solution else "",
         }
         for reference in question.references.all()

@@ -6,14 +6,16 @@ Markdown: the labeling page swaps in task fragments rendered here.
 """
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors, services, workflow
 from annotation.models import AnnotationProject, Item, ProjectMember
@@ -21,7 +23,14 @@ from core import taxonomy
 from grading.proofs.subject import PROOF_GRADE
 from verifybench.label_rules import ANSWER_TYPE, CORRECTNESS
 
-from .rendering import final_answer_span, render_markdown, render_with_final_answer
+from .rendering import (
+    final_answer_span,
+    readable_time,
+    render_answer,
+    render_markdown,
+    render_with_final_answer,
+    verdict_rows,
+)
 from .views_workspace import guidelines_panel
 
 # Answer-type examples that are formulas are typeset; the string and choice examples are plain words.
@@ -73,7 +82,7 @@ def task_context(task, project: AnnotationProject) -> dict:
         "payload": payload,
         "task": task,
         "question_html": render_markdown(payload["question"]["text"]),
-        "reference_answer_html": render_markdown(reference["final_answer"]) if reference["final_answer"] else "",
+        "reference_answer_html": render_answer(reference["final_answer"]) if reference["final_answer"] else "",
         "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
         "completion_html": "",
         "has_final_answer": False,
@@ -106,17 +115,128 @@ def _page_context(request, project: AnnotationProject, task) -> dict:
 @login_required
 @require_GET
 def label_page(request, project_id: int):
-    """The labeling page with the annotator's current (or next) task already rendered."""
+    """The labeling page's shell: progress, guidelines and recent labels. It leases nothing; the page's script
+    claims its items with a POST to the queue endpoint (a GET never changes anything)."""
     project = _annotator_project(request.user, project_id)
-    task, closed_message = None, ""
-    try:
-        task = services.next_task(project, request.user)
-    except services.WorkflowError as exc:
-        closed_message = str(exc)
-    context = _page_context(request, project, task)
-    context["closed_message"] = closed_message
+    context = _page_context(request, project, None)
+    context["closed_message"] = "" if project.is_active else "this project is closed"
+    context["recent"] = selectors.recent_labels(project, request.user)
     context["guidelines"] = guidelines_panel(project, request.user, back_to=request.get_full_path())
     return render(request, "annotation/label.html", context)
+
+
+# The most task ids a page may say it already holds (its queue is one shown item plus QUEUE_AHEAD, and a few
+# items it went back to).
+_MAX_HELD = 16
+
+
+class _BadRequest(Exception):
+    pass
+
+
+def _task_id(body: dict, name: str = "task_id") -> int:
+    value = body.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise _BadRequest(f"{name} must be a task id")
+    return value
+
+
+def _held_ids(body: dict) -> set[int]:
+    held = body.get("have", [])
+    if not isinstance(held, list) or len(held) > _MAX_HELD or any(
+            isinstance(value, bool) or not isinstance(value, int) for value in held):
+        raise _BadRequest(f"have must be a list of at most {_MAX_HELD} task ids")
+    return set(held)
+
+
+def _queue_entry(request, task, project: AnnotationProject) -> dict:
+    context = task_context(task, project)
+    return {
+        "id": task.pk,
+        "html": render_to_string("annotation/_task.html", context, request=request),
+        "expires_at": task.expires_at.isoformat(),
+        "my_label": context["my_label"],
+    }
+
+
+def _own_project_task(request, project: AnnotationProject, body: dict):
+    task = selectors.own_task(request.user, _task_id(body))
+    if task is None or task.item.project_id != project.pk:
+        raise Http404("No such task.")
+    return task
+
+
+def _text(body: dict, name: str, limit: int) -> str:
+    value = body.get(name, "")
+    if not isinstance(value, str) or len(value) > limit:
+        raise _BadRequest(f"{name} must be text of at most {limit} characters")
+    return value
+
+
+def _apply(request, project: AnnotationProject, action: str, body: dict) -> dict:
+    """Do what the page asked; returns the part of the answer about it. Raises WorkflowError on a refusal."""
+    if action == "fill":
+        return {}
+    if action == "open":
+        return {"task": _queue_entry(request, _own_project_task(request, project, body), project)}
+    task = _own_project_task(request, project, body)
+    if action == "skip":
+        services.skip_task(task, request.user)
+        return {"skipped": task.pk}
+    if action != "label":
+        raise _BadRequest("action must be fill, label, skip or open")
+    seconds = body.get("seconds_spent")
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0):
+        raise _BadRequest("seconds_spent must be a number of seconds")
+    result = services.submit_label(
+        task, request.user, value=body.get("value"), note=_text(body, "note", 20000),
+        unsuitable=body.get("unsuitable") is True, unsuitable_reason=_text(body, "unsuitable_reason", 5000),
+        seconds_spent=float(seconds) if seconds is not None else None,
+    )
+    return {"saved": {"task_id": task.pk, "value": result.label.value, "unsuitable": result.label.unsuitable,
+                      "created": result.created}}
+
+
+@login_required
+@require_POST
+def label_queue(request, project_id: int):
+    """The labeling page's one endpoint, JSON in and out: `fill` claims the page's queue (the shown item and up to
+    QUEUE_AHEAD more, leased ahead), `label` stores a label and tops the queue up in the same request, `skip`
+    releases an item, `open` renders one of the user's own tasks again (to go back and change a label).
+
+    Every answer but `open` carries the tasks of the queue the page does not hold yet (`have`) and the user's
+    progress. A refusal of the workflow is a 409 with the reason, a malformed request a 400."""
+    project = _annotator_project(request.user, project_id)
+    try:
+        body = json.loads(request.body or b"{}")
+        if not isinstance(body, dict):
+            raise _BadRequest("send a JSON object")
+        held = _held_ids(body)
+        action = body.get("action", "fill")
+        answer = _apply(request, project, action, body)
+        if action != "open":
+            tasks = services.claim_queue(project, request.user)
+            answer["tasks"] = [_queue_entry(request, task, project) for task in tasks if task.pk not in held]
+            answer["queue"] = [task.pk for task in tasks]
+            answer["progress"] = selectors.my_progress(project, request.user)
+    except (ValueError, _BadRequest) as exc:
+        return JsonResponse({"detail": str(exc)}, status=400)
+    except services.InvalidSubmission as exc:
+        return JsonResponse({"detail": str(exc)}, status=400)
+    except services.WorkflowError as exc:
+        return JsonResponse({"detail": str(exc)}, status=409)
+    return JsonResponse(answer)
+
+
+@login_required
+@require_POST
+def label_release(request, project_id: int):
+    """Releases the leases a page held ahead when it is left (sent with navigator.sendBeacon as a form)."""
+    project = _annotator_project(request.user, project_id)
+    ids = [int(value) for value in request.POST.getlist("task") if value.isdigit()][:_MAX_HELD]
+    owned = [task.pk for task in selectors.own_tasks(request.user, ids) if task.item.project_id == project.pk]
+    released = services.release_tasks(request.user, owned)
+    return JsonResponse({"released": released})
 
 
 @login_required
@@ -210,11 +330,13 @@ def adjudicate_page(request, item_id: int):
         "project": project,
         "item": item,
         "review": review,
-        "history": [{**event, "at_display": event["at"][:16].replace("T", " ")} for event in selectors.history(item)],
+        "history": [{**event, "at_display": readable_time(event["at"])} for event in selectors.history(item)],
         "question_html": render_markdown(review["question"]["text"]),
-        "reference_answer_html": render_markdown(reference["final_answer"]) if reference["final_answer"] else "",
+        "reference_answer_html": render_answer(reference["final_answer"]) if reference["final_answer"] else "",
+        "reference_answer_source": reference["final_answer"] or "",
         "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
         "completion_html": completion_html,
+        "verdicts": verdict_rows(review.get("verdicts") or []),
         "has_final_answer": has_final_answer,
         "is_answer_type": project.kind == ANSWER_TYPE,
         "answer_types": taxonomy_choices(),

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
-from annotation.models import AnnotationProject, Item, Label
+from annotation.models import AnnotationProject, Item, Label, ProjectMember
 from core import roles
 from grading.models import Competition, Rubric
 from grading.proofs import scoring as proof_scoring
@@ -25,7 +25,7 @@ from grading.proofs import services as proof_services
 from grading.proofs.subject import PROOF_GRADE
 
 from . import views_dashboard
-from .rendering import render_markdown
+from .rendering import readable_time, render_markdown
 from .views_workspace import guidelines_panel
 
 
@@ -95,13 +95,17 @@ def _initial_choices(task_label: Label | None, rubric_view: dict) -> dict:
 def proof_home(request):
     user = request.user
     grading_projects = list(annotation_selectors.projects_for(user).filter(kind=PROOF_GRADE))
+    grader_of = set(ProjectMember.objects.filter(
+        user=user, is_active=True, role=ProjectMember.Role.ANNOTATOR, project__in=grading_projects,
+    ).values_list("project_id", flat=True))
     conflicts: list[Item] = []
     for project in grading_projects:
         if annotation_selectors.can_adjudicate(project, user):
             conflicts.extend(proof_selectors.proof_conflicts(project))
     summaries = annotation_selectors.summaries(conflicts)
     return render(request, "grading/home.html", {
-        "grading_projects": grading_projects,
+        "grading_projects": [{"project": project, "can_grade": project.pk in grader_of} for project in grading_projects],
+        "is_researcher_view": roles.is_researcher(user),
         "conflicts": [{"item": item, "summary": summaries[item.pk]} for item in conflicts],
         "competitions": proof_selectors.competitions() if roles.is_researcher(user) else [],
     })
@@ -246,7 +250,7 @@ def conflict_page(request, item_id: int):
         "can_decide": can_decide and item.state == "needs_adjudication",
         "form": form,
         "errors": errors,
-        "history": annotation_selectors.history(item),
+        "history": [{**event, "at_display": readable_time(event["at"])} for event in annotation_selectors.history(item)],
     }, status=400 if errors else 200)
 
 

@@ -22,7 +22,14 @@ from core import labels, roles, taxonomy
 from grading.proofs.subject import PROOF_GRADE
 from verifybench.label_rules import ANSWER_TYPE, CORRECTNESS
 
-from .rendering import final_answer_span, render_markdown, render_with_final_answer
+from .rendering import (
+    final_answer_span,
+    readable_time,
+    render_answer,
+    render_markdown,
+    render_with_final_answer,
+    verdict_rows,
+)
 
 FILTER_FIELDS = ("state", "resolution", "disagreement", "model", "answer_type", "verifier", "verdict", "annotator",
                  "gold", "q")
@@ -172,8 +179,9 @@ def _subject_context(review: dict) -> dict:
     if "question" in review:
         reference = review["reference"]
         context["question_html"] = render_markdown(review["question"]["text"])
-        context["reference_answer_html"] = render_markdown(reference["final_answer"]) if reference[
+        context["reference_answer_html"] = render_answer(reference["final_answer"]) if reference[
             "final_answer"] else ""
+        context["reference_answer_source"] = reference["final_answer"] or ""
         context["reference_solution_html"] = render_markdown(reference["solution"]) if reference["solution"] else ""
     completion = review.get("completion")
     if completion:
@@ -248,9 +256,9 @@ def item_detail(request, item_id: int):
         "item": item,
         "review": review,
         "labels": selectors.item_labels(item),
-        "verdicts": review.get("verdicts") or [],
+        "verdicts": verdict_rows(review.get("verdicts") or []),
         "history": [
-            {**event, "at_display": event["at"][:16].replace("T", " "), "name": EVENT_NAMES.get(event["event"],
+            {**event, "at_display": readable_time(event["at"]), "name": EVENT_NAMES.get(event["event"],
              event["event"]), "detail": _event_detail(event, project.judgement)}
             for event in selectors.history(item)
         ],

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation.models import AnnotationProject
 from grading.models import SelectionRecord, VerificationRun, VerifierConfig
+from verifybench import selectors as verifybench_selectors
 from verifybench.models import Dataset
 
 from . import views_dashboard
@@ -162,10 +163,23 @@ def selection_report(request, selection_id: int):
     )
     picks = (record.report or {}).get("picks") or []
     page = Paginator(picks, PICKS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = _report_rows(record)
+    question_ids = [pick.get("question_id") for pick in page.object_list]
+    question_ids += [row.get("question_id") for row in rows["shortfalls"]]
+    questions, completions = verifybench_selectors.external_ids(
+        [qid for qid in question_ids if isinstance(qid, int)],
+        [pick.get("completion_id") for pick in page.object_list if isinstance(pick.get("completion_id"), int)],
+    )
+    picked = [{**pick, "question_external_id": questions.get(pick.get("question_id"), pick.get("question_id")),
+               "completion_external_id": completions.get(pick.get("completion_id"), pick.get("completion_id"))}
+              for pick in page.object_list]
+    rows["shortfalls"] = [{**row, "question_external_id": questions.get(row.get("question_id"), row.get("question_id"))}
+                          for row in rows["shortfalls"]]
     return render(request, "jobs/selection_report.html", {
         "record": record,
         "report": record.report or {},
         "verifiers": sorted(config.name for config in record.verifiers.all()),
         "page": page,
-        **_report_rows(record),
+        "picks": picked,
+        **rows,
     })

@@ -28,3 +28,10 @@ def dataset_stats(dataset: Dataset) -> dict:
         "by_model": by_model,
         "prior_labels": PriorLabel.objects.filter(completion__question__dataset=dataset).count(),
     }
+
+
+def external_ids(question_ids, completion_ids) -> tuple[dict[int, str], dict[int, str]]:
+    """The file's own ids of the given questions and completions (by primary key), for reports that name them."""
+    questions = dict(Question.objects.filter(pk__in=set(question_ids)).values_list("pk", "external_id"))
+    completions = dict(Completion.objects.filter(pk__in=set(completion_ids)).values_list("pk", "external_id"))
+    return questions, completions

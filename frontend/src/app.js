@@ -1,6 +1,8 @@
 // Entry point of the browser bundle. Pages get their data from data-* attributes or
 // <script type="application/json"> blocks; nothing here is inline, so the CSP can forbid inline script.
 import { typeset } from "./math.js";
+import "./theme.js";
+import "./plain-text.js";
 import "./labeling.js";
 import "./adjudication.js";
 import "./grading.js";

@@ -1,9 +1,14 @@
-// The keyboard-first labeling page. Labels go to the JSON API; the next task arrives as an HTML fragment
-// rendered by the server (the browser never renders Markdown) and is swapped in without a page load.
+// The keyboard-first labeling page. It keeps a small queue of items the server leased ahead, each already
+// rendered by the server (the browser never renders Markdown) and typeset here while it waits, so a label key
+// shows the next item at once while the label is saved in the background. One request per label: the save's
+// answer brings the items that top the queue up. A save that fails is kept, shown and retried; one the server
+// refuses is shown with the reason. `z` goes back to the item labeled before to change its label.
 import { typeset } from "./math.js";
 
 const TEXT_FIELDS = "input:not([type=button]):not([type=submit]):not([type=radio]):not([type=checkbox]), textarea, select, [contenteditable='true']";
 const CODE_LETTERS = new Set(["a", "b", "c", "d"]);
+const RETRY_DELAYS = [1000, 2000, 4000, 8000, 15000];
+const HISTORY_LIMIT = 20;
 
 function isTextField(element) {
   return element instanceof Element && element.matches(TEXT_FIELDS);
@@ -15,25 +20,56 @@ function formatRemaining(milliseconds) {
   return `${minutes}:${String(seconds % 60).padStart(2, "0")} left`;
 }
 
+export function formatDuration(totalSeconds) {
+  const minutes = Math.floor(Math.max(0, totalSeconds) / 60);
+  if (minutes < 1) return "under a minute";
+  if (minutes < 60) return `${minutes} min`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+function labelText(isAnswerType, body) {
+  if (body.unsuitable) return "unsuitable";
+  if (isAnswerType) return String(body.value);
+  return body.value ? "correct" : "incorrect";
+}
+
 export function initLabeling(root) {
   const slot = root.querySelector("[data-task-slot]");
+  const allDone = root.querySelector("[data-all-done]");
   const message = root.querySelector("[data-label-message]");
   const messageText = root.querySelector("[data-label-message-text]");
   const messageNext = root.querySelector("[data-label-message-next]");
+  const messageRetry = root.querySelector("[data-label-message-retry]");
+  const saveStatus = root.querySelector("[data-save-status]");
+  const revisit = root.querySelector("[data-revisit]");
+  const undoButton = root.querySelector("[data-action=undo]");
   const help = root.querySelector("[data-label-help]");
+  const lease = root.querySelector("[data-lease]");
+  const recentList = root.querySelector("[data-recent-list]");
   const isAnswerType = root.dataset.kind === "answer_type";
-  const state = { startedAt: performance.now(), pendingLetter: "", selectedCode: "", busy: false, leaseTimer: 0 };
+  const state = {
+    current: null, // the entry shown: {id, html, expires_at, my_label, node}
+    queue: [], // entries leased ahead, in order
+    history: [], // entries labeled on this page, newest last: {entry, body}
+    outbox: [], // requests not yet answered, oldest first
+    sending: false,
+    retryTimer: 0,
+    attempts: 0,
+    exhausted: false,
+    startedAt: performance.now(),
+    pendingLetter: "",
+    selectedCode: "",
+    leaseTimer: 0,
+  };
 
-  const task = () => slot.querySelector("[data-task]");
-  const taskId = () => task()?.dataset.taskId || "";
-  const taskUrl = (template, id) => template.replace("/0/", `/${id}/`);
+  const known = () => [state.current, ...state.queue].filter(Boolean).map((entry) => entry.id);
 
-  async function post(url, body) {
-    return fetch(url, {
+  async function post(body) {
+    return fetch(root.dataset.queueUrl, {
       method: "POST",
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": root.dataset.csrfToken },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: JSON.stringify(body),
     });
   }
 
@@ -41,16 +77,18 @@ export function initLabeling(root) {
     try {
       const data = await response.json();
       if (typeof data.detail === "string") return data.detail;
-      return Object.entries(data).map(([field, problems]) => `${field}: ${[].concat(problems).join(" ")}`).join("; ");
     } catch {
-      return `the server answered ${response.status}`;
+      // not JSON: fall through
     }
+    return `the server answered ${response.status}`;
   }
 
-  function showMessage(text, { offerNext = false } = {}) {
+  function showMessage(text, { offerNext = false, offerRetry = false } = {}) {
     messageText.textContent = text;
     messageNext.hidden = !offerNext;
+    messageRetry.hidden = !offerRetry;
     message.hidden = false;
+    root.dataset.message = offerRetry ? "retrying" : "shown";
     if (offerNext) messageNext.focus();
   }
 
@@ -58,107 +96,240 @@ export function initLabeling(root) {
     message.hidden = true;
     messageText.textContent = "";
     messageNext.hidden = true;
+    messageRetry.hidden = true;
+    delete root.dataset.message;
   }
 
-  function setBusy(busy) {
-    state.busy = busy;
-    root.toggleAttribute("aria-busy", busy);
-    for (const button of slot.querySelectorAll("[data-label-form] button")) button.disabled = busy || (button.hasAttribute("data-submit-code") && !state.selectedCode);
+  function prepare(entry) {
+    const node = document.createElement("div");
+    node.className = "task-holder";
+    node.innerHTML = entry.html;
+    typeset(node);
+    return { ...entry, node };
   }
 
   function updateLease() {
-    const lease = slot.querySelector("[data-lease]");
-    const left = lease?.querySelector("[data-lease-left]");
-    if (!lease || !left) return;
-    const remaining = Date.parse(lease.dataset.leaseExpires) - Date.now();
+    const left = lease.querySelector("[data-lease-left]");
+    if (!state.current?.expires_at) {
+      lease.hidden = true;
+      return;
+    }
+    lease.hidden = false;
+    const remaining = Date.parse(state.current.expires_at) - Date.now();
     if (remaining > 0) {
       left.textContent = formatRemaining(remaining);
       lease.classList.toggle("lease-short", remaining < 2 * 60 * 1000);
+      lease.classList.remove("lease-expired");
     } else {
       left.textContent = "expired — your label is kept only if the item still has a free slot";
       lease.classList.add("lease-expired");
     }
   }
 
-  function taskShown() {
+  function resetControls(node) {
+    for (const field of node.querySelectorAll("textarea, input[type=text]")) field.value = "";
+    const panel = node.querySelector("[data-unsuitable-panel]");
+    if (panel) panel.hidden = true;
+    for (const button of node.querySelectorAll("[data-code]")) button.setAttribute("aria-pressed", "false");
+    const submitButton = node.querySelector("[data-submit-code]");
+    if (submitButton) submitButton.disabled = true;
+  }
+
+  function show(entry, { revisitOf = null } = {}) {
+    state.current = entry;
     state.startedAt = performance.now();
     state.pendingLetter = "";
     state.selectedCode = "";
+    allDone.hidden = true;
+    if (entry) {
+      resetControls(entry.node);
+      slot.replaceChildren(entry.node);
+      root.dataset.taskId = String(entry.id);
+      root.dataset.state = "task";
+    } else {
+      slot.replaceChildren();
+      root.dataset.taskId = "";
+      root.dataset.state = state.exhausted ? "done" : "loading";
+      if (state.exhausted) allDone.hidden = false;
+    }
+    const previous = revisitOf || (entry?.my_label ? { display: labelText(isAnswerType, entry.my_label) } : null);
+    revisit.hidden = !previous;
+    revisit.textContent = previous
+      ? `You labeled this item ${previous.display}. Press a label key to change it (while the item is still open), or carry on with the next one.`
+      : "";
+    root.dataset.revisiting = previous ? "1" : "";
+    undoButton.disabled = state.history.length === 0;
     clearInterval(state.leaseTimer);
     updateLease();
     state.leaseTimer = setInterval(updateLease, 1000);
-    root.dataset.taskId = taskId();
-    root.dataset.state = taskId() ? "task" : "done";
+    if (entry) {
+      window.scrollTo(0, 0);
+      entry.node.querySelector("[data-task]")?.focus({ preventScroll: true });
+    } else if (state.exhausted) {
+      allDone.focus({ preventScroll: true });
+    }
   }
 
-  async function swapIn(url) {
-    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } });
-    if (!response.ok) {
-      showMessage(`Could not load the next item (the server answered ${response.status}). Reload the page to try again.`);
+  function showNext() {
+    show(state.queue.shift() || null);
+  }
+
+  function updateProgress(progress) {
+    if (!progress) return;
+    const set = (selector, value) => { const element = root.querySelector(selector); if (element) element.textContent = String(value); };
+    set("[data-done-total]", progress.done_total);
+    set("[data-done-today]", progress.done_today);
+    set("[data-left-for-me]", progress.left_for_me);
+    set("[data-left]", progress.left_in_project);
+    set("[data-time-today]", formatDuration(progress.seconds_today));
+    const bar = root.querySelector("[data-progress-bar]");
+    if (bar) {
+      bar.max = Math.max(1, progress.done_total + progress.left_for_me);
+      bar.value = progress.done_total;
+    }
+  }
+
+  function merge(data) {
+    updateProgress(data.progress);
+    const held = new Set(known());
+    if (Array.isArray(data.queue)) {
+      const live = new Set(data.queue);
+      state.queue = state.queue.filter((entry) => live.has(entry.id));
+    }
+    for (const entry of data.tasks || []) {
+      if (!held.has(entry.id)) state.queue.push(prepare(entry));
+    }
+    state.exhausted = Array.isArray(data.tasks) && state.queue.length === 0 && (data.queue || []).length <= held.size;
+    if (!state.current) showNext();
+  }
+
+  function recordRecent(entry, body) {
+    if (!recentList) return;
+    recentList.querySelector("[data-recent-empty]")?.remove();
+    let item = recentList.querySelector(`[data-recent-task="${entry.id}"]`);
+    if (!item) {
+      item = document.createElement("li");
+      item.dataset.recentTask = String(entry.id);
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "link-button";
+      button.dataset.action = "open";
+      button.dataset.task = String(entry.id);
+      const question = entry.node.querySelector("[data-testid=question]")?.textContent.trim() || `Task ${entry.id}`;
+      button.textContent = question.length > 60 ? `${question.slice(0, 59)}…` : question;
+      const value = document.createElement("strong");
+      value.dataset.recentValue = "";
+      item.append(button, " → ", value);
+    }
+    item.querySelector("[data-recent-value]").textContent = labelText(isAnswerType, body);
+    recentList.prepend(item);
+    while (recentList.children.length > HISTORY_LIMIT) recentList.lastElementChild.remove();
+  }
+
+  function scheduleRetry(reason) {
+    const delay = RETRY_DELAYS[Math.min(state.attempts, RETRY_DELAYS.length - 1)];
+    state.attempts += 1;
+    const waiting = state.outbox.filter((job) => job.action === "label").length;
+    showMessage(`Saving failed (${reason}). ${waiting} label${waiting === 1 ? " is" : "s are"} kept here and will be sent again in ${Math.round(delay / 1000)} s.`, { offerRetry: true });
+    clearTimeout(state.retryTimer);
+    state.retryTimer = setTimeout(() => { state.retryTimer = 0; pump(); }, delay);
+  }
+
+  function updateSaveStatus() {
+    const waiting = state.outbox.filter((job) => job.action === "label").length;
+    saveStatus.textContent = waiting ? `Saving ${waiting} label${waiting === 1 ? "" : "s"}…` : "All labels saved.";
+    root.dataset.unsaved = String(waiting);
+  }
+
+  async function pump() {
+    if (state.sending || state.retryTimer || state.outbox.length === 0) return;
+    state.sending = true;
+    const job = state.outbox[0];
+    let response;
+    try {
+      response = await post({ ...job, have: known() });
+    } catch (error) {
+      state.sending = false;
+      scheduleRetry(error.message || "no connection");
       return;
     }
-    slot.innerHTML = await response.text();
-    typeset(slot);
-    taskShown();
-    window.scrollTo(0, 0);
-    (task() || slot.querySelector("[data-testid=all-done]"))?.focus({ preventScroll: true });
-  }
-
-  async function loadNext() {
-    clearMessage();
-    const response = await post(root.dataset.nextUrl);
-    if (response.status === 204) {
-      await swapIn(root.dataset.fragmentUrl);
-    } else if (response.ok) {
-      const payload = await response.json();
-      await swapIn(`${root.dataset.fragmentUrl}?task=${encodeURIComponent(payload.task_id)}`);
+    state.sending = false;
+    if (response.ok) {
+      state.outbox.shift();
+      state.attempts = 0;
+      if (root.dataset.message === "retrying") clearMessage();
+      merge(await response.json().catch(() => ({})));
+      if (job.action === "label") root.dataset.saved = String(Number(root.dataset.saved || 0) + 1);
+    } else if (response.status === 400 || response.status === 404 || response.status === 409) {
+      state.outbox.shift();
+      state.attempts = 0;
+      const detail = (await detailOf(response)).replace(/\.$/, "");
+      if (job.action === "label") {
+        const text = /not stored/.test(detail) ? detail.charAt(0).toUpperCase() + detail.slice(1) : `Your label was not stored: ${detail}`;
+        showMessage(`${text}.`, { offerNext: !state.current });
+        root.dataset.state = state.current ? root.dataset.state : "stale";
+      } else {
+        showMessage(detail.charAt(0).toUpperCase() + detail.slice(1) + ".");
+      }
     } else {
-      showMessage(await detailOf(response));
+      scheduleRetry(`the server answered ${response.status}`);
+      updateSaveStatus();
+      return;
     }
+    updateSaveStatus();
+    pump();
   }
 
-  async function run(action) {
-    if (state.busy) return;
-    setBusy(true);
-    try {
-      await action();
-    } catch (error) {
-      showMessage(`The request failed (${error.message}); check your connection and try again.`);
-    } finally {
-      setBusy(false);
-    }
+  function send(job) {
+    state.outbox.push(job);
+    updateSaveStatus();
+    pump();
   }
 
   function submit(body) {
-    const id = taskId();
-    if (!id) return;
-    const note = slot.querySelector("[data-label-note]")?.value ?? "";
+    const entry = state.current;
+    if (!entry) return;
+    const note = entry.node.querySelector("[data-label-note]")?.value ?? "";
     const seconds = Math.round((performance.now() - state.startedAt) / 100) / 10;
-    run(async () => {
-      const response = await post(taskUrl(root.dataset.submitUrl, id), { note, seconds_spent: seconds, ...body });
-      if (response.status === 200 || response.status === 201) {
-        await loadNext();
-      } else if (response.status === 409) {
-        const detail = (await detailOf(response)).replace(/\.$/, "");
-        const text = /not stored/.test(detail)
-          ? detail.charAt(0).toUpperCase() + detail.slice(1)
-          : `Your label was not stored: ${detail}`;
-        showMessage(`${text}.`, { offerNext: true });
-        root.dataset.state = "stale";
-      } else {
-        showMessage(await detailOf(response));
-      }
-    });
+    const full = { note, seconds_spent: seconds, ...body };
+    if (root.dataset.message !== "retrying") clearMessage();
+    state.history.push({ entry, body: full });
+    if (state.history.length > HISTORY_LIMIT) state.history.shift();
+    recordRecent(entry, full);
+    showNext();
+    send({ action: "label", task_id: entry.id, ...full });
   }
 
   function skip() {
-    const id = taskId();
-    if (!id) return;
-    run(async () => {
-      const response = await post(taskUrl(root.dataset.skipUrl, id));
-      if (response.ok || response.status === 409) await loadNext();
-      else showMessage(await detailOf(response));
-    });
+    const entry = state.current;
+    if (!entry) return;
+    clearMessage();
+    showNext();
+    send({ action: "skip", task_id: entry.id });
+  }
+
+  function undo() {
+    const previous = state.history.pop();
+    if (!previous) return;
+    if (state.current) state.queue.unshift(state.current);
+    show(previous.entry, { revisitOf: { display: labelText(isAnswerType, previous.body) } });
+  }
+
+  async function openTask(id) {
+    if (state.current?.id === id) return;
+    const response = await post({ action: "open", task_id: id }).catch(() => null);
+    if (!response || !response.ok) {
+      showMessage(response ? await detailOf(response) : "Could not reach the server; try again.");
+      return;
+    }
+    const data = await response.json();
+    if (state.current) state.queue.unshift(state.current);
+    state.queue = state.queue.filter((entry) => entry.id !== id);
+    show(prepare(data.task));
+  }
+
+  function fill() {
+    send({ action: "fill" });
   }
 
   function openUnsuitable() {
@@ -198,7 +369,7 @@ export function initLabeling(root) {
 
   function leaveField(field) {
     field.blur();
-    task()?.focus({ preventScroll: true });
+    slot.querySelector("[data-task]")?.focus({ preventScroll: true });
   }
 
   function toggleHelp() {
@@ -225,7 +396,8 @@ export function initLabeling(root) {
     }
     const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
     if (key === "?") { event.preventDefault(); toggleHelp(); return; }
-    if (!taskId() || state.busy) return;
+    if (key === "z") { event.preventDefault(); undo(); return; }
+    if (!state.current) return;
 
     if (isAnswerType) {
       if (CODE_LETTERS.has(key)) {
@@ -255,7 +427,7 @@ export function initLabeling(root) {
       submit({ value: false });
       return;
     } else if (key === "j") {
-      const answer = document.getElementById("final-answer");
+      const answer = slot.querySelector("#final-answer");
       if (answer) { event.preventDefault(); answer.scrollIntoView({ block: "center" }); }
       return;
     }
@@ -273,14 +445,38 @@ export function initLabeling(root) {
     else if (control.dataset.action === "unsuitable") openUnsuitable();
     else if (control.dataset.action === "submit-unsuitable") submitUnsuitable();
     else if (control.dataset.action === "skip") skip();
-    else if (control.dataset.action === "next") run(loadNext);
+    else if (control.dataset.action === "undo") undo();
+    else if (control.dataset.action === "open") openTask(Number(control.dataset.task));
+    else if (control.dataset.action === "retry") { clearTimeout(state.retryTimer); state.retryTimer = 0; pump(); }
+    else if (control.dataset.action === "next") { clearMessage(); fill(); }
     else if (control.dataset.action === "help") toggleHelp();
+  }
+
+  function release() {
+    const ahead = state.queue.map((entry) => entry.id);
+    if (!ahead.length || !navigator.sendBeacon) return;
+    const form = new FormData();
+    form.append("csrfmiddlewaretoken", root.dataset.csrfToken);
+    for (const id of ahead) form.append("task", String(id));
+    navigator.sendBeacon(root.dataset.releaseUrl, form);
+    state.queue = [];
   }
 
   document.addEventListener("keydown", onKeyDown);
   root.addEventListener("click", onClick);
-  taskShown();
+  window.addEventListener("pagehide", release);
+  window.addEventListener("beforeunload", (event) => {
+    if (state.outbox.some((job) => job.action === "label")) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
+  const today = root.querySelector("[data-time-today]");
+  if (today) today.textContent = formatDuration(Number(today.textContent) || 0);
+  root.dataset.state = "loading";
+  fill();
   root.dataset.ready = "1";
+  return state;
 }
 
 function start() {

@@ -178,6 +178,24 @@ def test_a_researcher_reads_every_label_verdict_and_event(client, team):
     project.save()
     assert "rule-check" not in client.get(reverse("item-detail", args=[item.pk])).content.decode()
 
+
+def test_verdicts_show_extracted_answers_and_explanations_as_math_with_their_source(client, team):
+    project = team["project"]
+    project.verdict_visibility = AnnotationProject.VerdictVisibility.ADJUDICATORS
+    project.save()
+    item = Label.objects.get(note="looks right to me").item
+    Verdict.objects.create(completion_id=item.subject_id, status="incorrect", extracted_answer="\\frac{\\pi}{2}",
+                           explanation="The completion gives \\\\frac{\\\\pi}{2}, not \\\\sqrt{2}.",
+                           verifier=VerifierConfig.objects.create(name="judge", kind="rule"))
+    client.force_login(team["researcher"])
+    html = client.get(reverse("item-detail", args=[item.pk])).content.decode()
+    assert ('data-testid="extracted-answer"><p><span class="math" data-display="inline">\\frac{\\pi}{2}</span></p>'
+            in html)
+    assert ('gives <span class="math" data-display="inline">\\frac{\\pi}{2}</span>, not '
+            '<span class="math" data-display="inline">\\sqrt{2}</span>.') in html
+    assert "<code data-tex-source hidden>\\frac{\\pi}{2}</code>" in html
+    assert 'data-plain-toggle aria-pressed="false">Plain text</button>' in html
+
     client.force_login(team["judge"])
     html = client.get(reverse("item-detail", args=[item.pk])).content.decode()
     assert 'data-testid="decide-link"' in html and 'data-testid="item-actions"' not in html

@@ -20,6 +20,7 @@ from grading import runs
 from grading.models import SelectionRecord, Verdict, VerificationRun
 from reports import services as export_services
 from reports.models import ExportJob
+from verifybench.models import Completion
 
 from .jobs_fixtures import correctness_project, is_right, label_everything, make_verifiable_dataset, rule_verifier
 from .test_pages import assert_csp_clean
@@ -379,10 +380,13 @@ def test_verifybench_selection_makes_a_project_and_shows_its_report(client, rese
     assert_csp_clean(html)
     assert 'data-testid="picked-count">10<' in html
     assert 'data-testid="questions-short">1<' in html
-    assert f'<tr data-question="{short_question.pk}"><td>{short_question.pk}</td><td class="number">3</td>' \
+    assert f'<tr data-question="{short_question.pk}"><td>{short_question.external_id}</td><td class="number">3</td>' \
            f'<td class="number">0</td>\n        <td class="number">0</td><td class="number">2</td>' in html
     assert f'href="{dashboard_url(project)}"' in html
     assert html.count('href="/completions/') == 10
+    first_pick = record.report["picks"][0]
+    first_completion = Completion.objects.select_related("question").get(pk=first_pick["completion_id"])
+    assert f'">{first_completion.external_id}</a></td><td>{first_completion.question.external_id}</td>' in html
     assert "judged correct by rules; 2 of 3 such completion(s)" in html
     listing = client.get(reverse("jobs-dataset", args=[dataset.pk])).content.decode()
     assert reverse("jobs-selection", args=[record.pk]) in listing and "Round one" in listing

@@ -19,7 +19,7 @@ def open_label_page(page, app_url, project):
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(app_url("annotation-label", project.pk))
-    page.wait_for_selector("[data-labeling][data-ready='1']")
+    page.wait_for_selector("[data-labeling][data-ready='1']:is([data-state='task'], [data-state='done'])")
     page.wait_for_selector("html[data-math-ready='1']")
     return errors
 
@@ -41,7 +41,7 @@ def test_annotator_labels_three_items_with_the_keyboard_only(page, live_server, 
     root = page.locator("[data-labeling]")
     first = root.get_attribute("data-task-id")
     assert page.locator("[data-testid=completion] .katex").count() >= 1
-    assert page.get_by_test_id("counter").inner_text().startswith("0 done today")
+    assert page.locator("[data-done-today]").inner_text() == "0"
     assert "left" in page.locator("[data-lease-left]").inner_text()
     screenshot(page, "labeling", full_page=False)
 
@@ -53,7 +53,7 @@ def test_annotator_labels_three_items_with_the_keyboard_only(page, live_server, 
     page.keyboard.press("j")  # jump to the final answer: a shortcut, not a label
     page.keyboard.press("1")
     second = wait_for_next(page, first)
-    assert page.get_by_test_id("counter").inner_text().startswith("1 done today")
+    page.wait_for_function("() => document.querySelector('[data-done-today]').textContent === '1'")
     page.keyboard.press("0")
     third = wait_for_next(page, second)
 
@@ -63,7 +63,8 @@ def test_annotator_labels_three_items_with_the_keyboard_only(page, live_server, 
     page.keyboard.press("y")
     wait_for_next(page, third)
     page.get_by_test_id("all-done").wait_for()
-    assert page.get_by_test_id("counter").inner_text().startswith("3 done today")
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")  # labels are saved in the background
+    page.wait_for_function("() => document.querySelector('[data-done-today]').textContent === '3'")
 
     labels = {label.task_id: label for label in Label.objects.filter(annotator=annotator)}
     assert [labels[int(task)].value for task in (first, second, third)] == [True, False, True]
@@ -93,6 +94,7 @@ def test_answer_type_labels_by_typing_the_code(page, live_server, login, app_url
     page.keyboard.press("Enter")
     wait_for_next(page, second)
     page.get_by_test_id("all-done").wait_for()
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")  # labels are saved in the background
 
     by_task = {label.task_id: label for label in Label.objects.filter(annotator=annotator)}
     assert by_task[int(first)].value == "B3" and not by_task[int(first)].unsuitable
@@ -122,6 +124,7 @@ def test_a_stale_submit_explains_itself_and_offers_the_next_task(page, live_serv
     assert page.evaluate("document.activeElement.textContent") == "Take the next task"
     page.keyboard.press("Enter")
     page.get_by_test_id("all-done").wait_for()
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")  # labels are saved in the background
     assert not Label.objects.filter(annotator=slow).exists()
     item = Item.objects.get(pk=task.item_id)
     assert item.state == workflow.IN_PROGRESS and item.label_count == 1

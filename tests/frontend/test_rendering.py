@@ -68,7 +68,7 @@ def assert_inert(html: str) -> None:
             assert not name.startswith("on"), f"{name} on <{tag}>"
             assert name in {"href", "title", "class", "data-display", "id", "rel", "start"}, f"{name} on <{tag}>"
             if name == "class":
-                assert set((value or "").split()) <= {"math", "final-answer"}
+                assert set((value or "").split()) <= {"math", "final-answer", "final-answer-display"}
             if name == "id":
                 assert value == FINAL_ANSWER_ID
         if tag == "a" and "href" in attributes:

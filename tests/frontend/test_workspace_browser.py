@@ -64,7 +64,7 @@ def test_an_invited_annotator_signs_up_and_follows_each_guidelines_version(brows
         newcomer.get_by_label("Password confirmation").fill(PASSWORD)
         newcomer.get_by_role("button", name="Create my account and join").click()
         newcomer.wait_for_url(app_url("annotation-label", project.pk))
-        newcomer.wait_for_selector("[data-labeling][data-ready='1']")
+        newcomer.wait_for_selector("[data-labeling][data-ready='1']:is([data-state='task'], [data-state='done'])")
         newcomer.wait_for_selector("html[data-math-ready='1']")
 
         panel = newcomer.locator("#guidelines-panel")
@@ -80,8 +80,7 @@ def test_an_invited_annotator_signs_up_and_follows_each_guidelines_version(brows
         assert not panel.get_by_test_id("guidelines-text").is_visible()  # folded away, still there to open
 
         newcomer.keyboard.press("1")  # labeling goes on as before
-        newcomer.wait_for_function("() => document.querySelector('[data-testid=counter]').innerText"
-                                   ".startsWith('1 done today')")
+        newcomer.wait_for_function("() => document.querySelector('[data-done-today]').textContent === '1'")
 
         open_label_page(newcomer, app_url, project)
         assert not newcomer.locator("#guidelines-panel [data-guidelines-details]").evaluate("d => d.open")

@@ -1,0 +1,292 @@
+"""Real chromium: the labeling page at phone width (one column, nothing wider than the viewport), dark mode from the
+system preference and from the toggle, and messages whose buttons respect `hidden`."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from annotation import services
+from annotation.models import ItemEvent, Label, Task
+from core import roles
+from frontend.rendering import final_answer_span, render_answer, render_with_final_answer
+
+from .labeling_fixtures import make_dataset, make_project
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDER_THAN_VIEWPORT = """() => {
+  const width = document.documentElement.clientWidth;
+  const scrolls = (el) => { for (let p = el.parentElement; p; p = p.parentElement) {
+      const style = getComputedStyle(p);
+      if (/(auto|scroll|hidden)/.test(style.overflowX) && p !== document.documentElement && p !== document.body) return true;
+    } return false; };
+  const wide = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;
+    if ((box.right > width + 1 || box.left < -1) && !scrolls(el) && !el.closest('.visually-hidden, .skip-link'))
+      wide.push(`${el.tagName.toLowerCase()}.${el.className}`);
+  }
+  return { scrollWidth: document.documentElement.scrollWidth, width, wide: wide.slice(0, 10) };
+}"""
+
+
+def open_label_page(page, app_url, project):
+    page.goto(app_url("annotation-label", project.pk))
+    page.wait_for_selector("[data-labeling][data-ready='1'][data-task-id]:not([data-task-id=''])")
+    page.wait_for_selector("html[data-math-ready='1']")
+
+
+def background(page) -> str:
+    return page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
+
+
+def test_labeling_at_390px_is_one_column_without_horizontal_overflow(browser, live_server, login, app_url, make_user,
+                                                                     screenshot):
+    annotator = make_user(roles.ANNOTATOR, username="phone")
+    project = make_project(make_dataset(questions=2, name="VerifyBench sample"), annotators=[annotator])
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    layout = page.evaluate(WIDER_THAN_VIEWPORT)
+    assert layout["scrollWidth"] <= layout["width"] and layout["wide"] == [], layout
+    context_box = page.locator(".label-context").bounding_box()
+    completion_box = page.locator(".label-completion").bounding_box()
+    assert completion_box["y"] >= context_box["y"] + context_box["height"] - 1  # stacked, not side by side
+    screenshot(page, "labeling-phone", full_page=False)
+    context.close()
+
+
+def test_dark_mode_follows_the_system_and_the_toggle_is_remembered(browser, live_server, login, app_url, make_user,
+                                                                   screenshot):
+    annotator = make_user(roles.ANNOTATOR, username="night")
+    project = make_project(make_dataset(questions=2, name="VerifyBench sample"), annotators=[annotator])
+    context = browser.new_context(color_scheme="dark", viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    dark = background(page)
+    assert dark == "rgb(18, 21, 26)"
+    toggle = page.locator("[data-theme-toggle]")
+    assert toggle.get_attribute("aria-pressed") == "true"
+    screenshot(page, "labeling-dark", full_page=False)
+    phone = context.new_page()
+    phone.set_viewport_size({"width": 390, "height": 844})
+    open_label_page(phone, app_url, project)
+    screenshot(phone, "labeling-phone-dark", full_page=False)
+    phone.close()
+
+    toggle.click()
+    assert background(page) == "rgb(251, 251, 249)" and toggle.get_attribute("aria-pressed") == "false"
+    page.reload()
+    page.wait_for_selector("[data-labeling][data-ready='1']:is([data-state='task'], [data-state='done'])")
+    assert background(page) == "rgb(251, 251, 249)"  # the choice outlives the page
+    page.locator("[data-theme-toggle]").click()
+    assert background(page) == dark
+    context.close()
+
+
+def test_the_message_bar_shows_no_hidden_button(page, live_server, login, app_url, make_user):
+    annotator = make_user(roles.ANNOTATOR, username="plain")
+    project = make_project(make_dataset(questions=1, name="VerifyBench sample"), annotators=[annotator])
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    page.keyboard.press("u")
+    page.keyboard.press("Enter")  # an empty reason: a message without the next-task button
+    page.locator("[data-label-message]").wait_for()
+    assert page.locator("[data-label-message-next]").is_hidden()
+    assert page.locator("[data-label-message-next]").evaluate("el => getComputedStyle(el).display") == "none"
+
+
+VISIBLE_TEXT = """root => {
+  const copy = root.cloneNode(true);
+  for (const hidden of copy.querySelectorAll('.katex-mathml')) hidden.remove();  // MathML for screen readers
+  return copy.textContent;
+}"""
+REPO = Path(__file__).resolve().parents[2]
+
+
+def reference_answers() -> list[str]:
+    answers = []
+    for path in (REPO / "fixtures" / "demo" / "verifybench_demo.jsonl", Path(__file__).parent / "data" /
+                 "verifybench_tex_answers.jsonl"):
+        answers += sorted({json.loads(line)["answer"] for line in path.read_text().splitlines() if line.strip()})
+    return answers
+
+
+def test_every_reference_answer_of_the_demo_and_of_verifybench_shapes_renders_as_math(page, live_server, app_url,
+                                                                                       built_assets):
+    answers = reference_answers()
+    assert len(answers) >= 45 and any("\\begin{pmatrix}" in answer for answer in answers)
+    page.goto(app_url("login"))
+    page.wait_for_selector("html[data-math-ready='1']")
+    html = "".join(f'<div class="prose" data-answer="{index}">{render_answer(answer)}</div>'
+                   for index, answer in enumerate(answers))
+    page.evaluate("html => { const box = document.createElement('section'); box.id = 'answers';"
+                  " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
+                  html)
+    failed = page.locator("#answers .math-error").count()
+    assert failed == 0
+    for index, answer in enumerate(answers):
+        shown = page.locator(f'[data-answer="{index}"]').evaluate(VISIBLE_TEXT)
+        for raw in ("\\frac", "\\begin", "\\\\"):
+            assert raw not in shown, (answer, shown)
+
+
+def test_a_display_math_final_answer_is_highlighted_across_its_whole_width(page, live_server, app_url, built_assets):
+    text = "So the value is $$\\boxed{\\frac{\\pi}{2} + \\sum_{k=1}^{n} k^2}$$"
+    page.goto(app_url("login"))
+    page.wait_for_selector("html[data-math-ready='1']")
+    page.evaluate("html => { const box = document.createElement('div'); box.className = 'prose'; box.id = 'done';"
+                  " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
+                  str(render_with_final_answer(text, final_answer_span(text))))
+    mark = page.locator("#final-answer").bounding_box()
+    formula = page.locator("#final-answer .katex").bounding_box()
+    background = page.locator("#final-answer").evaluate("el => getComputedStyle(el).backgroundColor")
+    assert mark["height"] >= formula["height"] and mark["width"] >= formula["width"]
+    assert background not in ("rgba(0, 0, 0, 0)", "transparent")
+
+
+def task_id(page) -> str:
+    return page.locator("[data-labeling]").get_attribute("data-task-id")
+
+
+def wait_for_task_change(page, previous: str) -> str:
+    page.wait_for_function("previous => document.querySelector('[data-labeling]').dataset.taskId !== previous",
+                           arg=previous)
+    return task_id(page)
+
+
+def is_label_request(request) -> bool:
+    return request.method == "POST" and '"action": "label"' in (request.post_data or "").replace('":"', '": "')
+
+
+def test_the_next_item_shows_before_the_save_answers_and_one_request_goes_out_per_label(
+        page, live_server, login, app_url, make_user):
+    annotator = make_user(roles.ANNOTATOR, username="quick")
+    project = make_project(make_dataset(questions=4), annotators=[annotator])
+    login(page, annotator)
+    held, requests = [], []
+    page.on("request", lambda request: requests.append(request.url) if "/label/" in request.url else None)
+    open_label_page(page, app_url, project)
+    assert Task.objects.filter(annotator=annotator).count() == 3  # the item shown and two leased ahead
+    requests.clear()
+    page.route("**/label/queue/", lambda route: held.append(route) if is_label_request(route.request)
+               else route.continue_())
+    first = task_id(page)
+    page.keyboard.press("1")
+    second = wait_for_task_change(page, first)  # shown from memory while the save is held back
+    assert second and second != first and len(held) == 1
+    assert page.locator("[data-save-status]").inner_text() == "Saving 1 label…"
+    assert not Label.objects.filter(annotator=annotator).exists()
+    held[0].continue_()
+    page.unroute("**/label/queue/")
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    page.keyboard.press("0")
+    wait_for_task_change(page, second)
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    assert len(requests) == 2  # one request per label, the queue topped up by its answer
+    assert dict(Label.objects.filter(annotator=annotator).values_list("task_id", "value")) == {
+        int(first): True, int(second): False}
+    bar = page.locator("[data-progress-bar]")
+    assert bar.get_attribute("value") == "2" and bar.evaluate("bar => bar.max") == 2 + 2
+    assert page.locator("[data-left-for-me]").inner_text() == "2"
+
+
+def test_a_failed_save_is_shown_kept_and_sent_again(page, live_server, login, app_url, make_user):
+    annotator = make_user(roles.ANNOTATOR, username="offline")
+    project = make_project(make_dataset(questions=3), annotators=[annotator])
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    failures = []
+
+    def fail_once(route):
+        if is_label_request(route.request) and not failures:
+            failures.append(route.request.url)
+            route.abort("connectionrefused")
+        else:
+            route.continue_()
+
+    page.route("**/label/queue/", fail_once)
+    first = task_id(page)
+    page.keyboard.press("y")
+    wait_for_task_change(page, first)
+    message = page.locator("[data-label-message]")
+    message.wait_for(state="visible")
+    assert "Saving failed" in message.inner_text() and "1 label is kept" in message.inner_text()
+    assert page.get_by_role("button", name="Retry now").is_visible()
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")  # sent again by itself a second later
+    assert message.is_hidden()
+    assert Label.objects.get(annotator=annotator).task_id == int(first)
+
+
+def test_z_goes_back_to_change_a_label_and_recent_labels_jump_back(page, live_server, login, app_url, make_user,
+                                                                   screenshot):
+    annotator = make_user(roles.ANNOTATOR, username="undo")
+    project = make_project(make_dataset(questions=4), annotators=[annotator])
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    first = task_id(page)
+    page.keyboard.press("1")
+    second = wait_for_task_change(page, first)
+    page.keyboard.press("z")
+    assert wait_for_task_change(page, second) == first
+    assert "You labeled this item correct" in page.locator("[data-revisit]").inner_text()
+    page.keyboard.press("0")  # change it
+    assert wait_for_task_change(page, first) == second  # and on to the item left for it
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    label = Label.objects.get(annotator=annotator)
+    assert label.value is False
+    assert label.item.events.filter(kind=ItemEvent.Kind.LABEL_CHANGED, actor=annotator).count() == 1
+
+    page.get_by_role("button", name="Back z").click()
+    assert wait_for_task_change(page, second) == first
+    page.keyboard.press("1")
+    wait_for_task_change(page, first)
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    recent = page.locator("[data-recent-labels]")
+    recent.locator("summary").click()
+    entries = recent.locator("[data-recent-task]")
+    assert entries.count() == 1 and entries.first.locator("[data-recent-value]").inner_text() == "correct"
+    screenshot(page, "labeling-recent", full_page=False)
+    entries.first.get_by_role("button").click()
+    assert wait_for_task_change(page, second) == first
+    assert "You labeled this item correct" in page.locator("[data-revisit]").inner_text()
+
+
+def guidelines_open(page) -> bool:
+    return page.locator("#guidelines-panel [data-guidelines-details]").evaluate("details => details.open")
+
+
+def test_guidelines_panel_toggles_with_g_opens_for_a_new_version_and_remembers_its_state(
+        page, live_server, login, app_url, make_user, researcher, screenshot):
+    annotator = make_user(roles.ANNOTATOR, username="reader")
+    project = make_project(make_dataset(questions=3), annotators=[annotator])
+    services.update_project(project, actor=researcher, guidelines="Compare the boxed answer with $\\frac{1}{2}$.")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    assert guidelines_open(page)  # first visit
+    main, panel = page.locator(".labeling-main").bounding_box(), page.locator("#guidelines-panel").bounding_box()
+    assert panel["x"] >= main["x"] + main["width"] - 1  # a side panel beside the item
+    screenshot(page, "labeling-guidelines-side", full_page=False)
+    page.get_by_role("button", name="I have read version 1").click()
+    page.wait_for_function("() => document.querySelector('#guidelines-panel').dataset.guidelinesSeen === '1'")
+    assert not guidelines_open(page)
+    page.keyboard.press("g")
+    assert guidelines_open(page)
+    assert page.locator("[data-action=guidelines]").get_attribute("aria-expanded") == "true"
+    open_label_page(page, app_url, project)
+    assert guidelines_open(page)  # remembered open
+    page.keyboard.press("g")
+    open_label_page(page, app_url, project)
+    assert not guidelines_open(page)  # remembered closed
+    page.keyboard.press("n")
+    page.keyboard.type("g is text here")
+    assert not guidelines_open(page)
+    services.update_project(project, actor=researcher, guidelines="Version two: units count.")
+    open_label_page(page, app_url, project)
+    assert guidelines_open(page)  # a new version opens it again
