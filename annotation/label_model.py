@@ -6,8 +6,10 @@ confusion matrix, and each automatic verifier's measured confusion against the p
 and human final labels). `FittedParameters.posterior` then gives one item's posterior from its labels so far in a
 few array operations, without a refit; `decide` turns it into the item's next state.
 
-Verifier votes are weak: their combined evidence on one item may change the odds between two classes by at most
-`max_weak_odds` (as in the fit), and an item is never resolved to a value no human gave.
+Verifier votes are weak: each counts with its confusion measured on the project's known answers, and their combined
+evidence on one item may change the odds between two classes by at most `WEAK_VOTE_MAX_ODDS` (9: never more than
+one label of a 90%-accurate annotator, however good the verifier measured), and an item is never resolved without a
+human label or to a value no human gave.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ MAJORITY = "majority"
 MODEL = "model"
 AGGREGATIONS = (MAJORITY, MODEL)
 
+WEAK_VOTE_MAX_ODDS = 9.0
 # Dirichlet pseudo-counts of a verifier's measured confusion rows: one vote spread over what it can answer.
 _WEAK_PSEUDOCOUNT = 1.0
 _PRIOR_RIGHT, _PRIOR_WRONG = 2.0, 1.0  # an annotator the model has not seen: as in fit_dawid_skene's prior
@@ -54,7 +57,7 @@ class FittedParameters:
     class_prior: list[float]
     confusion: dict[str, list[list[float]]]  # annotator id (as a string) -> K x K, row = true class
     weak: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # verifier -> {answer: P(answer | class)}
-    max_weak_odds: float = 3.0
+    max_weak_odds: float = WEAK_VOTE_MAX_ODDS
 
     # -- storage ---------------------------------------------------------------------------------------------------
 
@@ -66,11 +69,11 @@ class FittedParameters:
     def from_json(cls, data: Mapping[str, Any]) -> FittedParameters:
         return cls(classes=list(data["classes"]), class_prior=[float(p) for p in data["class_prior"]],
                    confusion={str(k): v for k, v in data["confusion"].items()}, weak=dict(data.get("weak") or {}),
-                   max_weak_odds=float(data.get("max_weak_odds", 3.0)))
+                   max_weak_odds=float(data.get("max_weak_odds", WEAK_VOTE_MAX_ODDS)))
 
     @classmethod
     def from_model(cls, model: DawidSkeneModel, weak: Mapping[str, Mapping[str, list[float]]] | None = None,
-                   *, max_weak_odds: float = 3.0) -> FittedParameters:
+                   *, max_weak_odds: float = WEAK_VOTE_MAX_ODDS) -> FittedParameters:
         return cls(
             classes=list(model.classes),
             class_prior=[model.class_prior[c] for c in model.classes],

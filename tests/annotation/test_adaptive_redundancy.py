@@ -100,9 +100,9 @@ def test_a_verifier_vote_is_weak_and_never_the_final_label_alone(adaptive_projec
     weak = {"rule-check": {"correct": [0.05, 0.95], "incorrect": [0.95, 0.05]}}
     fitted(project, {people[0]: CAREFUL, people[1]: CAREFUL}, weak=weak)
     label_item(item, people[:1], [True])
-    # one careful label (odds 32) and the verifier (odds capped at 3): 0.99, enough for the target
+    # one careful label (odds 97:3) and the verifier (measured odds 19, counted at most 9): enough for the target
     assert item.state == workflow.RESOLVED and item.label_count == 1
-    assert item.confidence == pytest.approx(97 * 3 / (97 * 3 + 3))
+    assert item.confidence == pytest.approx(97 * 9 / (97 * 9 + 3))
 
     dataset = build_dataset(questions=1, completions_per_question=1)
     other = services.create_project(dataset=dataset, kind="correctness", aggregation="model",
@@ -245,3 +245,18 @@ def test_the_api_shows_the_latest_fit_and_queues_a_refit(client, make_project, r
     response = client.patch(f"/api/projects/{project.pk}/", {"confidence_target": 1.5},
                             content_type="application/json")
     assert response.status_code == 400
+
+
+def test_weak_votes_count_with_their_measured_confusion_up_to_a_cap():
+    parameters = label_model.FittedParameters(
+        classes=[False, True], class_prior=[0.5, 0.5], confusion={"1": CAREFUL},
+        weak={"good": {"correct": [0.2, 0.8], "incorrect": [0.8, 0.2]},
+              "superb": {"correct": [0.001, 0.999], "incorrect": [0.999, 0.001]}})
+    assert parameters.posterior([], [("good", "correct")]).confidence == pytest.approx(0.8)
+    assert parameters.posterior([], [("superb", "correct")]).confidence == pytest.approx(0.9)  # odds 9 at most
+    both = parameters.posterior([(1, True)], [("superb", "correct"), ("good", "correct"), ("unknown", "x")])
+    assert both.n_weak_votes == 2 and both.confidence == pytest.approx(97 * 9 / (97 * 9 + 3))
+    table = label_model.measured_weak_confusion([(True, "correct")] * 8 + [(True, "incorrect")] * 2
+                                                + [(False, "incorrect")] * 10, [False, True])
+    assert table["correct"] == pytest.approx([0.5 / 11, 8.5 / 11])
+    assert table["incorrect"] == pytest.approx([10.5 / 11, 2.5 / 11])
