@@ -57,6 +57,8 @@ class AnnotationProjectAdmin(admin.ModelAdmin):
     readonly_fields = ["created_by", "created_at", "guidelines", "guidelines_version"]
     # carried over to the items by the project settings page, which knows when they can change
     policy_fields = ["labels_per_item", "tiebreak_annotators"]
+    # the final-label rule is chosen on the settings page or through the API, which check what it needs
+    exclude = ["aggregation", "adaptive_redundancy", "confidence_target", "max_labels", "refit_every"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None:

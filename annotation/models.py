@@ -4,6 +4,7 @@ from django.db import models
 from django.utils import timezone
 
 from core import labels, subjects
+from core.jobs.models import BackgroundJob
 
 from . import workflow
 
@@ -30,6 +31,23 @@ class AnnotationProject(models.Model):
     lease_minutes = models.PositiveIntegerField(default=30)
     gold_rate = models.FloatField(default=0.0, help_text="Share of tasks drawn from gold items (0 to 1).")
     is_active = models.BooleanField(default=True)
+    aggregation = models.CharField(
+        max_length=20, choices=[("majority", "Majority (the published protocols)"),
+                                ("model", "Annotator model (Dawid-Skene)")], default="majority",
+        help_text="How labels become a final label: a plain majority, or the most probable value under the fitted "
+                  "annotator model, which weighs each annotator by their estimated reliability.",
+    )
+    adaptive_redundancy = models.BooleanField(
+        default=False, help_text="Ask for another label only while the item's posterior confidence is below the "
+                                 "target (needs model aggregation).",
+    )
+    confidence_target = models.FloatField(
+        default=0.98, help_text="Posterior confidence at which adaptive redundancy stops asking for labels.")
+    max_labels = models.PositiveSmallIntegerField(
+        default=4, help_text="Adaptive redundancy: human labels at most; an item still unsure then goes to "
+                             "adjudication.")
+    refit_every = models.PositiveIntegerField(
+        default=200, help_text="New labels after which the annotator model is refitted (0: only on demand).")
     guidelines = models.TextField(
         blank=True, help_text="Labeling guidelines (Markdown), current version. Changed only through "
                               "services.update_project, which keeps every version in GuidelinesVersion."
@@ -48,10 +66,20 @@ class AnnotationProject(models.Model):
             models.CheckConstraint(
                 condition=models.Q(gold_rate__gte=0) & models.Q(gold_rate__lte=1), name="gold_rate_between_0_and_1"
             ),
+            models.CheckConstraint(
+                condition=models.Q(confidence_target__gt=0.5) & models.Q(confidence_target__lt=1),
+                name="confidence_target_between_half_and_1",
+            ),
+            models.CheckConstraint(condition=models.Q(max_labels__gte=1), name="max_labels_at_least_one"),
         ]
 
     def __str__(self):
         return self.name
+
+    def aggregation_rule(self):
+        from .label_model import Rule
+
+        return Rule(self.aggregation, self.adaptive_redundancy, self.confidence_target, self.max_labels)
 
     def policy(self) -> workflow.Policy:
         return workflow.Policy(self.labels_per_item, self.tiebreak_annotators, self.agreement_threshold)
@@ -114,6 +142,7 @@ class Item(models.Model):
         MAJORITY = workflow.BY_MAJORITY, "By majority"
         ADJUDICATION = workflow.BY_ADJUDICATION, "By adjudication"
         OVERRIDE = workflow.BY_OVERRIDE, "By admin override"
+        MODEL = workflow.BY_MODEL, "By the annotator model"
 
     project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="items")
     subject_id = models.BigIntegerField(
@@ -129,6 +158,9 @@ class Item(models.Model):
     label_count = models.PositiveSmallIntegerField(default=0)
     started = models.BooleanField(default=False, help_text="Has at least one label; such items are served first.")
     final_value = models.JSONField(null=True, blank=True)
+    confidence = models.FloatField(
+        null=True, blank=True, help_text="Posterior probability of the final (or leading) value under the project's "
+                                         "annotator model, when the project aggregates with it; empty otherwise.")
     excluded = models.BooleanField(
         default=False, help_text="Left out of every export: resolved as unsuitable, or excluded from the workflow."
     )
@@ -390,3 +422,23 @@ class ProjectChange(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValidationError("Project changes are append-only.")
+
+
+class AnnotatorModelFit(BackgroundJob):
+    """One refit of a project's annotator model (a job kind): Dawid-Skene over every label of the project, gold items
+    as anchors, and each verifier's confusion measured against the known answers. The latest succeeded fit is the
+    model the label path uses."""
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="model_fits")
+    last_label_id = models.BigIntegerField(default=0, help_text="The newest label the fit saw.")
+    labels_seen = models.PositiveIntegerField(default=0)
+    parameters = models.JSONField(null=True, blank=True, help_text="What the label path needs (label_model).")
+    summary = models.JSONField(default=dict, blank=True,
+                               help_text="Per annotator: estimated accuracy overall and per answer type.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "status", "-id"], name="modelfit_project_status")]
+
+    def __str__(self):
+        return f"annotator model fit {self.pk} of project {self.project_id} ({self.status})"

@@ -302,7 +302,9 @@ def state_counts(project: AnnotationProject) -> dict:
     return {
         "items": sum(by_state.values()),
         "by_state": {state: by_state.get(state, 0) for state in workflow.STATES},
-        "by_resolution": {res: by_resolution.get(res, 0) for res in workflow.RESOLUTIONS},
+        # "model" is listed for projects that aggregate with their annotator model (or have such final labels)
+        "by_resolution": {res: by_resolution.get(res, 0) for res in workflow.RESOLUTIONS
+                          if res != workflow.BY_MODEL or project.aggregation == "model" or by_resolution.get(res)},
         "excluded": items.filter(excluded=True).count(),
         "labels": Label.objects.filter(item__project=project, item__is_gold=False).count(),
         "gold_items": Item.objects.filter(project=project, is_gold=True).count(),

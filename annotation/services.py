@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from core import labels, roles, subjects
 
-from . import workflow
+from . import aggregation, label_model, workflow
 from .models import (
     AnnotationProject,
     GuidelinesVersion,
@@ -68,6 +68,9 @@ def create_project(
     if subject_kind.subject_ids is None:
         raise InvalidSubmission(subject_kind.extra.get(
             "created_from", f"{subject_kind.title} projects are not made from a dataset's rows."))
+    _check_setting_values(settings)
+    _check_aggregation_rule(subject_kind.rules, settings.get("aggregation", label_model.MAJORITY),
+                            settings.get("adaptive_redundancy", False))
     with transaction.atomic():
         project = AnnotationProject.objects.create(
             dataset=dataset, kind=kind, name=name or f"{dataset.name} {kind}", created_by=created_by, **settings
@@ -99,7 +102,7 @@ def add_items(
     answer_types = project.subject_kind.answer_types(subject_ids) if subject_ids else {}
     new_items = [
         Item(project=project, subject_id=subject_id, answer_type=answer_types.get(subject_id, ""),
-             required_labels=project.labels_per_item, priority=priority, random_key=rng.random(), **(extra or {}))
+             required_labels=aggregation.initial_required_labels(project), priority=priority, random_key=rng.random(), **(extra or {}))
         for subject_id in subject_ids
     ]
     before = project.items.count()
@@ -158,13 +161,16 @@ def mark_gold(project: AnnotationProject, item: Item, value, *, actor) -> Item:
 
 # ---------------------------------------------------------------- project settings and guidelines
 
-_POLICY_FIELDS = ("labels_per_item", "tiebreak_annotators", "agreement_threshold")
+_POLICY_FIELDS = ("labels_per_item", "tiebreak_annotators", "agreement_threshold", "aggregation",
+                  "adaptive_redundancy", "confidence_target", "max_labels", "refit_every")
 # every setting update_project changes, with the words its change log uses
 SETTING_FIELDS = {
     "name": "name", "description": "description", "labels_per_item": "labels per item",
     "tiebreak_annotators": "tie-break annotators", "agreement_threshold": "agreement threshold",
     "lease_minutes": "lease minutes", "verdict_visibility": "verdict visibility",
     "show_model_names": "show model names", "gold_rate": "gold rate", "is_active": "active",
+    "aggregation": "aggregation", "adaptive_redundancy": "adaptive redundancy",
+    "confidence_target": "confidence target", "max_labels": "label cap", "refit_every": "refit every",
 }
 
 
@@ -193,6 +199,14 @@ def _check_setting_values(values: dict) -> None:
         problems.append("the gold rate is a share between 0 and 1")
     if "verdict_visibility" in values and values["verdict_visibility"] not in AnnotationProject.VerdictVisibility.values:
         problems.append("unknown verdict visibility")
+    if "aggregation" in values and values["aggregation"] not in label_model.AGGREGATIONS:
+        problems.append(f"aggregation is one of {', '.join(label_model.AGGREGATIONS)}")
+    if "confidence_target" in values and not 0.5 < values["confidence_target"] < 1:
+        problems.append("the confidence target is a probability above 0.5 and below 1")
+    if "max_labels" in values and not 1 <= values["max_labels"] <= 10:
+        problems.append("the label cap must be between 1 and 10")
+    if "refit_every" in values and not 0 <= values["refit_every"] <= 100000:
+        problems.append("refit every is a number of labels between 0 (only on demand) and 100000")
     if problems:
         raise InvalidSubmission("; ".join(problems))
 
@@ -213,12 +227,19 @@ def update_project(project: AnnotationProject, *, actor, guidelines: str | None 
         project = AnnotationProject.objects.select_for_update().get(pk=project.pk)
         changed = {field: (getattr(project, field), value) for field, value in values.items()
                    if getattr(project, field) != value}
+        _check_aggregation(project, {field: value for field, value in values.items()})
+        adaptive = values.get("adaptive_redundancy", project.adaptive_redundancy)
         if "labels_per_item" in changed or "tiebreak_annotators" in changed:
             _apply_policy_change(
                 project,
                 labels_per_item=values.get("labels_per_item", project.labels_per_item),
                 tiebreak_annotators=values.get("tiebreak_annotators", project.tiebreak_annotators),
+                adaptive=adaptive,
             )
+        if "adaptive_redundancy" in changed or "max_labels" in changed:
+            project.labels_per_item = values.get("labels_per_item", project.labels_per_item)
+            _apply_adaptive_change(project, adaptive=adaptive,
+                                   max_labels=values.get("max_labels", project.max_labels))
         if changed:
             for field, (_old, value) in changed.items():
                 setattr(project, field, value)
@@ -273,7 +294,8 @@ def _policy_lock(project_id: int, *, exclusive: bool = False) -> None:
         cursor.execute(f"SELECT {function}(%s, %s)", [_POLICY_LOCK_SPACE, project_id % 2**31])
 
 
-def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, tiebreak_annotators: int) -> None:
+def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, tiebreak_annotators: int,
+                         adaptive: bool = False) -> None:
     """Carry a change of labels per item (n) and tie-break annotators (t) over to the open items, or refuse.
 
     The project's policy lock is taken exclusive first, so no claim or submit is under way meanwhile; one that
@@ -312,7 +334,8 @@ def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, ti
                     f"already {'have' if over != 1 else 'has'} that many labels, or more labels and live leases "
                     f"than that, in {'their' if over != 1 else 'its'} first round"
                 )
-        first_round.update(required_labels=labels_per_item)
+        if not adaptive:  # adaptive items ask for one label at a time, whatever the first round is
+            first_round.update(required_labels=labels_per_item)
     if tiebreak_annotators != old_t:
         target = labels_per_item + tiebreak_annotators
         if tiebreak_annotators < old_t:
@@ -325,6 +348,46 @@ def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, ti
                     f"{'have' if over != 1 else 'has'} {target} labels or more, counting live leases"
                 )
         waiting_tiebreak.update(required_labels=target)
+
+
+def _check_aggregation(project: AnnotationProject, values: dict) -> None:
+    _check_aggregation_rule(project.judgement, values.get("aggregation", project.aggregation),
+                            values.get("adaptive_redundancy", project.adaptive_redundancy))
+
+
+def _check_aggregation_rule(rules: labels.LabelRules, aggregation_rule: str, adaptive: bool) -> None:
+    if aggregation_rule == label_model.MODEL and rules.numeric:
+        raise InvalidSubmission("scores are aggregated by the fixed protocol (mean, median of three); the annotator "
+                                "model is for categorical labels")
+    if adaptive and aggregation_rule != label_model.MODEL:
+        raise InvalidSubmission("adaptive redundancy needs model aggregation: it stops when the model is confident")
+
+
+def _apply_adaptive_change(project: AnnotationProject, *, adaptive: bool, max_labels: int) -> None:
+    """Switch adaptive redundancy, or change its label cap, under the exclusive policy lock (no claim or submit is
+    under way meanwhile).
+
+    Switching is refused while any item is in the middle of labeling (labels or live leases, not yet resolved): its
+    labels were asked for under the other rule. A project switches before labeling starts, or once everything open
+    is settled. Untouched items then ask for one label at a time (adaptive) or the first round (fixed). The cap
+    cannot go below what an open item already needs.
+    """
+    _policy_lock(project.pk, exclusive=True)
+    now = timezone.now()
+    open_items = Item.objects.filter(project=project, is_gold=False, state__in=workflow.OPEN_STATES)
+    if adaptive != project.adaptive_redundancy:
+        busy = open_items.filter(Q(label_count__gt=0) | Q(Exists(_active_leases(now)))).count()
+        if busy:
+            raise SettingRefused(
+                f"adaptive redundancy cannot be switched while {busy} item{'s are' if busy != 1 else ' is'} being "
+                "labeled under the current rule; switch it before labeling starts or once those items are settled"
+            )
+        open_items.update(required_labels=1 if adaptive else project.labels_per_item)
+    elif adaptive:
+        over = open_items.filter(required_labels__gt=max_labels).count()
+        if over:
+            raise SettingRefused(f"the label cap cannot go down to {max_labels}: {over} open item"
+                                 f"{'s' if over != 1 else ''} already ask{'s' if over == 1 else ''} for more labels")
 
 
 def guidelines_seen(project: AnnotationProject, user, version: int) -> int:
@@ -866,7 +929,9 @@ def votes_for(item: Item) -> list[labels.Vote]:
 
 def _advance(item: Item, project: AnnotationProject, *, actor) -> None:
     before = item.state
-    outcome = workflow.evaluate(project.judgement, project.policy(), votes_for(item))
+    votes = votes_for(item)
+    outcome, item.confidence = aggregation.after_label(
+        item, project, votes, workflow.evaluate(project.judgement, project.policy(), votes))
     workflow.check_transition(before, outcome.state, "label")
     item.state, item.required_labels = outcome.state, outcome.required_labels
     if outcome.state == workflow.RESOLVED:
@@ -882,7 +947,8 @@ def _advance(item: Item, project: AnnotationProject, *, actor) -> None:
         if event_kind:
             ItemEvent.objects.create(
                 item=item, actor=actor, kind=event_kind, from_state=before, to_state=item.state,
-                value={"final_value": item.final_value, "resolution": item.resolution, "excluded": item.excluded}
+                value={"final_value": item.final_value, "resolution": item.resolution, "excluded": item.excluded,
+                       **({"confidence": item.confidence} if item.confidence is not None else {})}
                 if item.state == workflow.RESOLVED else None,
             )
 
@@ -914,7 +980,7 @@ def _decide(item: Item, user, *, value, unsuitable: bool, rationale: str, event:
                 ) from None
             raise WorkflowError("only resolved items can be overridden") from None
         before = item.state
-        item.state, item.resolution = outcome.state, outcome.resolution
+        item.state, item.resolution, item.confidence = outcome.state, outcome.resolution, None
         item.final_value, item.excluded, item.resolved_at = outcome.final_value, outcome.excluded, timezone.now()
         item.save()
         ItemEvent.objects.create(
@@ -995,7 +1061,9 @@ def _bulk_change(item: Item, action: str, *, cleaned, change: int) -> tuple[str 
         previous = {"final_value": item.final_value, "resolution": item.resolution, "excluded": item.excluded}
         item.state, item.required_labels = outcome.state, outcome.required_labels
         item.resolution, item.final_value, item.excluded, item.resolved_at = "", None, False, None
-        return None, ["state", "required_labels", "resolution", "final_value", "excluded", "resolved_at"], {
+        item.confidence = None
+        return None, ["state", "required_labels", "resolution", "final_value", "excluded", "resolved_at",
+                      "confidence"], {
             "kind": ItemEvent.Kind.REOPENED, "from_state": before, "to_state": item.state,
             "value": {"previous": previous, "required_labels": item.required_labels}}
     if action == MARK_GOLD:

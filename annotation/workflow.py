@@ -3,6 +3,7 @@
 pending -> in_progress -> resolved (agreement)
                        -> needs_tiebreak -> resolved (majority)
                                          -> needs_adjudication -> resolved (adjudication)
+                       -> resolved (model: a project that aggregates with its annotator model)
 resolved -> resolved (override, admin only)
 resolved -> in_progress (re-open: one more label is wanted, researchers only)
 any state but excluded -> excluded (a researcher takes the item out of the workflow; it is never exported)
@@ -27,7 +28,8 @@ BY_AGREEMENT = "agreement"
 BY_MAJORITY = "majority"
 BY_ADJUDICATION = "adjudication"
 BY_OVERRIDE = "override"
-RESOLUTIONS = (BY_AGREEMENT, BY_MAJORITY, BY_ADJUDICATION, BY_OVERRIDE)
+BY_MODEL = "model"  # the annotator model's most probable value (annotation.label_model), with its confidence
+RESOLUTIONS = (BY_AGREEMENT, BY_MAJORITY, BY_ADJUDICATION, BY_OVERRIDE, BY_MODEL)
 
 # Every legal (from, to) pair, with the event that causes it.
 TRANSITIONS: dict[tuple[str, str], str] = {

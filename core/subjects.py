@@ -139,6 +139,24 @@ def verdicts_for(kind_name: str, subject_id: int) -> list[dict]:
     return verdicts
 
 
+_VOTE_SOURCES: list[Callable[[str, list[int]], dict[int, list[tuple[str, str]]]]] = []
+
+
+def register_vote_source(source: Callable[[str, list[int]], dict[int, list[tuple[str, str]]]]) -> None:
+    """`source(kind_name, subject_ids)` returns `{subject_id: [(verifier name, verdict status), ...]}`: the automatic
+    verdicts on many subjects at once, reduced to what an annotator model weighs as weak votes."""
+    if source not in _VOTE_SOURCES:
+        _VOTE_SOURCES.append(source)
+
+
+def votes_for(kind_name: str, subject_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
+    votes: dict[int, list[tuple[str, str]]] = {}
+    for source in _VOTE_SOURCES:
+        for subject_id, found in source(kind_name, subject_ids).items():
+            votes.setdefault(subject_id, []).extend(found)
+    return votes
+
+
 def register_subject_filter(subject_filter: SubjectFilter) -> SubjectFilter:
     existing = _SUBJECT_FILTERS.get(subject_filter.name)
     if existing is not None and existing != subject_filter:

@@ -29,6 +29,8 @@ urlpatterns = [
     path("projects/", views_dashboard.project_list, name="dashboard-projects"),
     path("projects/new/", views_dashboard.project_new, name="dashboard-project-new"),
     path("projects/<int:project_id>/dashboard/", views_dashboard.dashboard, name="dashboard-project"),
+    path("projects/<int:project_id>/annotator-model/refit/", views_dashboard.refit_model,
+         name="dashboard-project-refit-model"),
     path("projects/<int:project_id>/settings/", views_workspace.project_settings, name="project-settings"),
     path("projects/<int:project_id>/members/", views_workspace.project_members, name="project-members"),
     path("projects/<int:project_id>/members/add/", views_workspace.member_add, name="project-member-add"),

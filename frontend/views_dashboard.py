@@ -18,13 +18,14 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import selectors, services
-from annotation.models import AnnotationProject, Item, ProjectMember
+from annotation import aggregation, selectors, services
+from annotation.models import AnnotationProject, AnnotatorModelFit, Item, ProjectMember
 from core import roles, subjects
 from verifybench.models import Dataset
 
 from . import charts
 from . import selectors as page_selectors
+from .jobs.presenters import register_parts
 
 
 def _require_researcher(user) -> None:
@@ -143,13 +144,64 @@ def timeline_section(project: AnnotationProject) -> dict:
 
 
 def annotators_section(project: AnnotationProject) -> dict:
-    return {"annotators": selectors.annotator_table(project)}
+    """The per-annotator table; with the annotator model, each annotator's estimated accuracy (overall and per answer
+    type, from the latest fit) beside the gold accuracy."""
+    rows = selectors.annotator_table(project)
+    fit = aggregation.latest_fit(project) if not project.judgement.numeric else None
+    active = (AnnotatorModelFit.objects.filter(project=project, status__in=aggregation.ACTIVE).order_by("-id").first()
+              if not project.judgement.numeric else None)
+    estimates = (fit.summary or {}).get("annotators", {}) if fit is not None else {}
+    if estimates:
+        names = dict(get_user_model().objects.filter(pk__in=[int(pk) for pk in estimates])
+                     .values_list("username", "pk"))
+        for row in rows:
+            estimate = estimates.get(str(names.get(row["annotator"])))
+            if estimate:
+                row["model"] = {**estimate, "by_type": [
+                    {"answer_type": key, **value} for key, value in sorted(estimate.get("by_type", {}).items())]}
+    return {
+        "annotators": rows, "model_fit": fit, "model_fit_active": active,
+        "model_offered": not project.judgement.numeric, "aggregation": project.get_aggregation_display(),
+    }
 
 
 register_section("dashboard/sections/progress.html", progress_section)
 register_section("dashboard/sections/agreement.html", agreement_section)
 register_section("dashboard/sections/timeline.html", timeline_section)
 register_section("dashboard/sections/annotators.html", annotators_section)
+
+
+@login_required
+@require_http_methods(["POST"])
+def refit_model(request, project_id: int):
+    """Queue a refit of the project's annotator model (a background job) and go back to the dashboard."""
+    _require_researcher(request.user)
+    project = AnnotationProject.objects.filter(pk=project_id).first()
+    if project is None:
+        raise Http404("No such project.")
+    try:
+        fit = aggregation.request_refit(project, actor=request.user)
+    except aggregation.RefitRefused as exc:
+        messages.error(request, f"No refit: {exc}.")
+    else:
+        messages.success(request, f"Annotator model fit {fit.pk} is {fit.get_status_display().lower()}.")
+    return redirect(reverse("dashboard-project", args=[project.pk]) + "#annotators-heading")
+
+
+def _fit_parts(fit: AnnotatorModelFit) -> dict:
+    summary = fit.summary or {}
+    return {
+        "what_template": "jobs/kinds/model_fit_what.html",
+        "result_template": "jobs/kinds/model_fit_result.html",
+        "project": fit.project, "summary": summary, "annotator_count": len(summary.get("annotators", {})),
+        "api_url": f"/api/jobs/annotator-model-{fit.pk}/",
+        "home_url": reverse("dashboard-project", args=[fit.project_id]) + "#annotators-heading",
+        "links": [],
+        "unit": "steps",
+    }
+
+
+register_parts("annotator-model", _fit_parts)
 
 
 @login_required

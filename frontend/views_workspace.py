@@ -115,6 +115,25 @@ class SettingsForm(forms.Form):
                                  help_text="Share of tasks drawn from gold items (0 to 1).")
     is_active = forms.BooleanField(required=False, label="Open for labeling",
                                    help_text="A closed project hands out no task; nothing is lost.")
+    # Not required: a form posted without them (an older page) keeps the project's values.
+    aggregation = forms.ChoiceField(
+        required=False, choices=AnnotationProject._meta.get_field("aggregation").choices,
+        help_text="Majority reproduces the published protocols (two labels, a third on disagreement, a plain "
+                  "majority). The annotator model weighs each annotator by their estimated reliability (fitted "
+                  "on all labels, gold items as anchors) and records the final label's posterior confidence.")
+    adaptive_redundancy = forms.BooleanField(
+        required=False, help_text="With the annotator model: ask for one label at a time and stop as soon as the "
+                                  "item's posterior confidence reaches the target; verifier verdicts count as weak "
+                                  "votes. Switch it before labeling starts, or once open items are settled.")
+    confidence_target = forms.FloatField(
+        required=False, min_value=0.51, max_value=0.999, help_text="Posterior confidence at which an item stops asking for labels.")
+    max_labels = forms.IntegerField(
+        required=False, min_value=1, max_value=10, label="Label cap",
+        help_text="Adaptive redundancy: human labels at most; an item still unsure then goes to adjudication.")
+    refit_every = forms.IntegerField(
+        required=False, min_value=0, max_value=100000, label="Refit after",
+        help_text="New labels after which the annotator model is refitted in the background (0: only on demand, "
+                  "from the dashboard).")
 
     def __init__(self, *args, situation: dict, project: AnnotationProject, **kwargs):
         super().__init__(*args, **kwargs)
@@ -132,6 +151,10 @@ class SettingsForm(forms.Form):
         if project.kind != PROOF_GRADE:
             self.fields["agreement_threshold"].help_text = (
                 "Used only for scores (proof grades); labels of this project agree when they are equal.")
+        if project.judgement.numeric:
+            # scores follow the fixed protocol: the annotator model is for categorical labels
+            for name in ("aggregation", "adaptive_redundancy", "confidence_target", "max_labels", "refit_every"):
+                del self.fields[name]
 
 
 def _settings_initial(project: AnnotationProject) -> dict:
@@ -150,6 +173,8 @@ def project_settings(request, project_id: int):
         if form.is_valid():
             values = dict(form.cleaned_data)
             guidelines = values.pop("guidelines")
+            values = {k: v for k, v in values.items()
+                      if not (k in ("aggregation", "confidence_target", "max_labels", "refit_every") and v in ("", None))}
             try:
                 services.update_project(project, actor=request.user, guidelines=guidelines, **values)
             except services.WorkflowError as exc:

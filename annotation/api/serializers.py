@@ -19,7 +19,8 @@ class ProjectSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "description", "guidelines", "guidelines_version", "dataset", "kind", "labels_per_item",
             "tiebreak_annotators", "agreement_threshold", "show_model_names", "verdict_visibility", "lease_minutes",
-            "gold_rate", "is_active", "created_at", "completion_ids", "question_ids", "seed",
+            "gold_rate", "is_active", "aggregation", "adaptive_redundancy", "confidence_target", "max_labels",
+            "refit_every", "created_at", "completion_ids", "question_ids", "seed",
         ]
         read_only_fields = ["id", "created_at", "guidelines_version"]
         # the database's check constraints, refused here with a 400 instead of an IntegrityError
@@ -27,6 +28,8 @@ class ProjectSerializer(serializers.ModelSerializer):
             "labels_per_item": {"min_value": 1},
             "gold_rate": {"min_value": 0.0, "max_value": 1.0},
             "agreement_threshold": {"min_value": 0.0},
+            "confidence_target": {"min_value": 0.51, "max_value": 0.999},
+            "max_labels": {"min_value": 1, "max_value": 10},
         }
 
     def validate_kind(self, kind):

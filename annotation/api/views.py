@@ -9,10 +9,11 @@ from rest_framework.exceptions import NotFound, PermissionDenied, ValidationErro
 from rest_framework.response import Response
 
 from core import roles
+from core.jobs.api import job_payload
 from core.permissions import IsResearcherOrAdmin
 from core.serializers import NoBodySerializer
 
-from .. import selectors, services
+from .. import aggregation, selectors, services
 from ..models import AnnotationProject, Invitation, Item, ProjectMember, Task
 from . import serializers
 
@@ -46,7 +47,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
     def get_permissions(self):
         if self.action in ("create", "update", "partial_update", "members", "remove_member", "invitations",
-                           "revoke_invitation"):
+                           "revoke_invitation", "annotator_model"):
             return [IsResearcherOrAdmin()]
         return super().get_permissions()
 
@@ -88,6 +89,26 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         if task is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(selectors.task_payload(task))
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
+                   summary="The project's annotator model: GET the latest fit (per-annotator estimated accuracy, "
+                           "overall and per answer type); POST queues a refit (the one queued or running is "
+                           "returned instead of a second one)")
+    @action(detail=True, methods=["get", "post"], url_path="annotator-model", serializer_class=NoBodySerializer)
+    def annotator_model(self, request, pk=None):
+        project = self.get_object()
+        if request.method == "POST":
+            try:
+                fit = aggregation.request_refit(project, actor=request.user)
+            except aggregation.RefitRefused as exc:
+                return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            return Response({"job": job_payload(fit)}, status=status.HTTP_202_ACCEPTED)
+        fit = aggregation.latest_fit(project)
+        return Response({
+            "aggregation": project.aggregation, "adaptive_redundancy": project.adaptive_redundancy,
+            "fit": None if fit is None else {"job": job_payload(fit), "labels_seen": fit.labels_seen,
+                                             "summary": fit.summary},
+        })
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="Counts by state, agreement figures, per-annotator table")
     @action(detail=True, methods=["get"])

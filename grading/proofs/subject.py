@@ -123,6 +123,20 @@ def verdicts_on(kind_name: str, subject_id: int) -> list[dict]:
     ]
 
 
+def votes_on(kind_name: str, subject_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
+    """(verifier, status) of every verdict on these completion subjects, for annotator models' weak votes."""
+    from grading.models import Verdict
+
+    if subjects.get(kind_name).extra.get("subject") != "completion" or not subject_ids:
+        return {}
+    found: dict[int, list[tuple[str, str]]] = {}
+    rows = Verdict.objects.filter(completion_id__in=subject_ids).order_by("completion_id", "verifier__name")
+    for completion_id, verifier, status in rows.values_list("completion_id", "verifier__name", "status"):
+        found.setdefault(completion_id, []).append((verifier, status))
+    return found
+
+
 def register() -> None:
     subjects.register(PROOF_GRADE_KIND)
     subjects.register_verdict_source(verdicts_on)
+    subjects.register_vote_source(votes_on)

@@ -22,6 +22,7 @@ from .columns import (
     MATHARENA_COLUMNS,
     MUMATH_COLUMNS,
     VERIFYBENCH_COLUMNS,
+    confidence_columns,
     matharena_columns,
     mumath_columns,
     verifybench_columns,
@@ -68,11 +69,12 @@ def _completions(ids) -> dict[int, dict]:
 
 
 def _records(item_rows: list[tuple]) -> list[dict]:
-    """Export records of (item_id, subject_id, final_value, resolution) rows, in the order given."""
+    """Export records of (item_id, subject_id, final_value, resolution, confidence) rows, in the order given."""
     completions = _completions(row[1] for row in item_rows)
     return [
-        {"id": item_id, "is_correct": final is True, "resolution": resolution, **completions[subject_id]}
-        for item_id, subject_id, final, resolution in item_rows if subject_id in completions
+        {"id": item_id, "is_correct": final is True, "resolution": resolution, "confidence": confidence,
+         **completions[subject_id]}
+        for item_id, subject_id, final, resolution, confidence in item_rows if subject_id in completions
     ]
 
 
@@ -123,6 +125,12 @@ def _facts(values: dict) -> RowFacts:
     )
 
 
+def with_confidence(project, columns: tuple) -> tuple:
+    """A project that aggregates with its annotator model adds the final label's posterior confidence as a last
+    column; a majority project's files keep the public layout exactly."""
+    return confidence_columns(columns, project.aggregation == "model")
+
+
 def _answer(values: dict) -> str:
     return values["reference_final_answer"] or values["reference_solution"] or ""
 
@@ -151,6 +159,7 @@ def verifybench_row(values: dict, annotators: list[int]) -> ExportRow:
             "source": values["completion__question__source"],
             "annotator": annotators,
             "answer_type_code": values["completion__question__answer_type"] or "",
+            "confidence": values["confidence"],
         },
         facts=facts,
     )
@@ -165,6 +174,7 @@ def mumath_row(values: dict, annotators: list[int]) -> ExportRow:
             "model": values["completion__model_name"],
             "model_output": values["completion__text"],
             "label": bool(values["is_correct"]),
+            "confidence": values["confidence"],
         },
         facts=_facts(values),
     )
@@ -183,6 +193,7 @@ def matharena_row(values: dict, annotators: list[int]) -> ExportRow:
             "gold_answer": _as_imported(values, "gold_answer", _answer(values)),
             "parsed_answer": metadata.get("parsed_answer"),
             "correct": bool(values["is_correct"]),
+            "confidence": values["confidence"],
         },
         facts=_facts(values),
     )
@@ -190,7 +201,7 @@ def matharena_row(values: dict, annotators: list[int]) -> ExportRow:
 
 def _rows_for(item_ids: list[int], make_row) -> list[ExportRow]:
     """The rows of these items, in the order given."""
-    rows = Item.objects.filter(pk__in=item_ids).values_list("id", "subject_id", "final_value", "resolution")
+    rows = Item.objects.filter(pk__in=item_ids).values_list("id", "subject_id", "final_value", "resolution", "confidence")
     found = {record["id"]: record for record in _records(list(rows))}
     annotators = _annotators(item_ids)
     return [make_row(found[item_id], annotators.get(item_id, [])) for item_id in item_ids if item_id in found]
@@ -225,7 +236,7 @@ def plan_natural(project, options: dict, make_row=verifybench_row) -> ExportPlan
         last_id = 0
         while True:
             page = list(items.filter(pk__gt=last_id).order_by("id")
-                        .values_list("id", "subject_id", "final_value", "resolution")[:size])
+                        .values_list("id", "subject_id", "final_value", "resolution", "confidence")[:size])
             if not page:
                 return
             last_id = page[-1][0]
@@ -382,12 +393,14 @@ def describe_matharena(options: dict) -> str:
 VERIFYBENCH = register_export_format(ExportFormat(
     name="verifybench", title="VerifyBench (balanced)", columns=VERIFYBENCH_COLUMNS, plan=plan_balanced,
     options=(Option("per_type", int, 250, 1, 1_000_000, help="Questions per coarse answer type (K)."),),
-    describe=describe_balanced, columns_for=lambda project: verifybench_columns(_field_types(project)),
+    describe=describe_balanced, columns_for=lambda project: with_confidence(
+        project, verifybench_columns(_field_types(project))),
 ))
 VERIFYBENCH_HARD = register_export_format(ExportFormat(
     name="verifybench-hard", title="VerifyBench-Hard (natural label balance)", columns=VERIFYBENCH_COLUMNS,
     plan=plan_natural, file_stem="verifybench_hard", describe=describe_natural,
-    columns_for=lambda project: verifybench_columns(_field_types(project)),
+    columns_for=lambda project: with_confidence(
+        project, verifybench_columns(_field_types(project))),
 ))
 MUMATH = register_export_format(ExportFormat(
     name="mumath", title="mu-MATH", columns=MUMATH_COLUMNS, plan=plan_mumath,
@@ -396,10 +409,12 @@ MUMATH = register_export_format(ExportFormat(
         Option("author_models", list, None, help="Use exactly these author models instead of the N most common."),
         Option("problems", int, None, 1, 10_000_000, help="Number of problems to draw; all when absent."),
     ),
-    describe=describe_mumath, columns_for=lambda project: mumath_columns(_field_types(project)),
+    describe=describe_mumath, columns_for=lambda project: with_confidence(
+        project, mumath_columns(_field_types(project))),
 ))
 MATHARENA = register_export_format(ExportFormat(
     name="matharena", title="MathArena final answers", columns=MATHARENA_COLUMNS, plan=plan_matharena,
     file_stem="matharena_answers", describe=describe_matharena,
-    columns_for=lambda project: matharena_columns(_field_types(project)),
+    columns_for=lambda project: with_confidence(
+        project, matharena_columns(_field_types(project))),
 ))

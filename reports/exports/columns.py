@@ -10,6 +10,7 @@ BOOL = "bool"
 INT = "int"
 INT_LIST = "int_list"
 JSON = "json"  # any JSON value; a JSON string in CSV and Parquet
+FLOAT = "float"
 
 _ARROW_TYPES = {
     STRING: pa.string(),
@@ -17,6 +18,7 @@ _ARROW_TYPES = {
     INT: pa.int64(),
     INT_LIST: pa.list_(pa.int64()),
     JSON: pa.string(),
+    FLOAT: pa.float64(),
 }
 
 
@@ -87,3 +89,12 @@ def matharena_columns(field_types: dict[str, list[str]] | None = None) -> tuple[
 VERIFYBENCH_COLUMNS = verifybench_columns()
 MUMATH_COLUMNS = mumath_columns()
 MATHARENA_COLUMNS = matharena_columns()
+
+
+CONFIDENCE = Column("confidence", FLOAT)
+
+
+def confidence_columns(columns: tuple[Column, ...], model_based: bool) -> tuple[Column, ...]:
+    """The columns of a format, with `confidence` (the posterior probability of the final label under the project's
+    annotator model; empty for items an adjudicator or an admin decided) added last when the project is model-based."""
+    return (*columns, CONFIDENCE) if model_based else columns

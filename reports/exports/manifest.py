@@ -46,7 +46,9 @@ class ManifestCounts:
             "by_source": ordered(self.source),
             "by_label": {"correct": self.label.get("correct", 0), "incorrect": self.label.get("incorrect", 0)},
             "by_model": ordered(self.model),
-            "final_label_by": {name: self.resolution.get(name, 0) for name in RESOLUTIONS},
+            # "model" (the annotator model's most probable value) appears only in bundles that have such labels
+            "final_label_by": {name: self.resolution.get(name, 0) for name in RESOLUTIONS}
+            | ({"model": self.resolution["model"]} if self.resolution.get("model") else {}),
         }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .columns import BOOL, INT, INT_LIST, JSON, STRING, Column, arrow_schema
+from .columns import BOOL, FLOAT, INT, INT_LIST, JSON, STRING, Column, arrow_schema
 
 FILE_TYPES = ("jsonl", "csv", "parquet")
 
@@ -180,6 +180,8 @@ def _from_csv(text: str, kind: str) -> Any:
         return {"true": True, "false": False}.get(text)
     if kind == INT:
         return int(text) if text else None
+    if kind == FLOAT:
+        return float(text) if text else None
     if kind in (INT_LIST, JSON):
         return json.loads(text) if text else None
     return text

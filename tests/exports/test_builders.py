@@ -4,8 +4,9 @@ import zipfile
 
 import pytest
 
+from annotation.models import Item
 from reports import services
-from reports.exports import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS, read_rows
+from reports.exports import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS, get_export_format, read_rows
 from reports.models import ExportJob
 
 VERIFYBENCH_FIELDS = ["question_id", "question", "answer", "completion_id", "completion", "completion_model",
@@ -188,3 +189,30 @@ def test_projects_of_another_kind_and_bad_options_are_refused(verifybench_data, 
     with pytest.raises(services.ExportRequestError, match="correctness project"):
         services.create_export(project=verifybench_data.project, format="mumath")
     assert not ExportJob.objects.exists()
+
+
+def test_a_model_based_project_exports_the_confidence_as_a_last_column(verifybench_data, export_root, tmp_path):
+    project = verifybench_data.project
+    plain = jsonl_objects(run(project, "verifybench-hard"), "verifybench_hard.jsonl")
+    assert all("confidence" not in row for row in plain)
+    project.aggregation = "model"
+    project.save(update_fields=["aggregation"])
+    item = Item.objects.filter(project=project, state="resolved", excluded=False, is_gold=False).order_by("pk").first()
+    Item.objects.filter(pk=item.pk).update(resolution="model", confidence=0.987)
+    job = run(project, "verifybench-hard", file_types=("jsonl", "csv", "parquet"))
+    columns = [column.name for column in export_format_columns(project)]
+    assert columns == [*VERIFYBENCH_FIELDS, "answer_type_code", "confidence"]
+    assert job.manifest["columns"] == columns
+    assert job.manifest["counts"]["final_label_by"]["model"] == 1
+    rows = jsonl_objects(job, "verifybench_hard.jsonl")
+    assert all(list(row) == columns for row in rows)
+    assert sorted(row["confidence"] for row in rows if row["confidence"] is not None) == [0.987]
+    for name in ("verifybench_hard.csv", "verifybench_hard.parquet"):
+        typed = bundle_rows(job, name, export_format_columns(project), tmp_path)
+        assert [row["confidence"] for row in typed] == [row["confidence"] for row in rows]
+    mumath = jsonl_objects(run(project, "mumath", models=2), "mumath.jsonl")
+    assert all(list(row) == [*MUMATH_FIELDS, "confidence"] for row in mumath)
+
+
+def export_format_columns(project):
+    return get_export_format("verifybench-hard").columns_of(project)

@@ -109,3 +109,31 @@ def test_dashboard_reports_gold_accuracy_per_annotator(client, researcher, make_
     assert '0.50 <span class="muted">(1/2)</span>' in row
     assert selectors.state_counts(project)["gold_items"] == 2
     assert selectors.state_counts(project)["labels"] == 0  # gold labels are not dataset labels
+
+
+def test_dashboard_shows_estimated_accuracy_per_answer_type_beside_gold_accuracy(client, researcher, make_user):
+    from annotation.models import AnnotatorModelFit
+
+    dora = make_user(roles.ANNOTATOR, username="dora")
+    project = make_project(make_dataset(questions=2), annotators=[dora])
+    label_item(project, dora, True)
+    client.force_login(researcher)
+    url = reverse("dashboard-project", args=[project.pk])
+    html = client.get(url).content.decode()
+    assert "No annotator model fitted yet." in html and 'data-testid="model-accuracy"' not in html
+    AnnotatorModelFit.objects.create(
+        project=project, status=AnnotatorModelFit.Status.SUCCEEDED, labels_seen=1,
+        parameters={"classes": [False, True], "class_prior": [0.5, 0.5], "confusion": {}},
+        summary={"annotators": {str(dora.pk): {"labels": 1, "accuracy": 0.9123, "accuracy_sd": 0.05,
+                                               "by_type": {"A1": {"labels": 1, "accuracy": 0.88, "accuracy_sd": 0.1}}}}})
+    html = client.get(url).content.decode()
+    row = html.split('data-annotator="dora"')[1].split("</tr>")[0]
+    assert '0.91 <span class="muted">± 0.05</span>' in row and "A1: 0.88" in row
+    assert "fitted on 1 label" in html
+    response = client.post(reverse("dashboard-project-refit-model", args=[project.pk]))
+    assert response.status_code == 302
+    assert AnnotatorModelFit.objects.filter(project=project, status=AnnotatorModelFit.Status.QUEUED).count() == 1
+    assert "A refit is queued." in client.get(url).content.decode()
+    assert client.get(reverse("job-detail", args=["annotator-model", AnnotatorModelFit.objects.first().pk])
+                      ).status_code == 200
+    assert client.get(reverse("jobs")).status_code == 200

@@ -34,6 +34,9 @@ def settings_data(project: AnnotationProject, **changes) -> dict:
         "agreement_threshold": project.agreement_threshold, "lease_minutes": project.lease_minutes,
         "verdict_visibility": project.verdict_visibility, "gold_rate": project.gold_rate,
         "show_model_names": "on" if project.show_model_names else "", "is_active": "on" if project.is_active else "",
+        "aggregation": project.aggregation, "adaptive_redundancy": "on" if project.adaptive_redundancy else "",
+        "confidence_target": project.confidence_target, "max_labels": project.max_labels,
+        "refit_every": project.refit_every,
     }
     data.update(changes)
     return {key: value for key, value in data.items() if value != ""}
@@ -98,6 +101,24 @@ class TestSettingsPage:
         client.post(url, settings_data(project, guidelines="Second version."))
         html = client.get(url).content.decode()
         assert "now version 2" in html and "Version 1 · " in html.split('data-testid="guidelines-history"')[1]
+
+    def test_aggregation_settings_save_and_adaptive_needs_the_model(self, client, researcher):
+        project = make_project(make_dataset(questions=2))
+        client.force_login(researcher)
+        url = reverse("project-settings", args=[project.pk])
+        html = client.get(url).content.decode()
+        assert 'data-testid="aggregation-settings"' in html and 'name="adaptive_redundancy"' in html
+        response = client.post(url, settings_data(project, adaptive_redundancy="on"))
+        assert response.status_code == 400 and "needs model aggregation" in response.content.decode()
+        response = client.post(url, settings_data(project, aggregation="model", adaptive_redundancy="on",
+                                                  confidence_target=0.95, max_labels=3))
+        assert response.status_code == 302
+        project.refresh_from_db()
+        assert (project.aggregation, project.adaptive_redundancy, project.confidence_target, project.max_labels) == (
+            "model", True, 0.95, 3)
+        assert set(project.items.values_list("required_labels", flat=True)) == {1}
+        log = client.get(url).content.decode().split('data-testid="change-log"')[1]
+        assert "aggregation: &#x27;majority&#x27; → &#x27;model&#x27;" in log or "aggregation: 'majority'" in log
 
     def test_a_change_the_workflow_cannot_follow_is_refused_with_the_reason(self, client, researcher, make_user):
         first, second = make_user(roles.ANNOTATOR), make_user(roles.ANNOTATOR)
