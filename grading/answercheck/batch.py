@@ -52,7 +52,7 @@ class _Prepared:
 
 @lru_cache(maxsize=65536)
 def _reference_side(reference: str, reference_is_solution: bool, answer_type: str | None, question: str | None):
-    reference_answer = reference_final_answer(reference, reference_is_solution=reference_is_solution)
+    reference_answer = reference_final_answer(reference, reference_is_solution=reference_is_solution, answer_type=answer_type)
     if reference_answer is None:
         return None, None, False
     code, detected = resolve_answer_type(answer_type, reference_answer, question)
@@ -162,7 +162,7 @@ def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]
     type_note = f"{ready.code} ({'detected' if ready.detected else 'given'})"
     if ready.extracted is None:
         return Verdict(INCONCLUSIVE, None, ready.reference_answer, ready.code, f"no final answer found in the completion; type {type_note}")
-    if hedged(ready.extracted):
+    if hedged(ready.extracted, ready.code):
         return Verdict(INCONCLUSIVE, ready.extracted, ready.reference_answer, ready.code, f"the completion offers several candidate answers ({ready.extracted!r}); type {type_note}")
     comparison = decided[_key(item, ready)]
     explanation = (
