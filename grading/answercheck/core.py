@@ -19,7 +19,7 @@ from grading.answercheck.extract import (
 )
 from grading.answercheck.normalize import clean_latex, plain_text, split_labelled, strip_labels, unescape_commands
 from grading.answercheck.parsing import TooExpensive, check_cost
-from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison, Verdict
+from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, CheckResult, Comparison
 
 MULTI_PART_TYPES = {"A8", "B4", "C2"}
 WORD_TYPES = {"C1", "C2", "C3", "D1", "D2"}
@@ -431,7 +431,7 @@ def verify(
     question: str | None = None,
     reference_is_solution: bool = False,
     timeout: float = 5.0,
-) -> Verdict:
+) -> CheckResult:
     """Check the final answer of `completion` against `reference`.
 
     `answer_type` accepts the paper codes ("A1") and the public spellings ("C4 - Finite state
@@ -446,25 +446,25 @@ def verify(
             timeout=timeout,
         )
     except DeadlineExceeded as error:
-        return Verdict(INCONCLUSIVE, None, None, None, f"verification timed out ({error})")
+        return CheckResult(INCONCLUSIVE, None, None, None, f"verification timed out ({error})")
     except ChildProcessFailed as error:
-        return Verdict(INCONCLUSIVE, None, None, None, f"verification failed ({error})")
+        return CheckResult(INCONCLUSIVE, None, None, None, f"verification failed ({error})")
 
 
 def _verify_within(
     completion: str, reference: str, answer_type: str | None, question: str | None, reference_is_solution: bool,
     timeout: float, started: float,
-) -> Verdict:
+) -> CheckResult:
     reference_answer = reference_final_answer(reference, reference_is_solution=reference_is_solution, answer_type=answer_type)
     if reference_answer is None:
-        return Verdict(INCONCLUSIVE, extract_final_answer(completion), None, None, "no final answer in the reference")
+        return CheckResult(INCONCLUSIVE, extract_final_answer(completion), None, None, "no final answer in the reference")
     code, detected = resolve_answer_type(answer_type, reference_answer, question)
     extracted = completion_final_answer(completion, code)
     type_note = f"{code} ({'detected' if detected else 'given'})"
     if extracted is None:
-        return Verdict(INCONCLUSIVE, None, reference_answer, code, f"no final answer found in the completion; type {type_note}")
+        return CheckResult(INCONCLUSIVE, None, reference_answer, code, f"no final answer found in the completion; type {type_note}")
     if hedged(extracted, code):
-        return Verdict(INCONCLUSIVE, extracted, reference_answer, code, f"the completion offers several candidate answers ({extracted!r}); type {type_note}")
+        return CheckResult(INCONCLUSIVE, extracted, reference_answer, code, f"the completion offers several candidate answers ({extracted!r}); type {type_note}")
     comparison = decide(
         extracted, reference_answer, code, question_for_comparison(code, question, extracted, reference_answer), remaining_budget(started, timeout)
     )
@@ -472,7 +472,7 @@ def _verify_within(
         f"extracted {extracted!r} from the completion and {reference_answer!r} from the reference; "
         f"compared as {type_note}: {comparison.explanation}"
     )
-    return Verdict(comparison.status, extracted, reference_answer, code, explanation)
+    return CheckResult(comparison.status, extracted, reference_answer, code, explanation)
 
 
 __all__ = [
