@@ -18,7 +18,7 @@ from grading.answercheck.core import (
 )
 from grading.answercheck.deadline import DeadlineExceeded, run_with_deadline
 from grading.answercheck.extract import extract_final_answer
-from grading.answercheck.verdict import INCONCLUSIVE, Comparison, Verdict
+from grading.answercheck.verdict import INCONCLUSIVE, CheckResult, Comparison
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class _Prepared:
 
 @lru_cache(maxsize=65536)
 def _reference_side(reference: str, reference_is_solution: bool, answer_type: str | None, question: str | None):
-    reference_answer = reference_final_answer(reference, reference_is_solution=reference_is_solution)
+    reference_answer = reference_final_answer(reference, reference_is_solution=reference_is_solution, answer_type=answer_type)
     if reference_answer is None:
         return None, None, False
     code, detected = resolve_answer_type(answer_type, reference_answer, question)
@@ -113,8 +113,8 @@ def verify_batch(
     timeout: float = 5.0,
     workers: int = 1,
     chunk_size: int = 200,
-) -> list[Verdict]:
-    """Verdicts in input order. `workers` > 1 spreads extraction and comparisons over processes.
+) -> list[CheckResult]:
+    """Check results in input order. `workers` > 1 spreads extraction and comparisons over processes.
 
     Rows may be BatchItem or mappings with completion, reference (or answer), answer_type,
     question and reference_is_solution.
@@ -154,19 +154,19 @@ def _key(item: BatchItem, ready: _Prepared) -> tuple:
     return ready.extracted, ready.reference_answer, ready.code, question_for_comparison(ready.code, item.question, ready.extracted, ready.reference_answer)
 
 
-def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]) -> Verdict:
+def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]) -> CheckResult:
     if ready.timed_out:
-        return Verdict(INCONCLUSIVE, None, None, None, "verification timed out while reading the answers")
+        return CheckResult(INCONCLUSIVE, None, None, None, "verification timed out while reading the answers")
     if ready.reference_answer is None:
-        return Verdict(INCONCLUSIVE, ready.extracted, None, None, "no final answer in the reference")
+        return CheckResult(INCONCLUSIVE, ready.extracted, None, None, "no final answer in the reference")
     type_note = f"{ready.code} ({'detected' if ready.detected else 'given'})"
     if ready.extracted is None:
-        return Verdict(INCONCLUSIVE, None, ready.reference_answer, ready.code, f"no final answer found in the completion; type {type_note}")
-    if hedged(ready.extracted):
-        return Verdict(INCONCLUSIVE, ready.extracted, ready.reference_answer, ready.code, f"the completion offers several candidate answers ({ready.extracted!r}); type {type_note}")
+        return CheckResult(INCONCLUSIVE, None, ready.reference_answer, ready.code, f"no final answer found in the completion; type {type_note}")
+    if hedged(ready.extracted, ready.code):
+        return CheckResult(INCONCLUSIVE, ready.extracted, ready.reference_answer, ready.code, f"the completion offers several candidate answers ({ready.extracted!r}); type {type_note}")
     comparison = decided[_key(item, ready)]
     explanation = (
         f"extracted {ready.extracted!r} from the completion and {ready.reference_answer!r} from the reference; "
         f"compared as {type_note}: {comparison.explanation}"
     )
-    return Verdict(comparison.status, ready.extracted, ready.reference_answer, ready.code, explanation)
+    return CheckResult(comparison.status, ready.extracted, ready.reference_answer, ready.code, explanation)

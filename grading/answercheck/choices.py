@@ -102,6 +102,45 @@ def map_option_letters(predicted: str, reference: str, answer_type: str, questio
     return (options[predicted_letter], reference) if predicted_letter in options else None
 
 
+# "(C) 12", "C) 32", "B. 2", "Option B (the remainder is 2)", "**Option C**: 12": a letter with its option's value.
+_OPTION_LABEL = re.compile(
+    r"^(?:(?:options?|choices?)\s+\(?\s*([A-J])\s*\)?|\(\s*([A-J])\s*\)|([A-J])\s*[.):])\s*[:\-]?\s*(\S.*)$",
+    re.IGNORECASE,
+)
+
+
+def split_option_label(answer: str) -> tuple[str, str] | None:
+    """'(C) 12' -> ('C', '12'); None when the answer does not open with an option letter and a value."""
+    text = re.sub(r"\*+", "", plain_text(answer)).strip()
+    match = _OPTION_LABEL.match(text)
+    if not match:
+        return None
+    letter = next(group for group in match.groups()[:3] if group)
+    if letter.islower() and not re.match(r"(?:options?|choices?)\b", text, re.IGNORECASE):
+        return None
+    value = match.group(4).strip().strip(".").strip()
+    if value.startswith("(") and value.endswith(")"):
+        value = value[1:-1].strip()
+    return letter.upper(), value
+
+
+def resolve_option_labels(predicted: str, reference: str) -> Comparison | tuple[str, str] | None:
+    """An answer or reference written as an option letter with its value ("(C) 12"): letters on both
+    sides decide by letter; otherwise the value stands for the answer. None when neither side has
+    one (a bare letter against a value is left to the question's options)."""
+    predicted_label, reference_label = split_option_label(predicted), split_option_label(reference)
+    if predicted_label is None and reference_label is None:
+        return None
+    predicted_letter = predicted_label[0] if predicted_label else bare_letter(predicted)
+    reference_letter = reference_label[0] if reference_label else bare_letter(reference)
+    if predicted_letter and reference_letter:
+        if predicted_letter == reference_letter:
+            return Comparison(CORRECT, f"both name option {reference_letter}")
+        return Comparison(INCORRECT, f"option {predicted_letter} named, option {reference_letter} expected")
+    # One side names a letter and its value, the other only a value: the values decide.
+    return (predicted_label[1] if predicted_label else predicted), (reference_label[1] if reference_label else reference)
+
+
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z'])\(?([A-J])\)?(?![A-Za-z'])")
 
 
@@ -142,7 +181,9 @@ def compare_choices(predicted: str, reference: str, *, multiple: bool, question:
 
 
 _POSITIVE = {"true", "yes", "correct", "valid", "right", "t", "y", "possible", "exists", "holds", "always"}
-_NEGATIVE = {"false", "no", "incorrect", "invalid", "wrong", "f", "n", "impossible", "not", "never", "none"}
+_NEGATIVE = {"false", "no", "incorrect", "invalid", "wrong", "f", "n", "impossible", "not", "never", "none", "cannot"}
+# Proof outcomes and the truth values they amount to: a proved claim is true, a disproved one false.
+_PROOF_POLARITY = {"prov": "positive", "disprov": "negative"}
 
 
 def finite_state(answer: str) -> str | None:
@@ -159,12 +200,20 @@ def finite_state(answer: str) -> str | None:
         prefix_negated = word.startswith(("in", "non", "un")) and word[2:].lstrip("n") in _POSITIVE
         if word in _POSITIVE and len(word) > 1:
             negated = index > 0 and words[index - 1] in ("not", "non", "isn't", "never")
+            # "no such tour exists"
+            negated = negated or (word == "exists" and "no" in words[max(0, index - 3): index])
             polarities.add("negative" if negated else "positive")
         elif (word in _NEGATIVE and len(word) > 1 and word != "not") or prefix_negated:
             polarities.add("negative")
     if len(polarities) == 1:
         return polarities.pop()
     return " ".join(words)
+
+
+def states_something(line: str) -> bool:
+    """True when a line names a state (yes/no, true/false, valid, proved, ...), not only remarks."""
+    words = normalize_words(line).split()
+    return any(word in _POSITIVE or word in _NEGATIVE or _stem(word) in _PROOF_POLARITY for word in words if len(word) > 1)
 
 
 def _stem(word: str) -> str:
@@ -206,6 +255,14 @@ def compare_finite_states(predicted: str, reference: str) -> Comparison:
                 return Comparison(CORRECT, f"the answer states {reference_state!r} (same word stem)")
     if reference_state is None or predicted_state is None:
         return Comparison(INCONCLUSIVE, "empty state")
+    # "Disproved" against "The claim is false", "Proved" against "the statement is true" (and back).
+    polar = {"positive", "negative"}
+    for first, second in ((reference_state, predicted_state), (predicted_state, reference_state)):
+        first_words = first.split()
+        if len(first_words) == 1 and _stem(first_words[0]) in _PROOF_POLARITY and second in polar:
+            if _PROOF_POLARITY[_stem(first_words[0])] == second:
+                return Comparison(CORRECT, f"{predicted_state!r} amounts to {reference_state!r}")
+            return Comparison(INCORRECT, f"{predicted_state!r} is the opposite of {reference_state!r}")
     if reference_state == predicted_state:
         return Comparison(CORRECT, f"both say {reference_state}")
     polar = {"positive", "negative"}

@@ -205,8 +205,11 @@ def _rounding_matches(rounded_text: str, rounded: complex, exact: complex) -> bo
     return False
 
 
-def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = False, allow_rounding: bool = True) -> Comparison:
-    """Numeric equality; a rounded answer (0.333 for 1/3) counts only when `allow_rounding`.
+def compare_numbers(
+    predicted: str, reference: str, *, imaginary_unit: bool = False, allow_rounding: bool = True, places: int | None = None
+) -> Comparison:
+    """Numeric equality; a rounded answer (0.333 for 1/3) counts only when `allow_rounding`, and
+    only to the `places` decimal places the question asks for when it says.
 
     A percent on either side may stand for the number or for its hundredth (28% against 28 or 0.28)."""
     predicted_forms = _number_candidates(predicted)
@@ -219,9 +222,8 @@ def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = Fa
     reference_number = numeric_value(reference_value) if is_plain_number(reference_value) else None
     if reference_number is None:
         return _unsure(f"reference {reference_forms[0]!r} is not a closed-form number")
-    references = [numeric_value(v) for v in ([reference_value, reference_value / 100] if reference_percent else [reference_value])]
-    references = [r for r in references if r is not None]
     last_failure = None
+    differs = None
     for form in predicted_forms:
         if _NOT_A_NUMBER_SHAPE.search(form):
             last_failure = _wrong(f"answer {form!r} is a set, interval or tuple, not a number")
@@ -232,36 +234,49 @@ def compare_numbers(predicted: str, reference: str, *, imaginary_unit: bool = Fa
         except Unparseable as error:
             sentence_number = _number_in_sentence(form)
             if sentence_number is not None and sentence_number != form:
-                return compare_numbers(sentence_number, reference, imaginary_unit=imaginary_unit, allow_rounding=allow_rounding)
+                return compare_numbers(sentence_number, reference, imaginary_unit=imaginary_unit, allow_rounding=allow_rounding, places=places)
             last_failure = _unsure(f"answer {form!r} is not a number I can read ({error})")
             continue
         if not is_plain_number(predicted_value):
             sentence_number = _number_in_sentence(form)
             if sentence_number is not None and sentence_number != form:
-                return compare_numbers(sentence_number, reference, imaginary_unit=imaginary_unit, allow_rounding=allow_rounding)
+                return compare_numbers(sentence_number, reference, imaginary_unit=imaginary_unit, allow_rounding=allow_rounding, places=places)
             last_failure = _wrong(f"answer {form!r} is not a number")
             continue
-        candidates = [numeric_value(v) for v in ([predicted_value, predicted_value / 100] if form_percent else [predicted_value])]
-        candidates = [c for c in candidates if c is not None]
-        for number in candidates:
-            for reference_candidate in references:
-                if _close(number, reference_candidate, EXACT_RELATIVE_TOLERANCE):
-                    return _ok(f"{form!r} and {reference_forms[0]!r} are the same number ({_show(reference_candidate)})")
-        number = candidates[0] if candidates else None
+        # A percent on one side only may stand for the number or its hundredth; on both sides the
+        # numbers compare as written (1% is not 100%).
+        predicted_values = [predicted_value, predicted_value / 100] if form_percent and not reference_percent else [predicted_value]
+        reference_values = [reference_value, reference_value / 100] if reference_percent and not form_percent else [reference_value]
+        for value in predicted_values:
+            for reference_candidate in reference_values:
+                if _same_number(value, reference_candidate):
+                    return _ok(f"{form!r} and {reference_forms[0]!r} are the same number ({_show(numeric_value(reference_candidate))})")
+        number = numeric_value(predicted_value)
         if number is None:
             last_failure = _unsure(f"answer {form!r} has no finite value")
             continue
         reference_places = decimal_places(reference_text)
         predicted_places = decimal_places(form_text)
-        if allow_rounding and predicted_places is not None and form_percent == reference_percent and _rounding_matches(form_text, number, reference_number):
+        # A rounding coarser than the question asks for (1.41 where three places are asked) does not count.
+        coarse = places is not None and predicted_places is not None and predicted_places < places
+        if allow_rounding and not coarse and predicted_places is not None and form_percent == reference_percent and _rounding_matches(form_text, number, reference_number):
             if reference_places is None or predicted_places <= reference_places:
                 return _ok(f"{form!r} is {reference_forms[0]!r} rounded to {predicted_places} decimal places")
         if reference_places is not None and form_percent == reference_percent and _rounding_matches(reference_text, reference_number, number):
             digits = significant_digits(reference_text) or 0
             if predicted_places is None or digits >= 3:
                 return _ok(f"the reference {reference_forms[0]!r} is {form!r} rounded to {reference_places} decimal places")
-        return _wrong(f"{form!r} = {_show(number)} differs from {reference_forms[0]!r} = {_show(reference_number)}")
-    return last_failure or _unsure("no numeric answer")
+        # Another form of the same answer ("\\sqrt2 \\approx 1.414") may still match.
+        differs = differs or _wrong(f"{form!r} = {_show(number)} differs from {reference_forms[0]!r} = {_show(reference_number)}")
+    return differs or last_failure or _unsure("no numeric answer")
+
+
+def _same_number(first, second) -> bool:
+    """Exact for two rationals (11111111110 is not 11111111100), within a relative tolerance otherwise."""
+    if getattr(first, "is_Rational", False) and getattr(second, "is_Rational", False):
+        return bool(first == second)
+    a, b = numeric_value(first), numeric_value(second)
+    return a is not None and b is not None and _close(a, b, EXACT_RELATIVE_TOLERANCE)
 
 
 def _show(number: complex) -> str:
@@ -293,10 +308,12 @@ def expressions_agree(predicted, reference, *, up_to_constant: bool = False, poi
     symbols = sorted(predicted.free_symbols | reference.free_symbols, key=str)
     agreed = 0
     offset = None
+    largest = 0.0
     for point in _random_points(symbols, points, seed=len(symbols) * 7919 + 17):
         a, b = _evaluate(predicted, point), _evaluate(reference, point)
         if a is None or b is None:
             continue
+        largest = max(largest, abs(a), abs(b))
         difference = a - b
         if up_to_constant:
             if offset is None:
@@ -307,8 +324,27 @@ def expressions_agree(predicted, reference, *, up_to_constant: bool = False, poi
         elif abs(difference) > 1e-6 * max(1.0, abs(a), abs(b)):
             return False
     if agreed >= 3:
+        if largest > 1e6 and not up_to_constant:
+            # A relative tolerance hides "+1" next to 6^60: confirm on exact rational points.
+            return _exactly_equal_at_points(predicted, reference, symbols)
         return True
     return None
+
+
+def _exactly_equal_at_points(predicted, reference, symbols) -> bool | None:
+    """True / False when the difference is an exact rational at two rational points, None otherwise."""
+    generator = random.Random(len(symbols) * 104729 + 3)
+    for _ in range(2):
+        point = {symbol: sympy.Rational(generator.randint(3, 27), 10) for symbol in symbols}
+        try:
+            difference = sympy.expand(predicted.subs(point) - reference.subs(point))
+        except Exception:
+            return None
+        if not getattr(difference, "is_Rational", False):
+            return None
+        if difference != 0:
+            return False
+    return True
 
 
 def _symbolically_equal(predicted, reference) -> bool:

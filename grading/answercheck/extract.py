@@ -32,7 +32,7 @@ _CHOICE_STATEMENT = re.compile(r"(?:option|choice)\s*\(?\**([A-J])\b\**\)?", re.
 
 # Closing remarks that follow an answer and are not part of it.
 _CLOSING_REMARK = re.compile(
-    r"(?:I\s+hope\s+(?:it|this|that)\s+(?:is|was)\s+(?:correct|right|helpful)|I\s+apologi[sz]e|let\s+me\s+know|feel\s+free|"
+    r"(?:(?:I\s+)?hope\s+(?:it|this|that)\s+(?:is|was)\s+(?:correct|right|helpful)|I\s+apologi[sz]e|let\s+me\s+know|feel\s+free|"
     r"thank\s+you|hope\s+this\s+helps|please\s+(?:let|feel|check)|note\s*:|<\|[a-z_]+\|>|</?s>|</?think>)",
     re.IGNORECASE,
 )
@@ -43,16 +43,32 @@ _DOUBT = re.compile(
     r"\b(?:wrong|incorrect|mistake|wait|however|but|check|verify|suppose|assume|if|unless|maybe|perhaps|possibly)\b",
     re.IGNORECASE,
 )
+_STRONG_DOUBT = re.compile(
+    r"\b(?:wrong|incorrect|mistake|wait|however|but|not|unless|maybe|perhaps|possibly|probably|or|actually|error)\b|\?",
+    re.IGNORECASE,
+)
+# A later passage that takes back an earlier boxed answer ("Hmm, wait. Let me re-check that step").
+_CORRECTION = re.compile(
+    r"\b(?:wait|hmm+|actually|oops|mistake|re-?check(?:ing)?|re-?do(?:ing)?|reconsider(?:ing)?|correcting|correction|"
+    r"on second thought|made an? (?:error|slip))\b",
+    re.IGNORECASE,
+)
+# Words that make the sentence stating an answer a guess between candidates.
+_HEDGE_WORDS = re.compile(
+    r"\b(?:probably|possibly|perhaps|maybe|(?:might|could|may)\s+also\s+be|either|not\s+(?:sure|certain)|unsure|"
+    r"cannot\s+decide|can't\s+decide|or\s+possibly)\b",
+    re.IGNORECASE,
+)
 _NEGATION = re.compile(r"\b(?:not|isn't|aren't|never|no)\W*$", re.IGNORECASE)
 _COPULA = re.compile(r"\b(?:it's|is|are|was|were|equals?|be|gives?|get|obtain|becomes?|yields?|to)\b|=|:", re.IGNORECASE)
 
 # Inline or display math, or a number written out (thousands separators, decimals, fractions, percent).
 _MATH_CHUNK = re.compile(
-    r"\$\$(?P<dd>[^$]{1,2000}?)\$\$|\$(?P<d>[^$\n]{1,1000})\$|\\\((?P<p>[^\n]{1,1000}?)\\\)|\\\[(?P<b>.{1,2000}?)\\\]",
+    r"\$\$(?P<dd>[^$]{1,2000}?)\$\$|\$(?P<d>(?:\\\$|[^$\n]){1,1000}?)\$|\\\((?P<p>[^\n]{1,1000}?)\\\)|\\\[(?P<b>.{1,2000}?)\\\]",
     re.DOTALL,
 )
 _NUMBER_TOKEN = re.compile(
-    r"(?<![\w.])[-+−]?(?:\d{1,3}(?:(?:,|\{,\}|,\\!|\\,| )\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:\s*/\s*\d+)?\s*(?:%|\\%|percent\b)?"
+    r"(?<![\w.:])[-+−]?(?:\d{1,2}:\d{2}(?!\d|[.,]\d)|\d{1,3}(?:(?:,|\{,\}|,\\!|\\,| )\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:\s*/\s*\d+)?\s*(?:%|\\%|percent\b)?"
 )
 
 _FALLBACK_WINDOW = 600
@@ -173,7 +189,8 @@ def _answer_in_sentence(text: str, start: int, end: int) -> tuple[int, int]:
     if not re.match(r"\s*[A-Za-z]{2,}", segment) or re.match(r"\s*\\", segment):
         return start, end
     words = re.findall(r"[A-Za-z]{2,}", re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\[a-zA-Z]+(?:\{[^{}]*\})?", " ", segment))
-    if len(words) < 2:
+    # "AB = 4, BC = 5" is a labelled answer, not a sentence: its labels are not words.
+    if len([word for word in words if len(word) >= 3 or word.islower()]) < 2:
         return start, end
     last = None
     in_dollar = False
@@ -350,7 +367,17 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
         if char == "\n" or (char in ".!?" and index + 1 < len(window) and window[index + 1].isspace()):
             sentence_start = index + 1
             break
-    sentence = window[sentence_start:]
+    # Sentences after the one holding the last expression: short plain remarks ("This matches the
+    # check above.") are dropped; anything that doubts or corrects leaves no answer.
+    sentence_end = _sentence_end(window, last[1], len(window))
+    line_end = window.find("\n", last[1])
+    if line_end != -1 and line_end < sentence_end:
+        sentence_end = line_end
+    if sentence_end < len(window):
+        rest = window[sentence_end + 1:]
+        if len(rest.strip()) > 150 or _STRONG_DOUBT.search(rest):
+            return None
+    sentence = window[sentence_start:sentence_end]
     in_sentence = [(low - sentence_start, high - sentence_start) for low, high in candidates if low >= sentence_start]
     words_only = sentence
     for low, high in reversed([(low, high) for low, high in in_sentence]):
@@ -378,7 +405,7 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
         if after:
             chosen = after[0]
             # "... is $12 $ and $13 $": a list after the verb.
-            if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&)?[\s,]*", sentence[after[0][1]:after[-1][0]]):
+            if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&|:)?[\s,]*", sentence[after[0][1]:after[-1][0]]):
                 chosen = (after[0][0], after[-1][1])
     # "the number is not 10 which is 1,000.99": a negated expression is not the answer.
     if _NEGATION.search(words_only[max(0, chosen[0] - 12): chosen[0]]):
@@ -404,6 +431,9 @@ def final_answer_span(text: str, *, fallback: bool = True) -> tuple[int, int] | 
         later = _phrase_span(text, _EXPLICIT_PHRASES, after=end + 1)
         if later is not None:
             return later
+        corrected = _answer_after_correction(text, end + 1, fallback)
+        if corrected is not None:
+            return corrected
         trimmed = _trim_span(text, start, end)
         return trimmed if trimmed is not None else (start, end)
     phrase = _phrase_span(text)
@@ -418,6 +448,42 @@ def final_answer_span(text: str, *, fallback: bool = True) -> tuple[int, int] | 
     if choice is not None and (last_math is None or choice[0] >= last_math[0]):
         return choice
     return last_math
+
+
+def _answer_after_correction(text: str, after: int, fallback: bool) -> tuple[int, int] | None:
+    """The answer stated after a passage that takes back the last box ("\\boxed{24}. Hmm, wait.
+    Redoing it carefully: ... The answer is 30."), or None when nothing is stated after it."""
+    correction = None
+    for match in _CORRECTION.finditer(text, after):
+        correction = match
+    if correction is None:
+        return None
+    later = _phrase_span(text, _ANSWER_PHRASES, after=correction.end())
+    if later is not None:
+        return later
+    candidates = [_choice_span(text)]
+    if fallback:
+        candidates.insert(0, _last_math_span(text))
+    for span in candidates:
+        if span is not None and span[0] >= correction.end():
+            return span
+    return None
+
+
+def hedged_context(text: str, span: tuple[int, int]) -> str | None:
+    """The sentence around the answer at `span` when it guesses between candidates ("The answer is
+    probably 4, though it could also be 2."), else None."""
+    start = max(text.rfind("\n", 0, span[0]), text.rfind(". ", max(0, span[0] - 300), span[0]), span[0] - 300, -1) + 1
+    end = _sentence_end(text, span[1], min(len(text), span[1] + 300))
+    sentence = text[start:end]
+    if _HEDGE_WORDS.search(sentence):
+        return sentence.strip()
+    return None
+
+
+def strip_closing_remarks(text: str) -> str:
+    """`text` without the closing remarks and chat tokens that end it ("I hope it is correct.")."""
+    return text[: _strip_closing(text, 0, len(text))]
 
 
 def answer_phrase_span(text: str) -> tuple[int, int] | None:

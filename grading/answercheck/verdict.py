@@ -10,7 +10,7 @@ STATUSES = (CORRECT, INCORRECT, INCONCLUSIVE)
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CheckResult:
     status: str
     extracted_answer: str | None
     reference_answer: str | None

@@ -2,7 +2,7 @@ import threading
 
 import pytest
 
-from grading.answercheck import BatchItem, Verdict, verify, verify_batch
+from grading.answercheck import BatchItem, CheckResult, verify, verify_batch
 from grading.answercheck.deadline import DeadlineExceeded, run_with_deadline
 from grading.answercheck.detect import detect_answer_type
 
@@ -168,7 +168,7 @@ def test_missing_final_answer_is_inconclusive():
 
 def test_verdict_explains_both_sides():
     verdict = verify(r"\boxed{0.333}", r"\frac13", answer_type="A3")
-    assert isinstance(verdict, Verdict)
+    assert isinstance(verdict, CheckResult)
     assert "0.333" in verdict.explanation and r"\frac13" in verdict.explanation
     assert verdict.predicted_correct is True
 
