@@ -18,7 +18,7 @@ from annotation.models import AnnotationProject
 from core.labels import InvalidValue
 from core.metrics import judge_eval, passk
 from grading.models import VerifierConfig
-from grading.selectors import cascade_figures
+from grading.selectors import cascade_figures, final_label_items
 from verifybench.label_rules import CORRECTNESS, CorrectnessRules
 from verifybench.models import Dataset
 
@@ -159,8 +159,8 @@ def meta_evaluate(project: AnnotationProject, verifier_names: Sequence[str] | No
                 judged.append({**row, "verdict": status})
         cascade = None
         if verifier.kind == VerifierConfig.Kind.CASCADE:
-            labels = {row["completion_id"]: row["human_correct"] for row in rows}
-            cascade = cascade_figures(verifier.pk, completion_ids, labels=labels)
+            labeled = final_label_items(project).values("subject_id")
+            cascade = cascade_figures(verifier.pk, labeled, project=project)
         reports.append(
             VerifierReport(
                 verifier=verifier,
