@@ -76,6 +76,11 @@ def clean_options(options) -> dict:
 
 def scope_completions(run: VerificationRun):
     """The completions a run covers, in id order."""
+    return scope_filter(run).distinct().order_by("pk")
+
+
+def scope_filter(run: VerificationRun):
+    """The completions a run covers, as a plain filter (no order, no DISTINCT) to use inside a subquery."""
     if run.project_id is not None:
         subjects = Item.objects.filter(project_id=run.project_id).values("subject_id")
         completions = Completion.objects.filter(pk__in=subjects)
@@ -88,7 +93,7 @@ def scope_completions(run: VerificationRun):
         completions = completions.filter(question__domain__in=run.domains)
     if run.model_names:
         completions = completions.filter(model_name__in=run.model_names)
-    return completions.distinct().order_by("pk")
+    return completions
 
 
 def _usable_verdicts(run: VerificationRun):
@@ -120,7 +125,7 @@ def cascade_report(run: VerificationRun) -> dict | None:
     """Per-stage figures of a cascade run over its scope (since the restart, if any); None for other verifiers."""
     if run.verifier.kind != VerifierConfig.Kind.CASCADE:
         return None
-    return cascade_figures(run.verifier_id, scope_completions(run).values("pk"), since=run.redo_from)
+    return cascade_figures(run.verifier_id, scope_filter(run).values("pk"), since=run.redo_from)
 
 
 # -- requests -------------------------------------------------------------------------------------------------------
