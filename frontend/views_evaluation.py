@@ -139,6 +139,7 @@ def meta_eval_section(project: AnnotationProject) -> dict:
                 "mean_class_accuracy": report.evaluation.mean_class_accuracy,
                 "macro_f1": report.evaluation.overall.macro_f1,
                 "inconclusive_rate": report.evaluation.overall.inconclusive_rate,
+                "decided_precision": report.evaluation.overall.decided_precision,
             }
             for report in result.reports
         ],

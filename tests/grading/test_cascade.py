@@ -232,6 +232,8 @@ def test_the_meta_evaluation_reports_cascade_stages_and_calibrated_abstention(ca
     assert 'data-testid="cascade-stages"' in html and "Coverage (decided)" in html
     assert '<td class="number" data-field="decided-precision">0.909</td>' in html
     assert '<tr data-type="A1"><th scope="row">A1</th><td class="number">12</td><td class="number">11</td>' in html
+    dashboard = client.get(reverse("dashboard-project", args=[project.pk])).content.decode()
+    assert '<td class="number" data-field="decided-precision">0.909</td>' in dashboard
 
 
 def test_a_failed_judge_call_leaves_the_completion_to_a_resume(cascade_setup, fake_openai):
@@ -313,8 +315,10 @@ def test_the_selection_form_and_the_command_route_what_the_cascade_left_to_human
     assert response.status_code == 302 and response.url == reverse("jobs-selection", args=[record.pk])
     kinds = [kind_of(c) for c in Completion.objects.filter(pk__in=record.project.items.values("subject_id"))]
     assert kinds == [3] * QUESTIONS and record.report["parameters"]["routes"] == ["undecided"]
-    page = client.get(reverse("jobs-selection", args=[record.pk]))
-    assert page.status_code == 200 and "neither the rules nor the judge could decide" in page.content.decode()
+    page = client.get(reverse("jobs-selection", args=[record.pk])).content.decode()
+    assert "neither the rules nor the judge could decide" in page and 'data-testid="cascade-routing"' in page
+    assert f"left <strong>{QUESTIONS}</strong> completions undecided" in page
+    assert f"Picked {QUESTIONS} undecided and 0 disputed." in page and "contested" not in page
 
     out = StringIO()
     call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "cascade", "--verifiers",
