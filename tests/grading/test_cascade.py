@@ -343,3 +343,13 @@ def test_a_completion_whose_projects_disagree_counts_as_unlabeled_in_the_run_rep
     Item.objects.filter(project=second, subject_id=confirmed.pk).update(state=Item.State.RESOLVED, final_value=True)
     rules = stages_of(runs.cascade_report(run))["rules"]
     assert (rules["labeled"], rules["precision"]) == (2 * QUESTIONS - 1, 1.0)
+
+
+def test_the_run_verifier_command_prints_a_cascade_run_with_its_stages(cascade_setup):
+    dataset, config = cascade_setup
+    out = StringIO()
+    call_command("run_verifier", "--verifier", config.name, "--dataset", dataset.name, stdout=out)
+    printed = json.loads(out.getvalue())
+    assert printed["status"] == "succeeded" and printed["verifier"]["kind"] == "cascade"
+    assert [stage["decided"] for stage in printed["cascade"]["stages"]] == [2 * QUESTIONS, QUESTIONS, 2 * QUESTIONS]
+    assert printed["cascade"]["tokens"] > 0

@@ -13,9 +13,10 @@ from verifybench.models import Dataset
 
 class Command(BaseCommand):
     help = (
-        "Verify completions with a verifier configuration (rule-based or LLM judge) in chunks, writing one verdict "
-        "per completion. Completions that already have a verdict of this configuration are skipped, so running "
-        "the same command again goes on where an interrupted run stopped. Prints the run as JSON."
+        "Verify completions with a verifier configuration (rule-based, LLM judge or cascade) in chunks, writing one "
+        "verdict per completion. Completions that already have a verdict of this configuration are skipped, so "
+        "running the same command again goes on where an interrupted run stopped. Prints the run as JSON, with a "
+        "cascade's per-stage figures under \"cascade\"."
     )
 
     def add_arguments(self, parser):
@@ -38,7 +39,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if not options["queue"]:
             run = runs.execute_run(run.pk, run.attempt)
-        self.stdout.write(json.dumps(selectors.run_payload(run), indent=2))
+        self.stdout.write(json.dumps(selectors.run_payload(run, cascade=runs.cascade_report(run)), indent=2))
         if run.status == VerificationRun.Status.FAILED:
             raise CommandError(f"run {run.pk} failed: {run.error}")
 
