@@ -95,9 +95,16 @@ def _prepare_many(items: list[BatchItem], timeout: float) -> list[_Prepared]:
 
 
 def _pool(workers: int):
-    """A process pool whose workers are forked from a server that has already imported the verifier
-    (sympy and the LaTeX parser take seconds to import; each fresh worker used to pay that again,
-    which made two workers slower than one on a few thousand rows)."""
+    """A process pool whose workers start with the verifier already imported (sympy and the LaTeX
+    parser take seconds to import; each fresh worker used to pay that again, which made two workers
+    slower than one on a few thousand rows).
+
+    A process running a single thread forks its workers directly: they start in milliseconds and
+    inherit its warm parse caches. With other threads running, forking is unsafe (a lock held by
+    another thread stays held in the child), so the workers come from a fork server that has
+    imported the verifier once; it starts with the first pool and serves every later one."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork").Pool(workers)
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["grading.answercheck.core", "grading.answercheck.batch"])
     return context.Pool(workers)

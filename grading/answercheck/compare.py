@@ -347,6 +347,37 @@ def _exactly_equal_at_points(predicted, reference, symbols) -> bool | None:
     return True
 
 
+def _degree_bound(expression) -> int | None:
+    """An upper bound of the degree of a polynomial read off its tree without expanding it; None
+    when it is not visibly a polynomial."""
+    if expression.is_Symbol:
+        return 1
+    if expression.is_number:
+        return 0
+    if expression.is_Add or expression.is_Mul:
+        parts = [_degree_bound(argument) for argument in expression.args]
+        if any(part is None for part in parts):
+            return None
+        return max(parts) if expression.is_Add else sum(parts)  # type: ignore[arg-type]
+    if expression.is_Pow and expression.exp.is_Integer and expression.exp >= 0:
+        base = _degree_bound(expression.base)
+        return None if base is None else base * int(expression.exp)
+    return None
+
+
+def _polynomials_equal(predicted, reference) -> bool | None:
+    """Exact answer for two polynomials with rational coefficients (expanding their difference is
+    cheaper and surer than sampling); None for anything else or a large expansion."""
+    symbols = predicted.free_symbols | reference.free_symbols
+    bounds = (_degree_bound(predicted), _degree_bound(reference))
+    if len(symbols) > 3 or any(bound is None or bound > 20 for bound in bounds):
+        return None
+    difference = sympy.expand(predicted - reference)
+    if not all(coefficient.is_Rational for coefficient in sympy.Poly(difference, *sorted(difference.free_symbols | {sympy.Symbol("x")}, key=str)).coeffs()):
+        return None
+    return difference == 0
+
+
 def _symbolically_equal(predicted, reference) -> bool:
     try:
         return sympy.simplify(predicted - reference) == 0
@@ -376,6 +407,12 @@ def compare_expressions(predicted: str, reference: str) -> Comparison:
         return compare_numbers(predicted_text, reference_text)
     extra = {str(s) for s in predicted_value.free_symbols} - {str(s) for s in reference_value.free_symbols}
     missing = {str(s) for s in reference_value.free_symbols} - {str(s) for s in predicted_value.free_symbols}
+    if not up_to_constant and not extra and not missing:
+        exact = _polynomials_equal(predicted_value, reference_value)
+        if exact is True:
+            return _ok(f"{predicted_text!r} and {reference_text!r} expand to the same polynomial")
+        if exact is False:
+            return _wrong(f"{predicted_text!r} and {reference_text!r} expand to different polynomials")
     agreement = expressions_agree(predicted_value, reference_value, up_to_constant=up_to_constant)
     if agreement is None and not up_to_constant and _symbolically_equal(predicted_value, reference_value):
         return _ok(f"{predicted_text!r} simplifies to {reference_text!r}")

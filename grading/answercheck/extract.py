@@ -10,6 +10,7 @@ fallbacks), so extraction stays cheap on long or adversarial completions.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _BOX_OPENER = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
@@ -74,29 +75,34 @@ _NUMBER_TOKEN = re.compile(
 _FALLBACK_WINDOW = 600
 
 
-def _brace_partners(text: str) -> dict[int, int]:
-    """Index of each `{` -> index of its matching `}`, for every balanced pair, in one pass."""
+_BRACE = re.compile(r"\\[{}]|[{}]")
+
+
+def _brace_partners(text: str, start: int = 0) -> dict[int, int]:
+    """Index of each `{` from `start` on -> index of its matching `}`, for every balanced pair, in
+    one pass over the braces alone (escaped braces `\\{` do not count)."""
     partners: dict[int, int] = {}
     stack: list[int] = []
-    index, length = 0, len(text)
-    while index < length:
-        char = text[index]
-        if char == "\\" and index + 1 < length and text[index + 1] in "{}":
-            index += 2
+    for match in _BRACE.finditer(text, start):
+        token = match.group()
+        if len(token) == 2:
             continue
-        if char == "{":
-            stack.append(index)
-        elif char == "}" and stack:
-            partners[stack.pop()] = index
-        index += 1
+        if token == "{":
+            stack.append(match.start())
+        elif stack:
+            partners[stack.pop()] = match.start()
     return partners
 
 
+@lru_cache(maxsize=32)
 def _box_scan(text: str) -> tuple[list[tuple[int, int]], bool]:
-    """(spans of the contents of every complete box in order, whether an unclosed box remains)."""
+    """(spans of the contents of every complete box in order, whether an unclosed box remains).
+    Cached: extraction asks several times about the same completion. Callers must not mutate it."""
     if "\\boxed" not in text and "\\fbox" not in text:
         return [], False
-    partners = _brace_partners(text)
+    first = _BOX_OPENER.search(text)
+    # Braces before the first box cannot close one; pairing starts there.
+    partners = _brace_partners(text, first.start()) if first else {}
     spans: list[tuple[int, int]] = []
     unclosed = False
     for match in _BOX_OPENER.finditer(text):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _SPACING_COMMANDS = re.compile(
     r"(?<!\\)\\(?:[,;:! ]|(?:quad|qquad|displaystyle|textstyle|limits|nolimits|left|right|big|Big|bigg|Bigg)(?![a-zA-Z]))"
@@ -61,8 +62,10 @@ def unescape_commands(text: str) -> str:
     return _DOUBLED_BACKSLASH.sub(r"\\", text) if "\\\\" in text else text
 
 
+@lru_cache(maxsize=4096)
 def clean_latex(text: str) -> str:
-    """Remove presentation-only LaTeX while keeping the mathematics."""
+    """Remove presentation-only LaTeX while keeping the mathematics. Cached: answers and references
+    are cleaned many times over while they are compared."""
     text = unicodedata.normalize("NFKC", text)
     for symbol, replacement in _UNICODE_MATH.items():
         text = text.replace(symbol, replacement)

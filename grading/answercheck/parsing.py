@@ -9,6 +9,7 @@ import sympy
 from latex2sympy2_extended import NormalizationConfig, latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 
+from grading.answercheck.fastparse import fast_expression
 from grading.answercheck.normalize import clean_latex
 
 _NORMALIZATION = NormalizationConfig(
@@ -187,6 +188,10 @@ def _parse_latex_cached(text: str, imaginary_unit: bool):
     fast = _fast_parse(text)
     if fast is not None:
         return fast
+    # Plain arithmetic (polynomials, fractions, radicals, pi) without the slow full grammar.
+    fast = fast_expression(text, imaginary_unit=imaginary_unit)
+    if fast is not None:
+        return fast
     value = None
     failure: Exception | None = None
     # The unit-stripping normalization occasionally eats letters ("+ ab"); retry without it.
@@ -229,6 +234,14 @@ def is_plain_number(value) -> bool:
 
 def numeric_value(value, precision: int = 30) -> complex | None:
     """A Python complex for a closed-form number, or None when it is not a finite number."""
+    if isinstance(value, sympy.Integer | sympy.Rational | sympy.Float):
+        # Plain numbers need no evaluation (sympy.N is the slow part of comparing many of them).
+        try:
+            plain = float(value)
+        except (OverflowError, TypeError, ValueError):
+            plain = None
+        if plain is not None and plain == plain and abs(plain) != float("inf"):
+            return complex(plain)
     try:
         evaluated = sympy.N(value, precision)
         real, imaginary = evaluated.as_real_imag()
