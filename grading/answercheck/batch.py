@@ -127,12 +127,16 @@ def verify_batch(
     question and reference_is_solution.
     """
     batch = [item if isinstance(item, BatchItem) else BatchItem.from_mapping(item) for item in items]
-    pool = _pool(workers) if workers > 1 and len(batch) > chunk_size else None
+    # Identical rows (the same completion sampled again for the same question) are read once.
+    unique = list(dict.fromkeys(batch))
+    pool = _pool(workers) if workers > 1 and len(unique) > chunk_size else None
     try:
         if pool is not None:
-            prepared = [p for part in pool.starmap(_prepare_many, [(chunk, timeout) for chunk in _chunks(batch, chunk_size)]) for p in part]
+            read = [p for part in pool.starmap(_prepare_many, [(chunk, timeout) for chunk in _chunks(unique, chunk_size)]) for p in part]
         else:
-            prepared = _prepare_many(batch, timeout)
+            read = _prepare_many(unique, timeout)
+        by_item = dict(zip(unique, read))
+        prepared = [by_item[item] for item in batch]
         # Each distinct comparison gets what is left of the deadline after the slowest extraction
         # among the items that share it.
         keys: dict[tuple, float] = {}

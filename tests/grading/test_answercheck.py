@@ -232,3 +232,21 @@ def test_verify_batch_with_worker_processes():
     verdicts = verify_batch(items, workers=2, chunk_size=10)
     expected = ["correct" if n % 7 == n % 5 else "incorrect" for n in range(60)]
     assert [verdict.status for verdict in verdicts] == expected
+
+
+def test_identical_rows_in_a_batch_are_read_once_and_answered_in_order(monkeypatch):
+    from grading.answercheck import batch
+
+    calls = []
+    original = batch._prepare
+
+    def counting(item):
+        calls.append(item)
+        return original(item)
+
+    monkeypatch.setattr(batch, "_prepare", counting)
+    right = BatchItem("The answer is $\\boxed{4}$.", "4")
+    wrong = BatchItem("The answer is $\\boxed{5}$.", "4")
+    verdicts = verify_batch([right, wrong, right, right, wrong], timeout=5.0)
+    assert [verdict.status for verdict in verdicts] == ["correct", "incorrect", "correct", "correct", "incorrect"]
+    assert len(calls) == 2
