@@ -10,6 +10,7 @@ fallbacks), so extraction stays cheap on long or adversarial completions.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 _BOX_OPENER = re.compile(r"\\(?:boxed|fbox)\s*\{")
@@ -95,11 +96,11 @@ def _brace_partners(text: str, start: int = 0) -> dict[int, int]:
 
 
 @lru_cache(maxsize=32)
-def _box_scan(text: str) -> tuple[list[tuple[int, int]], bool]:
+def _box_scan(text: str) -> tuple[tuple[tuple[int, int], ...], bool]:
     """(spans of the contents of every complete box in order, whether an unclosed box remains).
-    Cached: extraction asks several times about the same completion. Callers must not mutate it."""
+    Cached: extraction asks several times about the same completion."""
     if "\\boxed" not in text and "\\fbox" not in text:
-        return [], False
+        return (), False
     first = _BOX_OPENER.search(text)
     # Braces before the first box cannot close one; pairing starts there.
     partners = _brace_partners(text, first.start()) if first else {}
@@ -116,15 +117,15 @@ def _box_scan(text: str) -> tuple[list[tuple[int, int]], bool]:
     for match in re.finditer(r"\\boxed[ \t]+([^\s{$\\][^\s$]*)", text):
         spans.append((match.start(1), match.end(1)))
     spans.sort()
-    return spans, unclosed
+    return tuple(spans), unclosed
 
 
 def boxed_spans(text: str) -> list[tuple[int, int]]:
     """Spans of the contents of every complete `\\boxed{...}` / `\\fbox{...}`, in order of appearance."""
-    return _box_scan(text)[0]
+    return list(_box_scan(text)[0])
 
 
-def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _outermost(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """Drop spans nested inside another span (a boxed inside a boxed)."""
     result: list[tuple[int, int]] = []
     for start, end in spans:
