@@ -427,7 +427,8 @@ def final_answer_span(text: str, *, fallback: bool = True) -> tuple[int, int] | 
     answer phrase ("Final answer: ...", "**Answer:** ...", "The answer is ..."), then the math of a
     concluding last sentence or a text that is only an answer (unless `fallback` is False), then a
     trailing choice letter ("(B)" on the last line, "option C"). A box left open (a truncated
-    completion) gives no answer unless an answer phrase follows it.
+    completion) gives no answer unless an answer phrase follows it. A passage after the last box
+    that takes it back ("Hmm, wait ... redoing it") lets a later statement of the answer replace it.
     """
     if not text:
         return None

@@ -233,7 +233,21 @@ def is_plain_number(value) -> bool:
 
 
 def numeric_value(value, precision: int = 30) -> complex | None:
-    """A Python complex for a closed-form number, or None when it is not a finite number."""
+    """A Python complex for a closed-form number, or None when it is not a finite number. Cached for
+    hashable values: one comparison asks for the same reference's value several times."""
+    try:
+        hash(value)
+    except TypeError:
+        return _numeric_value(value, precision)
+    return _numeric_value_cached(value, precision)
+
+
+@lru_cache(maxsize=8192)
+def _numeric_value_cached(value, precision: int) -> complex | None:
+    return _numeric_value(value, precision)
+
+
+def _numeric_value(value, precision: int) -> complex | None:
     if isinstance(value, sympy.Integer | sympy.Rational | sympy.Float):
         # Plain numbers need no evaluation (sympy.N is the slow part of comparing many of them).
         try:
