@@ -100,13 +100,27 @@ export function initLabeling(root) {
     delete root.dataset.message;
   }
 
+  // Items wait in the slot itself, folded away (`queued`: no height and `content-visibility: hidden`, so they are
+  // neither seen, focused nor read out), and the browser keeps what it rendered of them: showing one is cheap.
   function prepare(entry) {
     const node = document.createElement("div");
-    node.className = "task-holder";
+    node.className = "task-holder queued";
     node.innerHTML = entry.html;
     typeset(node);
+    slot.append(node);
     return { ...entry, node };
   }
+
+  function fold(entry) {
+    if (!entry) return;
+    entry.node.classList.add("queued");
+  }
+
+  function dropNode(entry) {
+    if (entry && entry !== state.current && !state.queue.includes(entry)) entry.node.remove();
+  }
+
+  const here = () => state.current?.node || slot;
 
   function updateLease() {
     const left = lease.querySelector("[data-lease-left]");
@@ -136,18 +150,20 @@ export function initLabeling(root) {
   }
 
   function show(entry, { revisitOf = null } = {}) {
+    fold(state.current);
     state.current = entry;
     state.startedAt = performance.now();
     state.pendingLetter = "";
     state.selectedCode = "";
     allDone.hidden = true;
+    slot.querySelector("[data-testid=loading]")?.remove();
     if (entry) {
       resetControls(entry.node);
-      slot.replaceChildren(entry.node);
+      if (entry.node.parentNode !== slot) slot.append(entry.node);
+      entry.node.classList.remove("queued");
       root.dataset.taskId = String(entry.id);
       root.dataset.state = "task";
     } else {
-      slot.replaceChildren();
       root.dataset.taskId = "";
       root.dataset.state = state.exhausted ? "done" : "loading";
       if (state.exhausted) allDone.hidden = false;
@@ -194,7 +210,9 @@ export function initLabeling(root) {
     const held = new Set(known());
     if (Array.isArray(data.queue)) {
       const live = new Set(data.queue);
+      const gone = state.queue.filter((entry) => !live.has(entry.id));
       state.queue = state.queue.filter((entry) => live.has(entry.id));
+      for (const entry of gone) dropNode(entry);
     }
     for (const entry of data.tasks || []) {
       if (!held.has(entry.id)) state.queue.push(prepare(entry));
@@ -294,7 +312,7 @@ export function initLabeling(root) {
     const full = { note, seconds_spent: seconds, ...body };
     if (root.dataset.message !== "retrying") clearMessage();
     state.history.push({ entry, body: full });
-    if (state.history.length > HISTORY_LIMIT) state.history.shift();
+    if (state.history.length > HISTORY_LIMIT) dropNode(state.history.shift().entry);
     recordRecent(entry, full);
     showNext();
     send({ action: "label", task_id: entry.id, ...full });
@@ -305,6 +323,7 @@ export function initLabeling(root) {
     if (!entry) return;
     clearMessage();
     showNext();
+    dropNode(entry);
     send({ action: "skip", task_id: entry.id });
   }
 
@@ -324,6 +343,7 @@ export function initLabeling(root) {
     }
     const data = await response.json();
     if (state.current) state.queue.unshift(state.current);
+    for (const entry of state.queue.filter((queued) => queued.id === id)) entry.node.remove();
     state.queue = state.queue.filter((entry) => entry.id !== id);
     show(prepare(data.task));
   }
@@ -333,15 +353,15 @@ export function initLabeling(root) {
   }
 
   function openUnsuitable() {
-    const panel = slot.querySelector("[data-unsuitable-panel]");
+    const panel = here().querySelector("[data-unsuitable-panel]");
     if (!panel) return;
     panel.hidden = false;
-    slot.querySelector("[data-action=unsuitable]")?.setAttribute("aria-expanded", "true");
+    here().querySelector("[data-action=unsuitable]")?.setAttribute("aria-expanded", "true");
     panel.querySelector("[data-unsuitable-reason]").focus();
   }
 
   function submitUnsuitable() {
-    const reason = slot.querySelector("[data-unsuitable-reason]");
+    const reason = here().querySelector("[data-unsuitable-reason]");
     if (!reason.value.trim()) {
       showMessage("Say why the item is unsuitable before submitting it as unsuitable.");
       reason.focus();
@@ -351,25 +371,25 @@ export function initLabeling(root) {
   }
 
   function selectCode(code) {
-    const choice = slot.querySelector(`[data-code="${code}"]`);
+    const choice = here().querySelector(`[data-code="${code}"]`);
     if (!choice) {
       showMessage(`${code} is not an answer type. Codes are A1–A8, B1–B5, C1–C3 and D1–D2.`);
       return;
     }
     clearMessage();
     state.selectedCode = code;
-    for (const button of slot.querySelectorAll("[data-code]")) button.setAttribute("aria-pressed", String(button === choice));
-    const submitButton = slot.querySelector("[data-submit-code]");
+    for (const button of here().querySelectorAll("[data-code]")) button.setAttribute("aria-pressed", String(button === choice));
+    const submitButton = here().querySelector("[data-submit-code]");
     submitButton.disabled = false;
     submitButton.querySelector("[data-selected-code]").textContent = code;
-    const pending = slot.querySelector("[data-pending-code]");
+    const pending = here().querySelector("[data-pending-code]");
     if (pending) pending.textContent = `Selected: ${code}`;
     submitButton.focus({ preventScroll: true });
   }
 
   function leaveField(field) {
     field.blur();
-    slot.querySelector("[data-task]")?.focus({ preventScroll: true });
+    here().querySelector("[data-task]")?.focus({ preventScroll: true });
   }
 
   function toggleHelp() {
@@ -403,7 +423,7 @@ export function initLabeling(root) {
       if (CODE_LETTERS.has(key)) {
         event.preventDefault();
         state.pendingLetter = key.toUpperCase();
-        const pending = slot.querySelector("[data-pending-code]");
+        const pending = here().querySelector("[data-pending-code]");
         if (pending) pending.textContent = `Typed: ${state.pendingLetter}…`;
         return;
       }
@@ -427,17 +447,23 @@ export function initLabeling(root) {
       submit({ value: false });
       return;
     } else if (key === "j") {
-      const answer = slot.querySelector("#final-answer");
+      const answer = here().querySelector("#final-answer");
       if (answer) { event.preventDefault(); answer.scrollIntoView({ block: "center" }); }
       return;
     }
     if (key === "u") { event.preventDefault(); openUnsuitable(); }
     else if (key === "s") { event.preventDefault(); skip(); }
-    else if (key === "n") { event.preventDefault(); slot.querySelector("[data-label-note]")?.focus(); }
+    else if (key === "n") { event.preventDefault(); here().querySelector("[data-label-note]")?.focus(); }
   }
 
   function onClick(event) {
     const control = event.target.closest("button, [data-action]");
+    const jump = event.target.closest("[data-jump-answer]");
+    if (jump && root.contains(jump)) {
+      event.preventDefault();
+      here().querySelector("#final-answer")?.scrollIntoView({ block: "center" });
+      return;
+    }
     if (!control || !root.contains(control)) return;
     if (control.dataset.verdict) submit({ value: control.dataset.verdict === "correct" });
     else if (control.dataset.code) selectCode(control.dataset.code);
