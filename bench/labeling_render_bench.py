@@ -50,7 +50,7 @@ def run(args) -> None:
     from django.contrib.auth.models import Group, User
 
     from annotation import services
-    from annotation.models import ProjectMember, Task
+    from annotation.models import ProjectMember
     from core import roles
     from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
@@ -71,10 +71,11 @@ def run(args) -> None:
     client = Client()
     client.force_login(annotator)
     page_url = reverse("annotation-label", args=[project.pk])
-    first = client.get(page_url)
-    assert first.status_code == 200 and b'id="final-answer"' in first.content, first.status_code
-    task = Task.objects.get(annotator=annotator)
+    first = client.get(page_url)  # the page's shell: it leases nothing, its script claims items with a POST
+    assert first.status_code == 200, first.status_code
+    task = services.next_task(project, annotator)
     fragment_url = f"{reverse('annotation-label-fragment', args=[project.pk])}?task={task.pk}"
+    assert b'id="final-answer"' in client.get(fragment_url).content
 
     def get(url):
         def request():
