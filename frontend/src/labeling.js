@@ -100,14 +100,19 @@ export function initLabeling(root) {
     delete root.dataset.message;
   }
 
-  // Items wait in the slot itself, folded away (`queued`: no height and `content-visibility: hidden`, so they are
-  // neither seen, focused nor read out), and the browser keeps what it rendered of them: showing one is cheap.
+  // Items wait in the slot itself, folded away (no height, invisible, so neither seen, focused nor read out): laid out
+  // once while they wait, then kept with `content-visibility: hidden`, which keeps their layout, so showing one is
+  // cheap.
   function prepare(entry) {
     const node = document.createElement("div");
-    node.className = "task-holder queued";
+    // First laid out while invisible (`warming`), then frozen with its layout kept (`queued`).
+    node.className = "task-holder warming";
     node.innerHTML = entry.html;
     typeset(node);
     slot.append(node);
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      if (node.classList.contains("warming")) node.classList.replace("warming", "queued");
+    }));
     return { ...entry, node };
   }
 
@@ -160,7 +165,7 @@ export function initLabeling(root) {
     if (entry) {
       resetControls(entry.node);
       if (entry.node.parentNode !== slot) slot.append(entry.node);
-      entry.node.classList.remove("queued");
+      entry.node.classList.remove("queued", "warming");
       root.dataset.taskId = String(entry.id);
       root.dataset.state = "task";
     } else {

@@ -80,16 +80,16 @@ def test_answer_type_labels_by_typing_the_code(page, live_server, login, app_url
     login(page, annotator)
     errors = open_label_page(page, app_url, project)
     first = page.locator("[data-labeling]").get_attribute("data-task-id")
-    assert page.locator(".task-holder:not(.queued) [data-code]").count() == 18
+    assert page.locator(".task-holder:not(.queued, .warming) [data-code]").count() == 18
     page.keyboard.press("b")
     page.keyboard.press("3")
-    assert page.locator(".task-holder:not(.queued) [data-code=B3]").get_attribute("aria-pressed") == "true"
+    assert page.locator(".task-holder:not(.queued, .warming) [data-code=B3]").get_attribute("aria-pressed") == "true"
     screenshot(page, "answer-type")
     page.keyboard.press("Enter")
     second = wait_for_next(page, first)
 
     page.keyboard.press("u")
-    assert page.locator(".task-holder:not(.queued) [data-unsuitable-reason]").is_visible()
+    assert page.locator(".task-holder:not(.queued, .warming) [data-unsuitable-reason]").is_visible()
     page.keyboard.type("The question has two readings")
     page.keyboard.press("Enter")
     wait_for_next(page, second)
