@@ -290,3 +290,23 @@ def test_guidelines_panel_toggles_with_g_opens_for_a_new_version_and_remembers_i
     services.update_project(project, actor=researcher, guidelines="Version two: units count.")
     open_label_page(page, app_url, project)
     assert guidelines_open(page)  # a new version opens it again
+
+
+def test_plain_text_toggle_shows_the_stored_source_of_answers(page, live_server, login, app_url, make_user):
+    adjudicator = make_user(roles.ADJUDICATOR, username="judge")
+    annotator = make_user(roles.ANNOTATOR, username="ann")
+    project = make_project(make_dataset(questions=1), annotators=[annotator], adjudicators=[adjudicator])
+    item = project.items.get()
+    item.subject.question.references.update(final_answer="\\frac{\\pi}{2}")
+    login(page, adjudicator)
+    page.goto(app_url("annotation-adjudicate", item.pk))
+    page.wait_for_selector("html[data-math-ready='1']")
+    answer = page.get_by_test_id("golden-answer")
+    assert answer.locator(".katex").count() == 1 and "\\frac" not in answer.evaluate(VISIBLE_TEXT)
+    source = page.locator("pre[data-tex-source]")
+    assert source.is_hidden()
+    page.get_by_role("button", name="Plain text").click()
+    assert source.is_visible() and source.inner_text() == "\\frac{\\pi}{2}" and answer.is_hidden()
+    assert page.get_by_role("button", name="Plain text").get_attribute("aria-pressed") == "true"
+    page.get_by_role("button", name="Plain text").click()
+    assert answer.is_visible() and source.is_hidden()
