@@ -219,10 +219,14 @@ export function initLabeling(root) {
       state.queue = state.queue.filter((entry) => live.has(entry.id));
       for (const entry of gone) dropNode(entry);
     }
+    // A label or skip still waiting in the outbox keeps its lease on the server until it is sent; an answer that
+    // was computed before it must not bring that item back.
+    const settled = new Set(state.outbox.filter((job) => job.action === "label" || job.action === "skip").map((job) => job.task_id));
     for (const entry of data.tasks || []) {
-      if (!held.has(entry.id)) state.queue.push(prepare(entry));
+      if (!held.has(entry.id) && !settled.has(entry.id)) state.queue.push(prepare(entry));
     }
-    state.exhausted = Array.isArray(data.tasks) && state.queue.length === 0 && (data.queue || []).length <= held.size;
+    const leasedAhead = (data.queue || []).filter((id) => !settled.has(id));
+    state.exhausted = Array.isArray(data.tasks) && state.queue.length === 0 && leasedAhead.length <= held.size;
     if (!state.current) showNext();
   }
 

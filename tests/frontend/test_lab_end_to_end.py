@@ -66,18 +66,36 @@ def status_of(page, kind: str, job_id: int):
     return page.locator(f"#job-{kind}-{job_id} [data-job-field=status]")
 
 
+def shown_task_id(page) -> str | None:
+    """Wait until the labeling page shows an item or says all is done; the item's task id, or None when done."""
+    page.wait_for_selector("[data-labeling]:is([data-state='task'], [data-state='done'])")
+    root = page.locator("[data-labeling]")
+    return root.get_attribute("data-task-id") if root.get_attribute("data-state") == "task" else None
+
+
+def wait_until_moved_on(page, task_id: str) -> None:
+    page.wait_for_function(
+        "previous => { const root = document.querySelector('[data-labeling]');"
+        " return root.dataset.state === 'done' || (root.dataset.state === 'task' && root.dataset.taskId !== previous); }",
+        arg=task_id)
+
+
+def wait_until_saved(page) -> None:
+    """Labels are saved in the background; wait until the page says every one reached the server."""
+    page.wait_for_function(
+        "() => { const status = document.querySelector('[data-save-status]');"
+        " return !status || !/Saving/.test(status.textContent); }")
+
+
 def label_everything(page, app_url, project, choose) -> int:
     """Label every item the page offers, pressing the key `choose(item)` gives; return how many were labeled."""
     open_label_page(page, app_url, project)
     labeled = 0
-    while not page.get_by_test_id("all-done").is_visible():
-        task_id = page.locator("[data-labeling]").get_attribute("data-task-id")
+    while (task_id := shown_task_id(page)) is not None:
         page.keyboard.press(choose(Task.objects.select_related("item").get(pk=task_id).item))
         labeled += 1
-        page.wait_for_function(
-            "previous => { const root = document.querySelector('[data-labeling]');"
-            " return (root.dataset.taskId !== previous && root.getAttribute('aria-busy') === null)"
-            " || document.querySelector('[data-testid=all-done]') !== null; }", arg=task_id)
+        wait_until_moved_on(page, task_id)
+    wait_until_saved(page)
     return labeled
 
 
@@ -190,7 +208,7 @@ def test_a_labs_unlabeled_file_goes_from_upload_to_export_and_evaluation(
         login(cleo_page, cleo)
         open_label_page(cleo_page, app_url, project)
         for _ in range(2):
-            task_id = cleo_page.locator("[data-labeling]").get_attribute("data-task-id")
+            task_id = shown_task_id(cleo_page)
             item = Task.objects.get(pk=task_id).item
             if item.pk == tie_item:
                 cleo_page.keyboard.press(key_for(truth(item)))
@@ -198,10 +216,8 @@ def test_a_labs_unlabeled_file_goes_from_upload_to_export_and_evaluation(
                 cleo_page.keyboard.press("u")
                 cleo_page.keyboard.type("The question is ambiguous about the notation.")
                 cleo_page.keyboard.press("Enter")
-            cleo_page.wait_for_function(
-                "previous => { const root = document.querySelector('[data-labeling]');"
-                " return (root.dataset.taskId !== previous && root.getAttribute('aria-busy') === null)"
-                " || document.querySelector('[data-testid=all-done]') !== null; }", arg=task_id)
+            wait_until_moved_on(cleo_page, task_id)
+        wait_until_saved(cleo_page)
         cleo_page.get_by_test_id("all-done").wait_for()
         assert cleo_errors == []
     finally:
