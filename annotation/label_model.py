@@ -133,24 +133,60 @@ class FittedParameters:
 
 
 def measured_weak_confusion(observations: Iterable[tuple[Any, str]], classes: Sequence[Any]) -> dict[str, list[float]]:
-    """A verifier's confusion from `(true token, answer)` pairs: `{answer: [P(answer | class) per class]}`.
+    """A verifier's confusion from `(known true token, answer)` pairs: `{answer: [P(answer | class) per class]}`.
 
     Each row is smoothed with one pseudo-vote spread over the answers seen, so a rare class is not read as certain.
     Returns {} when there is nothing to measure on.
     """
     index = {token_key(c): i for i, c in enumerate(classes)}
-    counts: dict[str, np.ndarray] = {}
+    rows, answers = [], []
     for truth, answer in observations:
         position = index.get(token_key(truth))
         if position is None:
             continue
-        counts.setdefault(str(answer), np.zeros(len(classes)))[position] += 1
-    if not counts:
+        row = np.zeros(len(classes))
+        row[position] = 1.0
+        rows.append(row)
+        answers.append(str(answer))
+    if not rows:
         return {}
-    answers = sorted(counts)
-    table = np.stack([counts[a] for a in answers]) + _WEAK_PSEUDOCOUNT / len(answers)  # (answers, K)
-    table /= table.sum(axis=0, keepdims=True)
-    return {answer: table[i].tolist() for i, answer in enumerate(answers)}
+    return fit_weak_confusion(np.stack(rows), answers, iterations=0)
+
+
+def fit_weak_confusion(human_posterior: np.ndarray, answers: Sequence[str], *,
+                       iterations: int = 50) -> dict[str, list[float]]:
+    """A verifier's confusion measured against the humans' labels: `{answer: [P(answer | class) per class]}`.
+
+    `human_posterior` is (items x classes): each item's posterior from its human labels alone (one-hot for gold
+    items), `answers` the verifier's answer on each. The true class of an item is uncertain, so the confusion is
+    fitted by EM with the human posteriors held fixed: weigh each item's classes by the human posterior times the
+    verifier's current confusion, count, normalise (rows smoothed with one pseudo-vote). Every labeled item counts,
+    however many labels it has: measuring only on the items the humans settled alone would keep the hard ones, on
+    which verifiers fail too. `iterations=0` counts with the human posteriors as they are.
+    """
+    if len(answers) == 0:
+        return {}
+    names = sorted(set(answers))
+    code = np.array([names.index(a) for a in answers])
+    prior = np.asarray(human_posterior, dtype=float)
+    k = prior.shape[1]
+    one_hot = np.zeros((len(names), len(answers)))
+    one_hot[code, np.arange(len(answers))] = 1.0
+
+    def confusion(weights: np.ndarray) -> np.ndarray:  # (answers, K)
+        table = one_hot @ weights + _WEAK_PSEUDOCOUNT / len(names)
+        return table / table.sum(axis=0, keepdims=True)
+
+    table = confusion(prior)
+    for _ in range(iterations):
+        weights = prior * table[code]  # (items, K)
+        weights /= np.maximum(weights.sum(axis=1, keepdims=True), 1e-300)
+        updated = confusion(weights)
+        if np.abs(updated - table).max() < 1e-9:
+            table = updated
+            break
+        table = updated
+    return {answer: table[i].tolist() for i, answer in enumerate(names)} if k else {}
 
 
 @dataclass(frozen=True)

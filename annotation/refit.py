@@ -2,8 +2,8 @@
 
 Reads every label of the project (gold items included: they anchor the fit), fits Dawid-Skene
 (core.metrics.annotator_models.fit_dawid_skene) with per-answer-type strata, measures each verifier's confusion
-against the items whose answer is known (gold values, and items the humans' posterior alone settles at the
-project's confidence target), and stores the parameters the label path reads (annotation.label_model) with a
+against the humans (every labeled item weighs in with its posterior from the human labels alone, gold items with
+their known answer; label_model.fit_weak_confusion), and stores the parameters the label path reads (annotation.label_model) with a
 per-annotator summary for the dashboard. Items already resolved keep their final labels: a refit changes what later
 labels decide.
 """
@@ -63,22 +63,24 @@ def _execute(execution: Execution) -> None:
     model = fit_dawid_skene(triples, gold=gold, strata=strata)
     execution.beat(done=1)
 
-    # Verifier votes, measured against what is known without them: gold values and confident human posteriors.
-    known = dict(gold)
-    for item_id, estimate in model.items().items():
-        if item_id not in known and estimate.confidence >= project.confidence_target:
-            known[item_id] = estimate.label
-    observations: dict[str, list[tuple[object, str]]] = defaultdict(list)
-    by_subject = {item_info[pk][0]: pk for pk in known if pk in item_info}
+    # Verifier votes, measured against the humans: each labeled item weighs in with its posterior from the human
+    # labels alone (gold items with their known answer), the verifier's confusion fitted by EM on top.
+    positions = {item_id: position for position, item_id in enumerate(model.item_ids)}
+    posterior = model.posterior_matrix()
+    answers: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    by_subject = {subject_id: pk for pk, (subject_id, _) in item_info.items() if pk in positions}
     subject_ids = list(by_subject)
     for start in range(0, len(subject_ids), 5000):
-        chunk = subject_ids[start:start + 5000]
-        for subject_id, votes in subjects.votes_for(project.kind, chunk).items():
-            truth = known[by_subject[subject_id]]
+        for subject_id, votes in subjects.votes_for(project.kind, subject_ids[start:start + 5000]).items():
             for verifier, status in votes:
-                observations[verifier].append((truth, status))
-    weak = {verifier: table for verifier, pairs in observations.items()
-            if (table := label_model.measured_weak_confusion(pairs, model.classes))}
+                answers[verifier].append((positions[by_subject[subject_id]], status))
+    weak = {}
+    for verifier, pairs in answers.items():
+        rows = [position for position, _ in pairs]
+        table = label_model.fit_weak_confusion(posterior[rows], [status for _, status in pairs])
+        if table:
+            weak[verifier] = table
+    observations = {verifier: len(pairs) for verifier, pairs in answers.items()}
     parameters = label_model.FittedParameters.from_model(model, weak)
     execution.beat(done=2)
 
@@ -95,7 +97,7 @@ def _execute(execution: Execution) -> None:
         "annotators": annotators,
         "items": len(model.item_ids),
         "gold_items": len(gold),
-        "verifiers": {verifier: len(pairs) for verifier, pairs in observations.items()},
+        "verifiers": observations,
         "converged": model.convergence.converged,
         "iterations": model.convergence.iterations,
     }

@@ -68,7 +68,8 @@ def create_project(
     if subject_kind.subject_ids is None:
         raise InvalidSubmission(subject_kind.extra.get(
             "created_from", f"{subject_kind.title} projects are not made from a dataset's rows."))
-    _check_setting_values(settings)
+    _check_setting_values({key: value for key, value in settings.items()
+                           if key in ("aggregation", "confidence_target", "max_labels", "refit_every")})
     _check_aggregation_rule(subject_kind.rules, settings.get("aggregation", label_model.MAJORITY),
                             settings.get("adaptive_redundancy", False))
     with transaction.atomic():

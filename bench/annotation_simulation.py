@@ -3,7 +3,7 @@ labels each final-label rule spends per resolved item, and how often its final l
 
     .venv/bin/python bench/annotation_simulation.py [--database-url postgres://postgres@127.0.0.1:5432/bench_annotation_sim]
         [--items 600] [--hard 0.2] [--gold 40] [--coverage 0.9] [--verifier-accuracy 0.9] [--target 0.98 ...]
-        [--cap 4] [--refit-every 50] [--seed 1]
+        [--cap 4] [--refit-every 50] [--seed 1] [--skip-careless]
 
 A synthetic correctness dataset of --items completions, each with a true label (60% correct) and a difficulty: easy,
 or hard (--hard of them), where every annotator's accuracy is pulled halfway towards a coin toss. The panel has
@@ -215,6 +215,7 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=4)
     parser.add_argument("--refit-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--skip-careless", action="store_true", help="Leave out the second panel (careless only).")
     args = parser.parse_args()
     ensure_database(args.database_url)
     setup_django(args.database_url)
@@ -241,6 +242,8 @@ def main() -> None:
               f"accuracy {adaptive['accuracy']:.4f} vs {fixed['accuracy']:.4f} (target: >= 35% fewer at equal or "
               f"better accuracy: {'met' if met else 'NOT met'})")
 
+    if args.skip_careless:
+        return
     careless = [
         simulate("fixed 2+1 / majority", world, CARELESS_ONLY, args, args.seed + 1),
         simulate("fixed 2+1 / model", world, CARELESS_ONLY, args, args.seed + 1, **model),

@@ -260,3 +260,22 @@ def test_weak_votes_count_with_their_measured_confusion_up_to_a_cap():
                                                 + [(False, "incorrect")] * 10, [False, True])
     assert table["correct"] == pytest.approx([0.5 / 11, 8.5 / 11])
     assert table["incorrect"] == pytest.approx([10.5 / 11, 2.5 / 11])
+
+
+def test_a_verifier_is_measured_against_uncertain_human_posteriors_without_losing_its_accuracy():
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    truth = rng.random(4000) < 0.6
+    said = np.where(rng.random(4000) < 0.8, truth, ~truth)  # one human label, right 80% of the time
+    right = rng.random(4000) < 0.9
+    answers = ["correct" if t == r else "incorrect" for t, r in zip(truth, right, strict=True)]
+    # the items' posteriors from that label (prior 0.6): counting with them as they are reads the verifier as much
+    # worse than it is; the EM on top of them recovers its 0.9
+    if_true, if_false = 0.48 / 0.56, 0.12 / 0.44
+    human = np.where(said[:, None], [1 - if_true, if_true], [1 - if_false, if_false])
+    plain = label_model.fit_weak_confusion(human, answers, iterations=0)
+    fitted_table = label_model.fit_weak_confusion(human, answers)
+    assert plain["correct"][1] < 0.85 and plain["incorrect"][0] < 0.8
+    assert fitted_table["correct"][1] == pytest.approx(0.9, abs=0.03)
+    assert fitted_table["incorrect"][0] == pytest.approx(0.9, abs=0.03)
