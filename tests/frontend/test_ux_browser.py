@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from annotation import services
 from annotation.models import ItemEvent, Label, Task
@@ -310,3 +311,22 @@ def test_plain_text_toggle_shows_the_stored_source_of_answers(page, live_server,
     assert page.get_by_role("button", name="Plain text").get_attribute("aria-pressed") == "true"
     page.get_by_role("button", name="Plain text").click()
     assert answer.is_visible() and source.is_hidden()
+
+
+def test_leaving_the_page_releases_the_items_leased_ahead(page, live_server, login, app_url, make_user):
+    annotator = make_user(roles.ANNOTATOR, username="leaver")
+    project = make_project(make_dataset(questions=4), annotators=[annotator])
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    shown = int(task_id(page))
+    assert Task.objects.filter(annotator=annotator).count() == 3
+    page.goto(app_url("home"))  # pagehide sends the release with navigator.sendBeacon
+    deadline = [task.expires_at for task in Task.objects.filter(annotator=annotator).exclude(pk=shown)]
+    live = Task.objects.get(pk=shown).expires_at
+    for _attempt in range(50):
+        if all(expires <= timezone.now() for expires in deadline):
+            break
+        page.wait_for_timeout(100)
+        deadline = [task.expires_at for task in Task.objects.filter(annotator=annotator).exclude(pk=shown)]
+    assert all(expires <= timezone.now() for expires in deadline)  # released, not skipped
+    assert live > timezone.now()  # the item on screen stays leased for when the annotator comes back
