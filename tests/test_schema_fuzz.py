@@ -97,7 +97,11 @@ def _exercise(operation, strategy, base_url: str, headers: dict, problems: set[s
     @hypothesis.given(case=strategy)
     def exercise(case):
         nonlocal calls
-        response = case.call(base_url=base_url, headers=headers, session=session)
+        try:
+            response = case.call(base_url=base_url, headers=headers, session=session)
+        except Exception as error:  # noqa: BLE001  (a dropped connection or a timeout is a finding too)
+            problems.add(f"no answer: {type(error).__name__}: {error} [{case.method} {case.formatted_path}]")
+            return
         calls += 1
         try:
             case.validate_response(response, checks=CHECKS)
