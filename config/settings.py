@@ -198,6 +198,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # No badge from the public validator service: the docs call no host but this one.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
+    # The error answers of every operation (401, 403, 404, 409, 429, 503) are documented by core.schema.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "core.schema.add_error_responses"],
     # One name for a choice set that several serializers use.
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "core.jobs.models.BackgroundJob.Status",

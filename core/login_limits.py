@@ -8,6 +8,8 @@ sign-in clears its username's count.
 """
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.core.cache import cache
@@ -22,11 +24,13 @@ def client_address(request) -> str:
 
 
 def _user_key(username: str) -> str:
-    return f"login-failures:user:{username.strip().lower()}"
+    # Hashed: a username is whatever the client typed, and a cache key must be short and plain.
+    digest = hashlib.sha256(username.strip().lower().encode("utf-8", "surrogatepass")).hexdigest()
+    return f"login-failures:user:{digest}"
 
 
 def _address_key(address: str) -> str:
-    return f"login-failures:address:{address}"
+    return f"login-failures:address:{hashlib.sha256(address.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 def _increment(key: str) -> None:

@@ -246,6 +246,17 @@ def test_options_is_answered_on_every_route(lab):
                     error = getattr(response, "exc_info", None)
                     reason = f"{error[0].__name__}: {error[1]}" if error else ""
                     failures.append(f"{response.status_code} OPTIONS {url} as {role} {reason}")
+    for route in all_routes():
+        if route.path.startswith("/api/"):
+            continue
+        for url in _page_urls(route, lab):
+            for role, client in clients.items():
+                response = client.options(url, HTTP_ACCEPT=BROWSER_ACCEPT)
+                opened += 1
+                if response.status_code >= 500:
+                    error = getattr(response, "exc_info", None)
+                    reason = f"{error[0].__name__}: {error[1]}" if error else ""
+                    failures.append(f"{response.status_code} OPTIONS {url} as {role} {reason}")
     for action in ("submit", "skip", "adjudicate", "override", "grade", "decide"):
         assert any(route.path.endswith(f"/{action}/") for route in api_routes()), action
     assert not failures, f"{len(failures)} of {opened} requests failed:\n" + "\n".join(failures)

@@ -73,9 +73,9 @@ class MemberSerializer(serializers.ModelSerializer):
 
 class InvitationSerializer(serializers.ModelSerializer):
     status = serializers.SerializerMethodField()
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    used_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    account = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    used_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    account = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     days = serializers.IntegerField(write_only=True, required=False, default=7, min_value=1, max_value=90,
                                     help_text="How long the link stays valid.")
 

@@ -342,7 +342,8 @@ class ItemViewSet(viewsets.GenericViewSet):
     def retrieve(self, request, pk=None):
         return Response(selectors.item_review(self.get_item(pk)))
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The append-only history of an item")
+    @extend_schema(responses={200: {"type": "array", "items": {"type": "object", "additionalProperties": True}}},
+                   summary="The append-only history of an item")
     @action(detail=True, methods=["get"])
     def history(self, request, pk=None):
         return Response(selectors.history(self.get_item(pk)))

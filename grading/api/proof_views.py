@@ -111,11 +111,12 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
             rubrics = rubrics.filter(problem_id=int(problem))
         return rubrics
 
+    @extend_schema(responses=serializers.RubricSerializer(many=True), summary="Rubric versions")
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response([proof_selectors.rubric_dict(rubric) for rubric in page])
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="One rubric version")
+    @extend_schema(responses=serializers.RubricSerializer, summary="One rubric version")
     def retrieve(self, request, pk=None):
         return Response(proof_selectors.rubric_dict(self.get_object()))
 
@@ -126,7 +127,7 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
             return _error(exc)
         return Response(proof_selectors.rubric_dict(rubric), status=created_status)
 
-    @extend_schema(request=serializers.RubricWriteSerializer, responses={201: OpenApiTypes.OBJECT},
+    @extend_schema(request=serializers.RubricWriteSerializer, responses={201: serializers.RubricSerializer},
                    summary="Save a problem's rubric (edits the latest version while unused, else a new version)")
     def create(self, request):
         serializer = serializers.RubricWriteSerializer(data=request.data)
@@ -134,7 +135,7 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
         return self._save(serializer.validated_data["problem"], serializer.validated_data["spec"],
                           created_status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=serializers.RubricReviseSerializer, responses={201: OpenApiTypes.OBJECT},
+    @extend_schema(request=serializers.RubricReviseSerializer, responses={201: serializers.RubricSerializer},
                    summary="Save an edit of this rubric's problem rubric as a new version when this one is in use")
     @action(detail=True, methods=["post"], serializer_class=serializers.RubricReviseSerializer)
     def revise(self, request, pk=None):

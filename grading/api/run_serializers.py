@@ -75,9 +75,16 @@ class AllowedJudgeHostSerializer(serializers.ModelSerializer):
 
     def validate_host(self, host):
         try:
-            return egress.validate_host_pattern(host)
+            host = egress.validate_host_pattern(host)
         except ValueError as error:
             raise serializers.ValidationError(str(error)) from None
+        # The field's own uniqueness check saw the host as typed; it is stored normalized (lower case).
+        others = AllowedJudgeHost.objects.filter(host=host)
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        if others.exists():
+            raise serializers.ValidationError("this host is already allowed")
+        return host
 
 
 class RunCreateSerializer(serializers.Serializer):

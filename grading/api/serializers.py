@@ -22,6 +22,17 @@ class RubricWriteSerializer(serializers.Serializer):
                                            "allow_partial}]}], deductions [{key, title, kind, amount}], zero_credit")
 
 
+class RubricSerializer(serializers.Serializer):
+    """A rubric version as the API answers it (grading.proofs.selectors.rubric_dict)."""
+
+    id = serializers.IntegerField()
+    problem_id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    spec = serializers.JSONField()
+    in_use = serializers.BooleanField(help_text="Grades use this version, so it never changes again.")
+    created_at = serializers.DateTimeField()
+
+
 class RubricReviseSerializer(serializers.Serializer):
     spec = serializers.JSONField()
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from django.db import transaction
 
-from core import jsonlimits
 from verifybench.importing import IDENTIFIER, LIST, NON_NEGATIVE_INTEGER, TEXT, TEXT_OR_OBJECT, ImportReport
 from verifybench.importing.report import Conflict, LineError
+from verifybench.importing.sources import decode_json_line
 from verifybench.services import ImportRejected
 
 from . import scoring as proof_scoring
@@ -138,12 +138,9 @@ def _parse_line(number: int, raw: bytes, parsed: _Parsed) -> tuple[_ProblemLine 
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [LineError(number, "", f"invalid UTF-8 at byte {exc.start + 1} of the line")]
-    try:
-        obj = jsonlimits.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, [LineError(number, "", f"not valid JSON: {exc.msg} at column {exc.colno}")]
-    except jsonlimits.JSONTooDeep as exc:
-        return None, [LineError(number, "", f"not valid JSON: {exc}")]
+    obj, error = decode_json_line(text)
+    if error:
+        return None, [LineError(number, "", error)]
     if not isinstance(obj, dict):
         return None, [LineError(number, "", f"expected a JSON object, got {_json_type(obj)}")]
     if _has_unstorable(obj):

@@ -19,7 +19,7 @@ class ExportJobSerializer(serializers.ModelSerializer):
     job = serializers.SerializerMethodField()
     shortfalls = serializers.SerializerMethodField()
     download_url = serializers.SerializerMethodField()
-    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
+    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = ExportJob

@@ -124,6 +124,13 @@ def test_only_admins_change_the_host_allow_list(researcher, admin_role_user, ann
     assert created.status_code == 201, created.content
     assert created.json()["host"] == "api.example.com" and created.json()["created_by"] == admin_role_user.username
     assert admin.post("/api/grading/judge-hosts/", {"host": "http://x/"}, format="json").status_code == 400
+    twin = admin.post("/api/grading/judge-hosts/", {"host": "Api.Example.COM"}, format="json")
+    assert twin.status_code == 400 and "already allowed" in twin.json()["host"][0]  # the same host in other case
+    other = admin.post("/api/grading/judge-hosts/", {"host": "other.example.com"}, format="json").json()
+    renamed = admin.put(f"/api/grading/judge-hosts/{other['id']}/", {"host": "API.example.com"}, format="json")
+    assert renamed.status_code == 400
+    assert admin.put(f"/api/grading/judge-hosts/{other['id']}/", {"host": "OTHER.example.com", "note": "n"},
+                     format="json").status_code == 200  # its own host again
     assert admin.delete(f"/api/grading/judge-hosts/{created.json()['id']}/").status_code == 204
 
 

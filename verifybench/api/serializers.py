@@ -52,6 +52,8 @@ class CompletionSerializer(serializers.ModelSerializer):
         model = Completion
         fields = ["id", "question", "dataset", "external_id", "model_name", "sampling", "sample_index",
                   "is_greedy", "text", "content_hash", "metadata", "created_at"]
+        # Absent when the request asks for ?include_text=0 (the view then answers with CompletionLeanSerializer).
+        extra_kwargs = {"text": {"required": False}}
 
 
 class CompletionLeanSerializer(CompletionSerializer):
@@ -101,7 +103,7 @@ class ImportJobSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     rejects_url = serializers.SerializerMethodField()
     dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
+    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = ImportJob

@@ -64,12 +64,22 @@ def detect_file_type(name: str, head: bytes) -> str:
 def decode_json_line(text: str, max_depth: int = jsonlimits.DEFAULT_MAX_DEPTH) -> tuple[Any, str]:
     """(object, "") or (None, why it is not valid JSON); nesting deeper than `max_depth` is an error, never a
     crash."""
+    text = text.rstrip("\r\n")  # the line's own end is no part of the value; an error is placed within the line
     try:
         return jsonlimits.loads(text, max_depth=max_depth), ""
     except json.JSONDecodeError as exc:
-        return None, f"not valid JSON: {exc.msg} at column {exc.colno}"
+        return None, describe_json_error(text, exc)
     except jsonlimits.JSONTooDeep as exc:
         return None, f"not valid JSON: {exc}"
+
+
+def describe_json_error(text: str, exc: json.JSONDecodeError) -> str:
+    """Why a line is not JSON and where: the 1-based column (in characters) of the offending character, or, when
+    the line stops before its value is complete (a truncated file), that it ends early."""
+    what = exc.msg.lower().removesuffix(" at")  # "Unterminated string starting at" names its own position
+    if not text[exc.pos:].strip() or what.startswith("unterminated string"):
+        return f"not valid JSON: the line ends before the value is complete ({what}); is it truncated?"
+    return f"not valid JSON: {what} at column {exc.pos + 1}"
 
 
 def jsonl_rows(lines: Iterable[bytes | str | OverlongLine], *, max_line_bytes: int | None = None
