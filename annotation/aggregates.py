@@ -12,7 +12,7 @@ never misses or doubles a concurrent change.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from django.db import connection, transaction
 from django.db.models import Q, Sum
@@ -56,12 +56,26 @@ def _label_facts(item_ids: Sequence[int]) -> dict[int, list[tallies.LabelFacts]]
     return found
 
 
+Contributor = Callable[[AnnotationProject, Sequence[Item]], Counter]
+_CONTRIBUTORS: dict[str, list[Contributor]] = {}
+
+
+def register_contributor(kind: str, contributor: Contributor) -> None:
+    """A higher layer that keeps figures about a kind's items (grading: verdicts against final labels) adds its
+    own tallies: `contributor(project, items)` returns what those items add, from the items as given and what it
+    stores itself. It must then call `track_subjects` around every write of its own that changes them."""
+    _CONTRIBUTORS.setdefault(kind, []).append(contributor)
+
+
 def contribution(project: AnnotationProject, items: Sequence[Item]) -> Counter:
     """What these items (as they are in memory, with their labels as stored now) add to the project's tallies."""
     rules, threshold = project.judgement, project.agreement_threshold
     by_item = _label_facts([item.pk for item in items])
-    return tallies.sum_tallies(
+    total = tallies.sum_tallies(
         tallies.item_tallies(rules, threshold, item_facts(item), by_item[item.pk]) for item in items)
+    for contributor in _CONTRIBUTORS.get(project.kind, ()):
+        total.update(contributor(project, items))
+    return total
 
 
 def _shard(key: str, actor_id: int | None) -> int:
@@ -108,6 +122,32 @@ def track(project: AnnotationProject, items: Iterable[Item], *, actor_id: int | 
     return Tracker(project, items, actor_id=actor_id)
 
 
+class SubjectTracker:
+    """`track_subjects`: trackers over every project item of these subjects, whatever the project."""
+
+    def __init__(self, trackers: list[Tracker]):
+        self.trackers = trackers
+
+    def done(self) -> None:
+        for tracker in self.trackers:
+            tracker.done()
+
+
+def track_subjects(kind: str, subject_ids: Sequence[int]) -> SubjectTracker:
+    """Before a write outside the workflow changes what a contributor counts for these subjects (a verdict):
+    locks their items in every project of the kind and reads their contribution; call `done()` after the write,
+    in the same transaction."""
+    if kind not in _CONTRIBUTORS or not subject_ids:
+        return SubjectTracker([])
+    items = list(Item.objects.select_for_update(of=("self",)).select_related("project")
+                 .filter(project__kind=kind, subject_id__in=list(subject_ids)).order_by("pk"))
+    by_project: dict[int, list[Item]] = {}
+    for item in items:
+        by_project.setdefault(item.project_id, []).append(item)
+    return SubjectTracker([Tracker(project_items[0].project, project_items)
+                           for project_items in by_project.values()])
+
+
 def state_moved(item: Item, from_state: str, *, actor_id: int | None = None) -> None:
     """A claim moved an unlabeled item from one state to another: the only figure that changes is its state."""
     if item.is_gold or from_state == item.state:
@@ -141,13 +181,15 @@ def computed_tallies(project: AnnotationProject, chunk: int = 2000) -> Counter:
     last_id = 0
     while True:
         items = list(Item.objects.filter(project=project, pk__gt=last_id).order_by("pk")
-                     .only("id", "state", "resolution", "excluded", "final_value", "is_gold", "gold_value",
-                           "answer_type", "resolved_at")[:chunk])
+                     .only("id", "project_id", "subject_id", "state", "resolution", "excluded", "final_value",
+                           "is_gold", "gold_value", "answer_type", "resolved_at")[:chunk])
         if not items:
             return total
         by_item = _label_facts([item.pk for item in items])
         for item in items:
             total.update(tallies.item_tallies(rules, threshold, item_facts(item), by_item[item.pk]))
+        for contributor in _CONTRIBUTORS.get(project.kind, ()):
+            total.update(contributor(project, items))
         last_id = items[-1].pk
 
 

@@ -1,7 +1,7 @@
 """Queries behind the reports: final human labels, verdict statuses, and the samples of a dataset."""
 from __future__ import annotations
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 
 from annotation import workflow
 from annotation.models import AnnotationProject, Item
@@ -40,6 +40,20 @@ def final_correctness_labels(project) -> list[dict]:
         for item_id, completion_id, question_id, model, answer_class, is_greedy, answer_type
         in rows.iterator(chunk_size=5000)
     ]
+
+
+def first_bad_final_value(project) -> dict | None:
+    """A resolved, non-excluded, non-gold item whose final value is not true or false: {item_id, final_value}."""
+    item = (Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
+            .exclude(final_value=True).exclude(final_value=False).order_by("pk").values("pk", "final_value").first())
+    return {"item_id": item["pk"], "final_value": item["final_value"]} if item else None
+
+
+def items_missing_verdicts(project, verifier, limit: int) -> list[int]:
+    """Ids of the first `limit` items with a final human label that the verifier has no verdict on."""
+    judged = Verdict.objects.filter(verifier=verifier, completion_id=OuterRef("subject_id"))
+    return list(Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
+                .exclude(Exists(judged)).order_by("pk").values_list("pk", flat=True)[:limit])
 
 
 def verdict_statuses(verifier_ids, completion_ids=None, dataset=None) -> dict[int, dict[int, str]]:

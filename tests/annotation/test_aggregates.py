@@ -1,7 +1,9 @@
-"""The tallies moved with each change equal the tallies rebuilt from scratch, whatever happened in between."""
+"""The tallies moved with each change equal the tallies rebuilt from scratch, whatever happened in between: labels,
+skips, label changes, tie-breaks, adjudications, overrides, exclusions, re-openings, gold marking and verdicts."""
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -12,6 +14,9 @@ from hypothesis import strategies as st
 from annotation import aggregates, selectors, services, workflow
 from annotation.models import Item, Label, ProjectMember, ProjectTally, Task
 from core import roles
+from grading import services as grading_services
+from grading.models import VerifierConfig
+from verifybench.models import Completion
 
 from .conftest import build_dataset
 
@@ -28,7 +33,7 @@ def person(role: str) -> User:
 
 VALUES = st.sampled_from([True, False, "unsuitable"])
 # (what happens, out of 100: mostly labels, so items get resolved and decisions have something to act on)
-KINDS = [(60, "label"), (68, "skip"), (76, "change"), (82, "adjudicate"), (89, "override"), (93, "exclude"),
+KINDS = [(55, "label"), (61, "verdict"), (68, "skip"), (76, "change"), (82, "adjudicate"), (89, "override"), (93, "exclude"),
          (97, "reopen"), (100, "gold")]
 STEP = st.tuples(st.integers(0, 99), st.integers(0, 3), VALUES, st.one_of(st.none(), st.integers(1, 90)))
 
@@ -45,7 +50,7 @@ def submit(task, user, value, seconds=None):
 
 
 def run(step, project, annotators, staff, items):
-    adjudicator, admin = staff
+    adjudicator, admin, verifiers = staff
     kind, index, value, seconds = step_kind(step[0]), step[1], step[2], step[3]
     try:
         if kind in ("label", "skip"):
@@ -81,6 +86,11 @@ def run(step, project, annotators, staff, items):
         elif kind == "exclude":
             services.bulk_apply(project, Item.objects.filter(pk=items[index].pk), services.EXCLUDE, actor=admin,
                                 rationale="a second look")
+        elif kind == "verdict":
+            status = {True: "correct", False: "incorrect", "unsuitable": "inconclusive"}[value]
+            grading_services.record_verdict(
+                Completion.objects.get(pk=items[index].subject_id), verifiers[(seconds or 0) % 2],
+                SimpleNamespace(status=status, extracted_answer="", explanation="", reason="", raw_output=""))
         elif kind == "gold":
             services.mark_gold(project, items[index], value is True, actor=admin)
     except services.WorkflowError:
@@ -97,7 +107,9 @@ def test_incremental_tallies_equal_rebuilt_ones(steps):
     annotators = [person(roles.ANNOTATOR) for _ in range(4)]
     for user in annotators:
         services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
-    staff = (person(roles.ADJUDICATOR), person(roles.ADMIN))
+    verifiers = [VerifierConfig.objects.create(name=f"tally-rule-{next(_names)}", kind=VerifierConfig.Kind.RULE)
+                 for _ in range(2)]
+    staff = (person(roles.ADJUDICATOR), person(roles.ADMIN), verifiers)
     items = list(Item.objects.filter(project=project).order_by("id"))
     for step in steps:
         run(step, project, annotators, staff, items)
