@@ -192,6 +192,9 @@ class Item(models.Model):
             models.Index(fields=["project", "id"], name="item_browse_by_id"),
             models.Index(fields=["project", "priority", "id"], name="item_browse_by_priority"),
             models.Index(fields=["project", "label_count", "id"], name="item_browse_by_labels"),
+            # the conflicts queue, read a page at a time from a key
+            models.Index(fields=["project", "priority", "id"], name="item_conflict_queue",
+                         condition=models.Q(state=workflow.NEEDS_ADJUDICATION, is_gold=False)),
         ]
 
     def __str__(self):

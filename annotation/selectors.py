@@ -264,6 +264,25 @@ def conflicts(project: AnnotationProject):
     )
 
 
+CONFLICTS_PAGE_SIZE = 50
+
+
+def conflicts_page(project: AnnotationProject, after: str = "", page_size: int = CONFLICTS_PAGE_SIZE):
+    """One page of the conflicts queue read from a key (the last "priority~id" seen), and the key of the next page
+    (None on the last). One query on the conflict-queue index whatever the number of conflicts."""
+    rows = conflicts(project)
+    if after:
+        priority, item_id = _parse_key(after)
+        rows = rows.filter(Q(priority__gt=priority) | Q(priority=priority, id__gt=item_id))
+    found = list(rows[:page_size + 1])
+    next_key = _key(found[page_size - 1], "priority") if len(found) > page_size else None
+    return found[:page_size], next_key
+
+
+def conflict_count(project: AnnotationProject) -> int:
+    return tallies.state_counts(aggregates.project_tallies(project, ("s|",)))["by_state"][workflow.NEEDS_ADJUDICATION]
+
+
 def my_progress(project: AnnotationProject, user) -> dict:
     """The annotator's own figures: labels today and in all, seconds spent today, the project's open items, and
     how many of those are left for them (open items they have neither labeled nor skipped).
