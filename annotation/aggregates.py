@@ -163,7 +163,11 @@ def items_added(project: AnnotationProject, example: Item, created: int) -> None
 
 
 def project_tallies(project: AnnotationProject, prefixes: Sequence[str] = ()) -> dict[str, int]:
-    """The project's tallies summed over shards: {key: count}; only keys starting with one of `prefixes` if given."""
+    """The project's tallies summed over shards: {key: count}; only keys starting with one of `prefixes` if given.
+    A page that shows many figures calls `read_once` first, and every later call on that instance reads no row."""
+    cached = getattr(project, "_tallies_read", None)
+    if cached is not None:
+        return {key: count for key, count in cached.items() if not prefixes or key.startswith(tuple(prefixes))}
     rows = ProjectTally.objects.filter(project=project)
     if prefixes:
         condition = Q()
@@ -172,6 +176,12 @@ def project_tallies(project: AnnotationProject, prefixes: Sequence[str] = ()) ->
         rows = rows.filter(condition)
     summed = rows.values_list("key").annotate(total=Sum("count")).order_by()
     return {key: total for key, total in summed if total}
+
+
+def read_once(project: AnnotationProject) -> None:
+    """Read all the project's tallies now and keep them on this instance (for one request's figures)."""
+    project._tallies_read = None  # type: ignore[attr-defined]
+    project._tallies_read = project_tallies(project)  # type: ignore[attr-defined]
 
 
 def computed_tallies(project: AnnotationProject, chunk: int = 2000) -> Counter:

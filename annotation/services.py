@@ -658,6 +658,9 @@ def _current_lease(project: AnnotationProject, user, now) -> Task | None:
     )
 
 
+STARTED_LOOKAHEAD = 256  # started items a claim looks at before it turns to the unstarted ones
+
+
 def next_task(project: AnnotationProject, user) -> Task | None:
     """Give an annotator the next item to label, or None when nothing is left for them.
 
@@ -698,10 +701,22 @@ def _claim_new(project: AnnotationProject, user, now) -> Task | None:
         .select_related(*(relation.removeprefix("item__") for relation in _PAYLOAD_RELATIONS))
         .order_by("-started", "-priority", "random_key")
     )
+    # Started items come first, but the annotator may have labeled thousands of them that wait for someone else;
+    # so look only at the first STARTED_LOOKAHEAD started items, then at the unstarted ones, and walk the whole
+    # queue only when both are empty: a claim costs the same however many open items the annotator already did.
+    started_head = (Item.objects.filter(project=project, state__in=workflow.OPEN_STATES, is_gold=False, started=True)
+                    .order_by("-priority", "random_key").values_list("pk", flat=True))
     for _attempt in range(20):
+        # read first, as a list: a subquery lets the planner walk every started item again
+        head = list(started_head[:STARTED_LOOKAHEAD])
+        phases = (candidates.filter(pk__in=head), candidates.filter(started=False), candidates)
         with transaction.atomic():
             _policy_lock(project.pk)
-            item = candidates.select_for_update(skip_locked=True, of=("self",)).first()
+            item = None
+            for phase in phases:
+                item = phase.select_for_update(skip_locked=True, of=("self",)).first()
+                if item is not None:
+                    break
             if item is None:
                 if not candidates.exists():
                     return None
