@@ -158,8 +158,7 @@ def meta_evaluate(project: AnnotationProject, verifier_names: Sequence[str] | No
     if verifier_names:
         verifiers = resolve_verifiers(verifier_names)
     else:
-        with_verdicts = {int(key[3:]) for key in kept if key.startswith("vv|")}
-        verifiers = list(VerifierConfig.objects.filter(pk__in=with_verdicts).order_by("name"))
+        verifiers = selectors.verifiers_with_verdicts_on_project(project)
     labeled = kept.get("vl", 0) - kept.get("vb", 0)
     confusion: dict[int, list[tuple[bool, str, str | None, str | None, str | None, int]]] = {
         v.pk: [] for v in verifiers}

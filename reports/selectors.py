@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Subquery
 
-from annotation import workflow
+from annotation import aggregates, workflow
 from annotation.models import AnnotationProject, Item
 from grading.models import Verdict, VerifierConfig
 from verifybench.label_rules import CORRECTNESS
@@ -70,9 +70,10 @@ def verdict_statuses(verifier_ids, completion_ids=None, dataset=None) -> dict[in
 
 
 def verifiers_with_verdicts_on_project(project) -> list:
-    """VerifierConfigs (by name) that judged at least one completion of the project's items."""
-    completions = Item.objects.filter(project=project).values("subject_id")
-    return list(VerifierConfig.objects.filter(verdicts__completion_id__in=completions).distinct().order_by("name"))
+    """VerifierConfigs (by name) that judged at least one completion of the project's items, from the project's
+    tallies (grading.verdict_tallies counts them per verifier as verdicts arrive)."""
+    judged = {int(key[3:]) for key in aggregates.project_tallies(project, ("vv|",))}
+    return list(VerifierConfig.objects.filter(pk__in=judged).order_by("name"))
 
 
 def verifiers_with_verdicts_on_dataset(dataset) -> list:
