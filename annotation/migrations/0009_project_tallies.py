@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0007_item_browser_indexes_reopen_and_exclusion'),
+        ('annotation', '0008_annotator_model_aggregation_and_adaptive_redundancy'),
     ]
 
     operations = [
