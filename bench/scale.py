@@ -167,8 +167,9 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
     statuses = ["correct"] * 5 + ["incorrect"] * 4 + ["inconclusive"]
     copy(Verdict, ["completion", "verifier", "status", "extracted_answer", "explanation", "reason", "raw_output",
                    "extraction_output", "prompt_tokens", "completion_tokens", "cost", "attempts", "cache_hit",
-                   "failed", "created_at", "updated_at"],
-         ((c + 1, verifier.pk, rng.choice(statuses), "", "", "", "", "", 0, 0, 0, 1, False, False, now, now)
+                   "failed", "stage", "rule_status", "judge_status", "created_at", "updated_at"],
+         ((c + 1, verifier.pk, rng.choice(statuses), "", "", "", "", "", 0, 0, 0, 1, False, False, "", "", "", now,
+           now)
           for verifier in verifiers for c in range(size)))
     with connection.cursor() as cursor:
         for model in (Question, Completion, Item, Task):
