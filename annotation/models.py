@@ -192,6 +192,9 @@ class Item(models.Model):
             models.Index(fields=["project", "id"], name="item_browse_by_id"),
             models.Index(fields=["project", "priority", "id"], name="item_browse_by_priority"),
             models.Index(fields=["project", "label_count", "id"], name="item_browse_by_labels"),
+            # the conflicts queue, read a page at a time from a key
+            models.Index(fields=["project", "priority", "id"], name="item_conflict_queue",
+                         condition=models.Q(state=workflow.NEEDS_ADJUDICATION, is_gold=False)),
         ]
 
     def __str__(self):
@@ -442,3 +445,22 @@ class AnnotatorModelFit(BackgroundJob):
 
     def __str__(self):
         return f"annotator model fit {self.pk} of project {self.project_id} ({self.status})"
+
+
+class ProjectTally(models.Model):
+    """One counter of a project's figures (see core.metrics.tallies for the keys), kept current by
+    annotation.aggregates in the transaction of every change that moves it; `rebuild_aggregates` recomputes them.
+
+    A counter that many writers move at once (items by state, labels) is split over a few shards, so concurrent
+    submits do not queue on one row; a reader sums the shards."""
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="tallies")
+    key = models.TextField()
+    shard = models.PositiveSmallIntegerField(default=0)
+    count = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "key", "shard"], name="one_tally_per_key_shard")]
+
+    def __str__(self):
+        return f"{self.key}={self.count} in project {self.project_id}"

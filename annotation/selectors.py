@@ -1,20 +1,19 @@
 """Read-side queries of the annotation workflow. Everything an annotator may see goes through task_payload."""
 from __future__ import annotations
 
-import statistics
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from core import labels, roles, subjects, taxonomy
-from core.metrics import agreement
+from core.metrics import tallies
 from core.subjects import ViewContext
 
-from . import workflow
+from . import aggregates, workflow
 from .models import (
     AnnotationProject,
     GuidelinesVersion,
@@ -265,6 +264,25 @@ def conflicts(project: AnnotationProject):
     )
 
 
+CONFLICTS_PAGE_SIZE = 50
+
+
+def conflicts_page(project: AnnotationProject, after: str = "", page_size: int = CONFLICTS_PAGE_SIZE):
+    """One page of the conflicts queue read from a key (the last "priority~id" seen), and the key of the next page
+    (None on the last). One query on the conflict-queue index whatever the number of conflicts."""
+    rows = conflicts(project)
+    if after:
+        priority, item_id = _parse_key(after)
+        rows = rows.filter(Q(priority__gt=priority) | Q(priority=priority, id__gt=item_id))
+    found = list(rows[:page_size + 1])
+    next_key = _key(found[page_size - 1], "priority") if len(found) > page_size else None
+    return found[:page_size], next_key
+
+
+def conflict_count(project: AnnotationProject) -> int:
+    return tallies.state_counts(aggregates.project_tallies(project, ("s|",)))["by_state"][workflow.NEEDS_ADJUDICATION]
+
+
 def my_progress(project: AnnotationProject, user) -> dict:
     """The annotator's own figures: labels today and in all, seconds spent today, the project's open items, and
     how many of those are left for them (open items they have neither labeled nor skipped).
@@ -293,157 +311,54 @@ def my_progress(project: AnnotationProject, user) -> dict:
     }
 
 
-def state_counts(project: AnnotationProject) -> dict:
-    items = Item.objects.filter(project=project, is_gold=False)
-    by_state = dict(items.values_list("state").annotate(n=Count("pk")).order_by())
-    by_resolution = dict(
-        items.filter(state=workflow.RESOLVED).values_list("resolution").annotate(n=Count("pk")).order_by()
-    )
-    return {
-        "items": sum(by_state.values()),
-        "by_state": {state: by_state.get(state, 0) for state in workflow.STATES},
-        # "model" is listed for projects that aggregate with their annotator model (or have such final labels)
-        "by_resolution": {res: by_resolution.get(res, 0) for res in workflow.RESOLUTIONS
-                          if res != workflow.BY_MODEL or project.aggregation == "model" or by_resolution.get(res)},
-        "excluded": items.filter(excluded=True).count(),
-        "labels": Label.objects.filter(item__project=project, item__is_gold=False).count(),
-        "gold_items": Item.objects.filter(project=project, is_gold=True).count(),
-    }
+def state_counts(project: AnnotationProject, kept: Mapping[str, int] | None = None) -> dict:
+    """Items by state and resolution, excluded items, labels and gold items, from the project's tallies."""
+    counts = tallies.state_counts(aggregates.project_tallies(project) if kept is None else kept)
+    by_resolution = counts["by_resolution"]
+    # "model" is listed for projects that aggregate with their annotator model (or have such final labels)
+    counts["by_resolution"] = {res: by_resolution.get(res, 0) for res in workflow.RESOLUTIONS
+                               if res != workflow.BY_MODEL or project.aggregation == "model"
+                               or by_resolution.get(res)}
+    return counts
 
 
-class _AgreementAccumulator:
-    """Agreement figures built one item at a time, so a project of any size is read as a stream.
-
-    Raw agreement and Cohen's kappa use each item's first two labels; Krippendorff's alpha uses every label
-    (nominal for labels with "unsuitable" as a category of its own, interval for scores without them).
-    """
-
-    def __init__(self, kind: labels.LabelRules, threshold: float):
-        self.kind, self.threshold = kind, threshold
-        self.pair_counts: Counter = Counter()
-        self.agreeing_pairs = 0
-        self.unit_patterns: Counter = Counter()
-
-    def add_item(self, tokens: list) -> None:
-        if len(tokens) >= 2:
-            first, second = tokens[0], tokens[1]
-            self.pair_counts[(first, second)] += 1
-            self.agreeing_pairs += int(self.kind.agree([first, second], self.threshold))
-        values = [token for token in tokens if not (self.kind.numeric and token == labels.UNSUITABLE)]
-        if len(values) >= 2:
-            self.unit_patterns[agreement.count_pattern(Counter(values))] += 1
-
-    def figures(self) -> dict:
-        compared = sum(self.pair_counts.values())
-        level = "interval" if self.kind.numeric else "nominal"
-        return {
-            "items_compared": compared,
-            "raw_agreement": self.agreeing_pairs / compared if compared else None,
-            "cohens_kappa": None if self.kind.numeric else agreement.kappa_from_pair_counts(self.pair_counts),
-            "krippendorff_alpha": agreement.alpha_from_count_patterns(self.unit_patterns, level=level),
-            "alpha_level": level,
-        }
-
-
-def _stream_label_tokens(project: AnnotationProject):
-    """(item_id, answer_type, token) for every non-gold label of the project, ordered by item and time."""
-    rows = (
-        Label.objects.filter(item__project=project, item__is_gold=False)
-        .order_by("item_id", "created_at", "id")
-        .values_list("item_id", "value", "unsuitable", "item__answer_type")
-    )
-    for item_id, value, unsuitable, answer_type in rows.iterator(chunk_size=5000):
-        yield item_id, (answer_type or "?"), (labels.UNSUITABLE if unsuitable else value)
-
-
-def _agreement(project: AnnotationProject, *, by_answer_type: bool) -> dict:
-    kind = project.judgement
-    accumulators: dict = {}
-    current_item, current_group, tokens = None, None, []
-    for item_id, answer_type, token in _stream_label_tokens(project):
-        if item_id != current_item:
-            if tokens:
-                accumulators.setdefault(current_group, _AgreementAccumulator(kind, project.agreement_threshold)
-                                        ).add_item(tokens)
-            current_item, current_group, tokens = item_id, (answer_type if by_answer_type else None), []
-        tokens.append(token)
-    if tokens:
-        accumulators.setdefault(current_group, _AgreementAccumulator(kind, project.agreement_threshold)).add_item(tokens)
-    return {group: accumulator.figures() for group, accumulator in sorted(accumulators.items(), key=lambda g: str(g[0]))}
-
-
-def agreement_figures(project: AnnotationProject) -> dict:
+def agreement_figures(project: AnnotationProject, kept: Mapping[str, int] | None = None) -> dict:
     """Raw agreement and Cohen's kappa on each item's first two labels; Krippendorff's alpha over all labels
-    (nominal for labels, interval for scores)."""
-    figures = _agreement(project, by_answer_type=False)
-    if None in figures:
-        return figures[None]
-    return _AgreementAccumulator(project.judgement, project.agreement_threshold).figures()
+    (nominal for labels, interval for scores). From the project's tallies."""
+    kept = aggregates.project_tallies(project, AGREEMENT_KEYS) if kept is None else kept
+    return tallies.overall_agreement(project.judgement, kept)
 
 
-def agreement_by_answer_type(project: AnnotationProject) -> dict:
-    return _agreement(project, by_answer_type=True)
+AGREEMENT_KEYS = ("ai|", "ap|", "aa|", "au|")
 
 
-def annotator_table(project: AnnotationProject) -> list[dict]:
+def agreement_by_answer_type(project: AnnotationProject, kept: Mapping[str, int] | None = None) -> dict:
+    kept = aggregates.project_tallies(project, AGREEMENT_KEYS) if kept is None else kept
+    return tallies.agreement_by_group(project.judgement, kept)
+
+
+def annotator_table(project: AnnotationProject, kept: Mapping[str, int] | None = None) -> list[dict]:
     """Per annotator: labels given, agreement with the final label, median seconds per item, gold accuracy."""
-    project_labels = Label.objects.filter(item__project=project).select_related("annotator", "item")
-    kind = project.judgement
-    stats: dict[int, dict] = {}
-    for label in project_labels:
-        row = stats.setdefault(label.annotator_id, {
-            "annotator": label.annotator.username, "labels": 0, "agree_with_final": 0, "resolved_labeled": 0,
-            "seconds": [], "gold_seen": 0, "gold_correct": 0,
-        })
-        token = labels.UNSUITABLE if label.unsuitable else label.value
-        if label.item.is_gold:
-            row["gold_seen"] += 1
-            row["gold_correct"] += int(
-                not label.unsuitable and kind.agree([label.value, label.item.gold_value], project.agreement_threshold)
-            )
-            continue
-        row["labels"] += 1
-        if label.seconds_spent is not None:
-            row["seconds"].append(label.seconds_spent)
-        if label.item.state == workflow.RESOLVED:
-            final = labels.UNSUITABLE if label.item.excluded else label.item.final_value
-            row["resolved_labeled"] += 1
-            row["agree_with_final"] += int(kind.agree([token, final], project.agreement_threshold))
-    table = []
-    for row in stats.values():
-        seconds = row.pop("seconds")
-        row["agreement_with_final"] = (
-            row["agree_with_final"] / row["resolved_labeled"] if row["resolved_labeled"] else None
-        )
-        row["median_seconds"] = statistics.median(seconds) if seconds else None
-        row["gold_accuracy"] = row["gold_correct"] / row["gold_seen"] if row["gold_seen"] else None
-        table.append(row)
+    kept = aggregates.project_tallies(project, ("n|", "t|")) if kept is None else kept
+    rows = tallies.annotator_rows(kept)
+    names = dict(get_user_model().objects.filter(pk__in=list(rows)).values_list("pk", "username"))
+    table = [{"annotator": names.get(annotator_id, str(annotator_id)), **row} for annotator_id, row in rows.items()]
     return sorted(table, key=lambda r: r["annotator"])
 
 
 def progress(project: AnnotationProject) -> dict:
+    kept = aggregates.project_tallies(project)
     return {
         "project": {"id": project.pk, "name": project.name, "kind": project.kind},
-        **state_counts(project),
-        "agreement": agreement_figures(project),
-        "annotators": annotator_table(project),
+        **state_counts(project, kept),
+        "agreement": agreement_figures(project, kept),
+        "annotators": annotator_table(project, kept),
     }
 
 
 def progress_over_time(project: AnnotationProject, days: int = 30) -> list[dict]:
-    since = timezone.now() - timedelta(days=days)
-    labels = Counter(
-        created.date().isoformat()
-        for created in Label.objects.filter(item__project=project, item__is_gold=False, created_at__gte=since)
-        .values_list("created_at", flat=True)
-    )
-    resolved = Counter(
-        at.date().isoformat()
-        for at in Item.objects.filter(project=project, is_gold=False, resolved_at__gte=since)
-        .values_list("resolved_at", flat=True)
-    )
-    days_seen = sorted(set(labels) | set(resolved))
-    return [{"day": day, "labels": labels.get(day, 0), "resolved": resolved.get(day, 0)} for day in days_seen]
+    since = (timezone.now() - timedelta(days=days)).date().isoformat()
+    return tallies.timeline(aggregates.project_tallies(project, ("dl|", "dr|")), since)
 
 
 # ---------------------------------------------------------------- the item browser

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from core import labels, roles, subjects
 
-from . import aggregation, label_model, workflow
+from . import aggregates, aggregation, label_model, workflow
 from .models import (
     AnnotationProject,
     GuidelinesVersion,
@@ -106,9 +106,14 @@ def add_items(
              required_labels=aggregation.initial_required_labels(project), priority=priority, random_key=rng.random(), **(extra or {}))
         for subject_id in subject_ids
     ]
-    before = project.items.count()
-    Item.objects.bulk_create(new_items, batch_size=2000, ignore_conflicts=True)
-    return project.items.count() - before
+    if not new_items:
+        return 0
+    with transaction.atomic():
+        before = project.items.count()
+        Item.objects.bulk_create(new_items, batch_size=2000, ignore_conflicts=True)
+        created = project.items.count() - before
+        aggregates.items_added(project, new_items[0], created)
+    return created
 
 
 def add_member(project: AnnotationProject, user, role: str = ProjectMember.Role.ANNOTATOR, *,
@@ -153,8 +158,10 @@ def mark_gold(project: AnnotationProject, item: Item, value, *, actor) -> Item:
         refusal = _gold_refusal(item)
         if refusal:
             raise WorkflowError(refusal)
+        tracker = aggregates.track(project, [item], actor_id=actor.pk)
         item.is_gold, item.gold_value = True, cleaned
         item.save(update_fields=["is_gold", "gold_value"])
+        tracker.done()
         ItemEvent.objects.create(item=item, actor=actor, kind=ItemEvent.Kind.GOLD_SET, value=cleaned,
                                  from_state=item.state, to_state=item.state)
     return item
@@ -652,6 +659,9 @@ def _current_lease(project: AnnotationProject, user, now) -> Task | None:
     )
 
 
+STARTED_LOOKAHEAD = 256  # started items a claim looks at before it turns to the unstarted ones
+
+
 def next_task(project: AnnotationProject, user) -> Task | None:
     """Give an annotator the next item to label, or None when nothing is left for them.
 
@@ -692,10 +702,22 @@ def _claim_new(project: AnnotationProject, user, now) -> Task | None:
         .select_related(*(relation.removeprefix("item__") for relation in _PAYLOAD_RELATIONS))
         .order_by("-started", "-priority", "random_key")
     )
+    # Started items come first, but the annotator may have labeled thousands of them that wait for someone else;
+    # so look only at the first STARTED_LOOKAHEAD started items, then at the unstarted ones, and walk the whole
+    # queue only when both are empty: a claim costs the same however many open items the annotator already did.
+    started_head = (Item.objects.filter(project=project, state__in=workflow.OPEN_STATES, is_gold=False, started=True)
+                    .order_by("-priority", "random_key").values_list("pk", flat=True))
     for _attempt in range(20):
+        # read first, as a list: a subquery lets the planner walk every started item again
+        head = list(started_head[:STARTED_LOOKAHEAD])
+        phases = (candidates.filter(pk__in=head), candidates.filter(started=False), candidates)
         with transaction.atomic():
             _policy_lock(project.pk)
-            item = candidates.select_for_update(skip_locked=True, of=("self",)).first()
+            item = None
+            for phase in phases:
+                item = phase.select_for_update(skip_locked=True, of=("self",)).first()
+                if item is not None:
+                    break
             if item is None:
                 if not candidates.exists():
                     return None
@@ -741,6 +763,7 @@ def _lease(project: AnnotationProject, item: Item, user, now) -> Task:
         workflow.check_transition(item.state, workflow.IN_PROGRESS, "claim")
         item.state = workflow.IN_PROGRESS
         item.save(update_fields=["state"])
+        aggregates.state_moved(item, workflow.PENDING, actor_id=user.pk)
     return task
 
 
@@ -853,23 +876,29 @@ def submit_label(
                 raise WorkflowError("this item is already resolved; your label can no longer change")
             if not item.is_gold and item.state not in workflow.OPEN_STATES:
                 raise WorkflowError("this item is waiting for adjudication; your label can no longer change")
-            return SubmitResult(_change_label(item, existing, user, cleaned, note, unsuitable, unsuitable_reason,
-                                              details), False, item)
+            tracker = aggregates.track(project, [item], actor_id=user.pk)
+            changed = _change_label(item, existing, user, cleaned, note, unsuitable, unsuitable_reason, details)
+            tracker.done()
+            return SubmitResult(changed, False, item)
         if not lease_live:
             # removing a member ends their leases, so only a lease that ran out needs this look-up
             _check_still_annotator(project, user)
         if item.is_gold:
+            tracker = aggregates.track(project, [item], actor_id=user.pk)
             label = _create_label(item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent,
                                   details, now)
+            tracker.done()
             return SubmitResult(label, True, item)
         if item.state not in workflow.OPEN_STATES:
             raise WorkflowError(f"this item no longer takes labels (it is {item.get_state_display().lower()})")
         if lease_live or _capacity_left(item, now, exclude_task=task) > 0:
+            tracker = aggregates.track(project, [item], actor_id=user.pk)
             label = _create_label(item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent,
                                   details, now)
             item.label_count += 1
             item.started = True
             _advance(item, project, actor=user)
+            tracker.done()
             return SubmitResult(label, True, item)
         # recorded in a transaction of its own: the refusal below must not roll the record back
         ItemEvent.objects.create(item=item, actor=user, kind=ItemEvent.Kind.LATE_SUBMIT_REFUSED,
@@ -981,9 +1010,11 @@ def _decide(item: Item, user, *, value, unsuitable: bool, rationale: str, event:
                 ) from None
             raise WorkflowError("only resolved items can be overridden") from None
         before = item.state
+        tracker = aggregates.track(project, [item], actor_id=user.pk)
         item.state, item.resolution, item.confidence = outcome.state, outcome.resolution, None
         item.final_value, item.excluded, item.resolved_at = outcome.final_value, outcome.excluded, timezone.now()
         item.save()
+        tracker.done()
         ItemEvent.objects.create(
             item=item, actor=user,
             kind=ItemEvent.Kind.ADJUDICATED if event == "adjudicate" else ItemEvent.Kind.OVERRIDDEN,
@@ -1120,6 +1151,7 @@ def bulk_apply(project: AnnotationProject, items, action: str, *, actor, rationa
             locked = list(Item.objects.select_for_update().filter(pk__in=item_ids[start:start + BULK_CHUNK])
                           .order_by("id"))
             changed, fields, events = [], set(), []
+            tracker = aggregates.track(project, locked, actor_id=actor.pk) if action != PRIORITY else None
             for item in locked:
                 skipped, item_fields, event = _bulk_change(item, action, cleaned=cleaned, change=change)
                 if skipped:
@@ -1131,5 +1163,7 @@ def bulk_apply(project: AnnotationProject, items, action: str, *, actor, rationa
             if changed:
                 Item.objects.bulk_update(changed, sorted(fields))
                 ItemEvent.objects.bulk_create(events)
+                if tracker is not None:
+                    tracker.done()
             result.applied += len(changed)
     return result

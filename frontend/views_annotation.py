@@ -261,11 +261,19 @@ def label_fragment(request, project_id: int):
 @require_GET
 def conflicts_page(request, project_id: int):
     project = _adjudicated_project(request.user, project_id)
-    conflicts = list(selectors.conflicts(project))
+    after = request.GET.get("after", "")
+    try:
+        conflicts, next_key = selectors.conflicts_page(project, after)
+    except selectors.InvalidFilter as exc:
+        return render(request, "annotation/conflicts.html", {"project": project, "rows": [], "error": str(exc)},
+                      status=400)
     summaries = selectors.summaries(conflicts)
     rows = [{"item": item, "summary": summaries[item.pk], "review_url": review_url(item),
              "item_url": reverse("item-detail", args=[item.pk])} for item in conflicts]
-    return render(request, "annotation/conflicts.html", {"project": project, "rows": rows})
+    return render(request, "annotation/conflicts.html", {
+        "project": project, "rows": rows, "after": after, "next_key": next_key,
+        "total": selectors.conflict_count(project),
+    })
 
 
 def review_url(item: Item) -> str:

@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import aggregation, selectors, services
+from annotation import aggregates, aggregation, selectors, services
 from annotation.models import AnnotationProject, AnnotatorModelFit, Item, ProjectMember
 from core import roles, subjects
 from verifybench.models import Dataset
@@ -211,6 +211,7 @@ def dashboard(request, project_id: int):
     if project is None or not selectors.can_review(project, request.user):
         raise Http404("No such project.")
     members = selectors.active_members(project)
+    aggregates.read_once(project)  # every section's figures from one read of the tallies
     sections = [{"template": section.template, **section.build(project)} for section in SECTIONS]
     return render(request, "dashboard/dashboard.html", {
         "project": project, "members": members, "sections": sections,

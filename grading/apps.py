@@ -9,10 +9,16 @@ class GradingConfig(AppConfig):
     def ready(self):
         from verifybench.services import register_file_importer
 
-        from . import checks, runs, subject_filters  # noqa: F401  (checks and runs register themselves on import)
+        from . import (  # noqa: F401  (checks and runs register themselves on import)
+            checks,
+            runs,
+            subject_filters,
+            verdict_tallies,
+        )
         from .proofs import subject
         from .proofs.importing import FORMAT_NAME, import_into_competition
 
         subject.register()
         subject_filters.register()
+        verdict_tallies.register()
         register_file_importer(FORMAT_NAME, import_into_competition)

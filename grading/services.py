@@ -7,6 +7,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from annotation import aggregates
+from verifybench.label_rules import CORRECTNESS
+
 from .judges import templates
 from .models import PromptTemplate, Verdict, VerifierConfig
 
@@ -93,6 +96,15 @@ def record_verdict(completion, config: VerifierConfig, result) -> Verdict:
     template_id = getattr(result, "template_id", None)
     if template_id is None and config.kind == VerifierConfig.Kind.JUDGE:
         template_id = config.template_id
+    with transaction.atomic():
+        # the meta-evaluation's tallies of the completion's items move with its verdicts
+        tracker = aggregates.track_subjects(CORRECTNESS, [completion.pk])
+        verdict = _store_verdict(completion, config, result, template_id)
+        tracker.done()
+    return verdict
+
+
+def _store_verdict(completion, config: VerifierConfig, result, template_id) -> Verdict:
     verdict, _ = Verdict.objects.update_or_create(
         completion=completion,
         verifier=config,

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation import aggregates as annotation_aggregates
 from annotation.models import AnnotationProject
 from core.labels import InvalidValue
 from core.metrics import judge_eval, passk
@@ -43,13 +45,18 @@ class VerifierReport:
     verifier: VerifierConfig
     labeled_items: int
     evaluation: judge_eval.JudgeEvaluation
-    missing_item_ids: list[int] = field(default_factory=list)
+    missing_item_ids: list[int] = field(default_factory=list)  # the first MISSING_IDS_SHOWN of them
     cascade: dict[str, Any] | None = None
     """A cascade's per-stage figures on the labeled items (decided, coverage, precision, tokens, money)."""
+    missing_count: int | None = None  # all of them; len(missing_item_ids) when not given
+
+    @property
+    def missing_verdicts(self) -> int:
+        return len(self.missing_item_ids) if self.missing_count is None else self.missing_count
 
     @property
     def judged_items(self) -> int:
-        return self.labeled_items - len(self.missing_item_ids)
+        return self.labeled_items - self.missing_verdicts
 
     @property
     def coverage(self) -> float | None:
@@ -65,7 +72,7 @@ class VerifierReport:
             "verifier": {"id": self.verifier.pk, "name": self.verifier.name, "kind": self.verifier.kind},
             "labeled_items": self.labeled_items,
             "judged_items": self.judged_items,
-            "missing_verdicts": len(self.missing_item_ids),
+            "missing_verdicts": self.missing_verdicts,
             "missing_item_ids": self.missing_item_ids[:MISSING_IDS_SHOWN],
             "coverage": self.coverage,
             "unclassified_items": self.unclassified_items,
@@ -138,49 +145,55 @@ def meta_evaluate(project: AnnotationProject, verifier_names: Sequence[str] | No
     each pair judged. Beside macro-F1 (inconclusive counted as a wrong judgment) every report gives the calibrated
     abstention figures: the share of items decided and the precision of the decided verdicts, overall and per coarse
     answer class. A cascade verifier also gets its per-stage figures on the labeled items.
+
+    The figures come from the project's tallies (grading.verdict_tallies), kept as labels and verdicts arrive, so
+    their cost does not grow with the project; only the ids of items still missing a verdict are looked up.
     """
-    rows = labeled_rows(project)
+    _correctness_project(project)
+    kept = annotation_aggregates.project_tallies(project, ("v",))
+    if kept.get("vb"):
+        bad = selectors.first_bad_final_value(project)
+        if bad is not None:
+            _human_label(bad)
     if verifier_names:
         verifiers = resolve_verifiers(verifier_names)
     else:
         verifiers = selectors.verifiers_with_verdicts_on_project(project)
-    completion_ids = [row["completion_id"] for row in rows]
-    statuses = selectors.verdict_statuses([verifier.pk for verifier in verifiers], completion_ids=completion_ids)
+    labeled = kept.get("vl", 0) - kept.get("vb", 0)
+    confusion: dict[int, list[tuple[bool, str, str | None, str | None, str | None, int]]] = {
+        v.pk: [] for v in verifiers}
+    pairs: dict[tuple[int, int], Counter] = {}
+    for key, count in kept.items():
+        if key.startswith("v|"):
+            _, verifier_id, answer_class, answer_type, human, status, model = key.split("|", 6)
+            if int(verifier_id) in confusion:
+                confusion[int(verifier_id)].append(
+                    (human == "1", status, answer_class or None, answer_type or None, json.loads(model), count))
+        elif key.startswith("vp|"):
+            _, first, second, first_status, second_status = key.split("|")
+            pairs.setdefault((int(first), int(second)), Counter())[(first_status, second_status)] += count
 
     reports = []
     for verifier in verifiers:
-        by_completion = statuses[verifier.pk]
-        judged, missing = [], []
-        for row in rows:
-            status = by_completion.get(row["completion_id"])
-            if status is None:
-                missing.append(row["item_id"])
-            else:
-                judged.append({**row, "verdict": status})
+        verdict_evaluation = judge_eval.evaluation_from_counts(confusion[verifier.pk])
+        missing_count = labeled - verdict_evaluation.overall.n
+        missing = selectors.items_missing_verdicts(project, verifier, MISSING_IDS_SHOWN) if missing_count else []
         cascade = None
         if verifier.kind == VerifierConfig.Kind.CASCADE:
-            labeled = final_label_items(project).values("subject_id")
-            cascade = cascade_figures(verifier.pk, labeled, project=project)
-        reports.append(
-            VerifierReport(
-                verifier=verifier,
-                labeled_items=len(rows),
-                evaluation=judge_eval.evaluate_verdicts(judged),
-                missing_item_ids=missing,
-                cascade=cascade,
-            )
-        )
+            cascade = cascade_figures(verifier.pk, final_label_items(project).values("subject_id"), project=project)
+        reports.append(VerifierReport(verifier=verifier, labeled_items=labeled, evaluation=verdict_evaluation,
+                                      missing_item_ids=missing, missing_count=missing_count, cascade=cascade))
 
-    agreement = None
+    agreement: dict[str, dict[str, dict[str, Any]]] | None = None
     if len(verifiers) > 1:
-        item_of_completion = {row["completion_id"]: row["item_id"] for row in rows}
-        agreement = judge_eval.agreement_matrix({
-            verifier.name: {
-                item_of_completion[completion_id]: status for completion_id, status in statuses[verifier.pk].items()
-            }
-            for verifier in verifiers
-        })
-    return MetaEvaluation(project=project, labeled_items=len(rows), reports=reports, agreement=agreement)
+        agreement = {}
+        for index, one in enumerate(verifiers):
+            for other in verifiers[index:]:
+                low, high = sorted((one.pk, other.pk))
+                cell = judge_eval.agreement_cell(pairs.get((low, high), Counter()))
+                agreement.setdefault(one.name, {})[other.name] = cell
+                agreement.setdefault(other.name, {})[one.name] = dict(cell)
+    return MetaEvaluation(project=project, labeled_items=labeled, reports=reports, agreement=agreement)
 
 
 META_EVAL_CSV_FIELDS = (
@@ -209,7 +222,7 @@ def meta_evaluation_csv_rows(result: MetaEvaluation) -> list[dict[str, Any]]:
             if row["scope"] == "overall":
                 full.update(
                     labeled_items=report.labeled_items,
-                    missing_verdicts=len(report.missing_item_ids),
+                    missing_verdicts=report.missing_verdicts,
                     coverage="" if report.coverage is None else report.coverage,
                 )
             rows.append(full)

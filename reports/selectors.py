@@ -1,9 +1,9 @@
 """Queries behind the reports: final human labels, verdict statuses, and the samples of a dataset."""
 from __future__ import annotations
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 
-from annotation import workflow
+from annotation import aggregates, workflow
 from annotation.models import AnnotationProject, Item
 from grading.models import Verdict, VerifierConfig
 from verifybench.label_rules import CORRECTNESS
@@ -42,6 +42,20 @@ def final_correctness_labels(project) -> list[dict]:
     ]
 
 
+def first_bad_final_value(project) -> dict | None:
+    """A resolved, non-excluded, non-gold item whose final value is not true or false: {item_id, final_value}."""
+    item = (Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
+            .exclude(final_value=True).exclude(final_value=False).order_by("pk").values("pk", "final_value").first())
+    return {"item_id": item["pk"], "final_value": item["final_value"]} if item else None
+
+
+def items_missing_verdicts(project, verifier, limit: int) -> list[int]:
+    """Ids of the first `limit` items with a final human label that the verifier has no verdict on."""
+    judged = Verdict.objects.filter(verifier=verifier, completion_id=OuterRef("subject_id"))
+    return list(Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
+                .exclude(Exists(judged)).order_by("pk").values_list("pk", flat=True)[:limit])
+
+
 def verdict_statuses(verifier_ids, completion_ids=None, dataset=None) -> dict[int, dict[int, str]]:
     """`{verifier_id: {completion_id: status}}` for the given verifiers, limited to some completions or a dataset."""
     verdicts = Verdict.objects.filter(verifier_id__in=list(verifier_ids))
@@ -56,9 +70,10 @@ def verdict_statuses(verifier_ids, completion_ids=None, dataset=None) -> dict[in
 
 
 def verifiers_with_verdicts_on_project(project) -> list:
-    """VerifierConfigs (by name) that judged at least one completion of the project's items."""
-    completions = Item.objects.filter(project=project).values("subject_id")
-    return list(VerifierConfig.objects.filter(verdicts__completion_id__in=completions).distinct().order_by("name"))
+    """VerifierConfigs (by name) that judged at least one completion of the project's items, from the project's
+    tallies (grading.verdict_tallies counts them per verifier as verdicts arrive)."""
+    judged = {int(key[3:]) for key in aggregates.project_tallies(project, ("vv|",))}
+    return list(VerifierConfig.objects.filter(pk__in=judged).order_by("name"))
 
 
 def verifiers_with_verdicts_on_dataset(dataset) -> list:

@@ -248,8 +248,9 @@ def alpha_from_count_patterns(
     patterns: Mapping[tuple, int],
     level: Literal["nominal", "interval"] = "nominal",
 ) -> float | None:
-    """Krippendorff's alpha from `{count_pattern(unit): how many units have it}`: memory grows with the number
-    of distinct patterns (a handful for two or three raters), not with the number of items."""
+    """Krippendorff's alpha from `{count_pattern(unit): how many units have it}`: time and memory grow with the
+    number of distinct patterns (a handful for two or three raters), not with the number of items. Computed from
+    the coincidence matrix (Krippendorff 2011); equals the `krippendorff` package on the expanded table."""
     if level not in ("nominal", "interval"):
         raise ValueError(f"level must be 'nominal' or 'interval', got {level!r}")
     pairable = {pattern: units for pattern, units in patterns.items()
@@ -262,12 +263,24 @@ def alpha_from_count_patterns(
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"interval ratings must be numbers, got {value!r}")
     column = {value: index for index, value in enumerate(domain)}
-    distinct = np.zeros((len(pairable), len(domain)), dtype=np.float64)
-    repeats = np.zeros(len(pairable), dtype=np.int64)
-    for row, (pattern, units) in enumerate(pairable.items()):
-        repeats[row] = units
+    # Coincidence matrix: each unit with m pairable values adds (n_c n_k - [c = k] n_c) / (m - 1) to o[c, k];
+    # identical units add the same, so each pattern counts once, times how many units have it.
+    coincidences = np.zeros((len(domain), len(domain)), dtype=np.float64)
+    for pattern, units in pairable.items():
+        counts = np.zeros(len(domain), dtype=np.float64)
         for value, count in pattern:
-            distinct[row, column[value]] = count
-    matrix = np.repeat(distinct, repeats, axis=0)
-    value_domain = [float(value) for value in domain] if level == "interval" else list(range(len(domain)))
-    return float(krippendorff.alpha(value_counts=matrix, value_domain=value_domain, level_of_measurement=level))
+            counts[column[value]] = count
+        total = counts.sum()
+        coincidences += units * (np.outer(counts, counts) - np.diag(counts)) / (total - 1)
+    if level == "interval":
+        points = np.array([float(value) for value in domain])
+        distance = (points[:, None] - points[None, :]) ** 2
+    else:
+        distance = 1.0 - np.eye(len(domain))
+    margins = coincidences.sum(axis=1)
+    pairable_values = margins.sum()
+    expected = float((np.outer(margins, margins) * distance).sum())
+    if expected == 0:
+        return None
+    observed = float((coincidences * distance).sum())
+    return 1.0 - (pairable_values - 1) * observed / expected

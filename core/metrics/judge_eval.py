@@ -30,7 +30,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.metrics.agreement import cohens_kappa, raw_agreement
+from core.metrics.agreement import cohens_kappa, kappa_from_pair_counts, raw_agreement
 
 VERDICTS = ("correct", "incorrect", "inconclusive")
 COARSE_CLASSES = ("A", "B", "C", "D")
@@ -58,18 +58,19 @@ class BinaryReport:
     fn: int = 0
     inconclusive: int = 0
 
-    def add(self, human_correct: bool, verdict: str) -> None:
+    def add(self, human_correct: bool, verdict: str, times: int = 1) -> None:
+        """Count `times` items with this human label and this verdict."""
         if verdict == "inconclusive":
-            self.inconclusive += 1
+            self.inconclusive += times
         if human_correct:
             if verdict == "correct":
-                self.tp += 1
+                self.tp += times
             else:
-                self.fn += 1
+                self.fn += times
         elif verdict == "incorrect":
-            self.tn += 1
+            self.tn += times
         else:
-            self.fp += 1
+            self.fp += times
 
     @property
     def n(self) -> int:
@@ -290,6 +291,36 @@ def to_csv_rows(evaluation: JudgeEvaluation) -> list[dict[str, Any]]:
     for model, report in sorted(evaluation.by_model.items()):
         rows.append(row("model", model, report))
     return [{key: ("" if value is None else value) for key, value in item.items()} for item in rows]
+
+
+def evaluation_from_counts(
+    counts: Iterable[tuple[bool, str, str | None, str | None, str | None, int]],
+) -> JudgeEvaluation:
+    """The same evaluation as `evaluate_verdicts` from counted rows `(human_correct, verdict, answer_class,
+    answer_type, model, how many items)`, so a project of any size is scored from its confusion counts. Classes
+    other than A-D count only overall."""
+    evaluation = JudgeEvaluation()
+    for human_correct, verdict, answer_class, answer_type, model, times in counts:
+        verdict = normalize_verdict(verdict)
+        evaluation.overall.add(human_correct, verdict, times)
+        if answer_class in COARSE_CLASSES:
+            evaluation.by_answer_class.setdefault(answer_class, BinaryReport()).add(human_correct, verdict, times)
+        if model:
+            evaluation.by_model.setdefault(str(model), BinaryReport()).add(human_correct, verdict, times)
+        if answer_type:
+            evaluation.by_answer_type.setdefault(str(answer_type), BinaryReport()).add(human_correct, verdict, times)
+    return evaluation
+
+
+def agreement_cell(pair_counts: Mapping[tuple[Hashable, Hashable], int]) -> dict[str, Any]:
+    """One cell of `agreement_matrix` from the contingency counts `{(verdict a, verdict b): items}`."""
+    shared = sum(pair_counts.values())
+    agreeing = sum(count for (first, second), count in pair_counts.items() if first == second)
+    return {
+        "shared_items": shared,
+        "agreement": agreeing / shared if shared else None,
+        "kappa": kappa_from_pair_counts(pair_counts),
+    }
 
 
 def agreement_matrix(verdicts_by_judge: Mapping[str, Mapping[Hashable, str]]) -> dict[str, dict[str, dict[str, Any]]]:

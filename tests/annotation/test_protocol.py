@@ -212,6 +212,29 @@ class TestAssignment:
         services.submit_label(task, alice, value=True)
         assert services.next_task(project, bob).item_id == task.item_id
 
+    def test_a_claim_looks_past_started_items_the_annotator_already_did(self, make_project, monkeypatch):
+        """Only the first STARTED_LOOKAHEAD started items are looked at before the unstarted ones; the whole queue
+        is still walked when nothing else is left, so no item that needs the annotator is ever missed."""
+        monkeypatch.setattr(services, "STARTED_LOOKAHEAD", 1)
+        project, (alice, bob, carol), _ = make_project(annotators=3)
+        mine = []
+        for _ in range(2):  # two items alice labeled, each waiting for a second label
+            task = services.next_task(project, alice)
+            services.submit_label(task, alice, value=True)
+            mine.append(task.item_id)
+        served = []
+        while (task := services.next_task(project, alice)) is not None:
+            served.append(task.item_id)
+            services.submit_label(task, alice, value=True)
+        assert len(served) == 4 and not set(served) & set(mine)
+        # every item now has alice's label: bob is given all six in turn, each the head of the started items
+        given = []
+        while (task := services.next_task(project, bob)) is not None:
+            given.append(task.item_id)
+            services.submit_label(task, bob, value=True)
+        assert sorted(given) == sorted(mine + served)
+        assert services.next_task(project, carol) is None
+
     def test_then_priority(self, make_project):
         project, (alice, _), _ = make_project()
         urgent = project.items.order_by("-random_key").first()

@@ -4,10 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from django.db import transaction
 
-from annotation import services
+from annotation import aggregates, services
 from annotation.models import AnnotationProject, Item
 from grading.models import PromptTemplate, Verdict, VerifierConfig
+from verifybench.label_rules import CORRECTNESS
 from verifybench.models import Completion, Dataset, Question
 
 
@@ -47,13 +49,19 @@ def judge_verifier(name: str) -> VerifierConfig:
 
 def set_verdicts(verifier: VerifierConfig, statuses: dict[Completion, str]) -> None:
     for completion, status in statuses.items():
-        Verdict.objects.create(completion=completion, verifier=verifier, status=status)
+        with transaction.atomic():  # as grading.services.record_verdict does: the project's tallies move with it
+            tracker = aggregates.track_subjects(CORRECTNESS, [completion.pk])
+            Verdict.objects.create(completion=completion, verifier=verifier, status=status)
+            tracker.done()
 
 
 def resolve(project: AnnotationProject, completion: Completion, value, *, excluded=False, is_gold=False,
             state=Item.State.RESOLVED) -> Item:
     item = Item.objects.get(project=project, subject_id=completion.pk)
-    Item.objects.filter(pk=item.pk).update(state=state, final_value=value, excluded=excluded, is_gold=is_gold)
+    tracker = aggregates.track(project, [item])  # set directly, but counted into the figures as the workflow does
+    item.state, item.final_value, item.excluded, item.is_gold = state, value, excluded, is_gold
+    item.save(update_fields=["state", "final_value", "excluded", "is_gold"])
+    tracker.done()
     item.refresh_from_db()
     return item
 

@@ -6,7 +6,7 @@ import itertools
 import pytest
 from django.utils import timezone
 
-from annotation import workflow
+from annotation import aggregates, workflow
 from annotation.models import AnnotationProject, Item, Label, Task
 from verifybench.importing.hashing import completion_content_hash, question_content_hash
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
@@ -56,6 +56,8 @@ class LabelledData:
             task = Task.objects.create(item=item, annotator=user, status=Task.Status.SUBMITTED, leased_at=now,
                                        expires_at=now, finished_at=now)
             Label.objects.create(item=item, task=task, annotator=user, value=value, unsuitable=excluded)
+        # made directly in the database: count the new item into the project's figures as the workflow would
+        aggregates.add(self.project.pk, aggregates.contribution(self.project, [item]))
         return item
 
     def labelled(self, question: Question, external_id: str, value: bool, **kwargs) -> Item:

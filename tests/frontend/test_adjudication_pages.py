@@ -51,6 +51,25 @@ def test_conflict_queue_lists_items_waiting_for_a_decision(client, conflicted):
     assert_csp_clean(html)
 
 
+def test_conflict_queue_is_read_a_page_at_a_time_from_a_key(client, conflicted, monkeypatch):
+    from annotation import selectors
+
+    project, judge = conflicted
+    first, second = project.items.order_by("priority", "id")
+    Item.objects.filter(pk=second.pk).update(priority=-1)  # the queue is in priority order, then id
+    monkeypatch.setattr(selectors, "CONFLICTS_PAGE_SIZE", 1)
+    monkeypatch.setattr(selectors.conflicts_page, "__defaults__", ("", 1))
+    client.force_login(judge)
+    html = client.get(reverse("annotation-conflicts", args=[project.pk])).content.decode()
+    assert reverse("annotation-adjudicate", args=[second.pk]) in html
+    assert reverse("annotation-adjudicate", args=[first.pk]) not in html
+    assert "2 items waiting for adjudication" in html
+    next_page = client.get(reverse("annotation-conflicts", args=[project.pk]), {"after": f"-1~{second.pk}"})
+    html = next_page.content.decode()
+    assert reverse("annotation-adjudicate", args=[first.pk]) in html and 'rel="next"' not in html
+    assert client.get(reverse("annotation-conflicts", args=[project.pk]), {"after": "nonsense"}).status_code == 400
+
+
 def test_adjudication_page_shows_every_label_with_its_author_and_the_history(client, conflicted):
     project, judge = conflicted
     item = project.items.order_by("id").first()

@@ -3,7 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from core.metrics.judge_eval import agreement_matrix, evaluate_verdicts, to_csv_rows
+from core.metrics.judge_eval import (
+    agreement_cell,
+    agreement_matrix,
+    evaluate_verdicts,
+    evaluation_from_counts,
+    to_csv_rows,
+)
 
 # item, human_correct, verdict, answer_class, author model -> cell of the confusion matrix
 ROWS = [
@@ -172,3 +178,32 @@ def test_agreement_matrix_over_shared_items():
     assert disjoint["a"]["b"] == {"shared_items": 0, "agreement": None, "kappa": None}
     with pytest.raises(ValueError, match="judge 'a'"):
         agreement_matrix({"a": {1: "yes"}})
+
+
+def test_evaluation_from_counts_equals_evaluation_from_rows():
+    from collections import Counter
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    row = st.tuples(st.booleans(), st.sampled_from(["correct", "incorrect", "inconclusive"]),
+                    st.sampled_from(["A", "B", "D", None]), st.sampled_from(["A1", "B3", None]),
+                    st.sampled_from(["m1", "m2", None]))
+
+    @settings(max_examples=100, deadline=None)
+    @given(rows=st.lists(row, max_size=40))
+    def check(rows):
+        from_rows = evaluate_verdicts([{"item_id": index, "human_correct": human, "verdict": verdict,
+                                        "answer_class": answer_class, "answer_type": answer_type, "model": model}
+                                       for index, (human, verdict, answer_class, answer_type, model)
+                                       in enumerate(rows)])
+        counted = Counter(rows)
+        from_counts = evaluation_from_counts([(*key, times) for key, times in counted.items()])
+        assert from_counts.as_dict() == from_rows.as_dict()
+        by_item = {"first": {index: verdict for index, (_, verdict, _, _, _) in enumerate(rows)},
+                   "second": {index: verdict for index, (_, verdict, _, _, model) in enumerate(rows) if model}}
+        matrix = agreement_matrix(by_item)
+        pairs = Counter((by_item["first"][item], by_item["second"][item]) for item in by_item["second"])
+        assert agreement_cell(pairs) == matrix["first"]["second"]
+
+    check()

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from core.jobs.api import JobActionsMixin
 from core.permissions import IsResearcherOrAdmin
-from verifybench import imports, services
+from verifybench import imports, selectors, services
 from verifybench.models import Completion, Dataset, ImportJob, PriorLabel, Question, ReferenceAnswer
 
 from . import filters, serializers
@@ -47,11 +47,7 @@ class DatasetViewSet(viewsets.ModelViewSet):
     filterset_fields = ["name"]
 
     def get_queryset(self):
-        return Dataset.objects.select_related("created_by").annotate(
-            question_count=Count("questions", distinct=True),
-            completion_count=Count("questions__completions", distinct=True),
-            model_count=Count("questions__completions__model_name", distinct=True),
-        )
+        return selectors.datasets_with_counts(Dataset.objects.select_related("created_by"))
 
     def perform_create(self, serializer):
         serializer.save(created_by=self.request.user)

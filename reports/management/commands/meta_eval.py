@@ -77,7 +77,7 @@ class Command(BaseCommand):
             )
             if report.missing_item_ids:
                 shown = ", ".join(str(item) for item in report.missing_item_ids[:20])
-                more = len(report.missing_item_ids) - 20
+                more = report.missing_verdicts - min(20, len(report.missing_item_ids))
                 console.print(f"  items without a verdict: {shown}{f' and {more} more' if more > 0 else ''}")
             console.print(self._class_table(report))
             console.print(self._binary_table(report))

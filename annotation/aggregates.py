@@ -1,0 +1,216 @@
+"""A project's figures kept as tallies (`ProjectTally`), moved in the transaction of each change.
+
+Every write of the workflow that changes what a figure counts (a label given or changed, a claim that starts an item,
+a tie-break, an adjudication, an override, an exclusion, a re-opening, gold marking, new items) goes through this
+module: `track` reads the changed items' contribution (core.metrics.tallies.item_tallies) before and after the
+change and adds the difference to the stored tallies. Pages then read a few hundred counter rows instead of every
+label (`project_tallies`). `rebuild` recomputes a project's tallies from its items and labels.
+
+Writers take a shared advisory lock before they add to the tallies and `rebuild` takes it exclusive, so a rebuild
+never misses or doubles a concurrent change.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from django.db import connection, transaction
+from django.db.models import Q, Sum
+
+from core.metrics import tallies
+
+from .models import AnnotationProject, Item, Label, ProjectTally
+
+SHARDS = 8  # rows a project-wide counter is split over, so concurrent writers rarely wait on one row
+_REBUILD_LOCK_SPACE = 0x6D74
+
+
+def _lock(project_id: int, *, exclusive: bool) -> None:
+    if connection.vendor != "postgresql":
+        return  # SQLite runs one writer at a time
+    function = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {function}(%s, %s)", [_REBUILD_LOCK_SPACE, project_id % 2**31])
+
+
+def _day(moment) -> str | None:
+    return moment.date().isoformat() if moment is not None else None
+
+
+def item_facts(item: Item) -> tallies.ItemFacts:
+    return tallies.ItemFacts(
+        state=item.state, resolution=item.resolution, excluded=item.excluded, final_value=item.final_value,
+        is_gold=item.is_gold, gold_value=item.gold_value, answer_type=item.answer_type,
+        resolved_day=_day(item.resolved_at),
+    )
+
+
+def _label_facts(item_ids: Sequence[int]) -> dict[int, list[tallies.LabelFacts]]:
+    found: dict[int, list[tallies.LabelFacts]] = {item_id: [] for item_id in item_ids}
+    if not item_ids:
+        return found
+    rows = (Label.objects.filter(item_id__in=item_ids).order_by("item_id", "created_at", "id")
+            .values_list("item_id", "annotator_id", "value", "unsuitable", "seconds_spent", "created_at"))
+    for item_id, annotator_id, value, unsuitable, seconds, created_at in rows:
+        found[item_id].append(tallies.LabelFacts(annotator_id, value, unsuitable, seconds, _day(created_at)))
+    return found
+
+
+Contributor = Callable[[AnnotationProject, Sequence[Item]], Counter]
+_CONTRIBUTORS: dict[str, list[Contributor]] = {}
+
+
+def register_contributor(kind: str, contributor: Contributor) -> None:
+    """A higher layer that keeps figures about a kind's items (grading: verdicts against final labels) adds its
+    own tallies: `contributor(project, items)` returns what those items add, from the items as given and what it
+    stores itself. It must then call `track_subjects` around every write of its own that changes them."""
+    _CONTRIBUTORS.setdefault(kind, []).append(contributor)
+
+
+def contribution(project: AnnotationProject, items: Sequence[Item]) -> Counter:
+    """What these items (as they are in memory, with their labels as stored now) add to the project's tallies."""
+    rules, threshold = project.judgement, project.agreement_threshold
+    by_item = _label_facts([item.pk for item in items])
+    total = tallies.sum_tallies(
+        tallies.item_tallies(rules, threshold, item_facts(item), by_item[item.pk]) for item in items)
+    for contributor in _CONTRIBUTORS.get(project.kind, ()):
+        total.update(contributor(project, items))
+    return total
+
+
+def _shard(key: str, actor_id: int | None) -> int:
+    if key.startswith(("n|", "t|")):
+        return 0  # one annotator's counters: their own writes come one at a time
+    return (actor_id or 0) % SHARDS
+
+
+def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = None) -> None:
+    """Add `delta` to the project's tallies (in the caller's transaction)."""
+    rows = sorted((key, _shard(key, actor_id), count) for key, count in delta.items() if count)
+    if not rows:
+        return
+    _lock(project_id, exclusive=False)
+    table = ProjectTally._meta.db_table
+    values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
+    params: list = []
+    for key, shard, count in rows:  # sorted, so concurrent writers lock the rows in one order
+        params += [project_id, key, shard, count]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (project_id, key, shard, count) VALUES {values} "
+            f"ON CONFLICT (project_id, key, shard) DO UPDATE SET count = {table}.count + EXCLUDED.count",
+            params,
+        )
+
+
+class Tracker:
+    """Reads the items' contribution when made; `done()` reads it again and adds the difference. The caller holds
+    the items' row locks and changes the same instances (and their labels) in between."""
+
+    def __init__(self, project: AnnotationProject, items: Iterable[Item], *, actor_id: int | None = None):
+        self.project, self.items, self.actor_id = project, list(items), actor_id
+        self.before = contribution(project, self.items) if self.items else Counter()
+
+    def done(self) -> None:
+        if not self.items:
+            return
+        after = contribution(self.project, self.items)
+        add(self.project.pk, tallies.difference(after, self.before), actor_id=self.actor_id)
+
+
+def track(project: AnnotationProject, items: Iterable[Item], *, actor_id: int | None = None) -> Tracker:
+    return Tracker(project, items, actor_id=actor_id)
+
+
+class SubjectTracker:
+    """`track_subjects`: trackers over every project item of these subjects, whatever the project."""
+
+    def __init__(self, trackers: list[Tracker]):
+        self.trackers = trackers
+
+    def done(self) -> None:
+        for tracker in self.trackers:
+            tracker.done()
+
+
+def track_subjects(kind: str, subject_ids: Sequence[int]) -> SubjectTracker:
+    """Before a write outside the workflow changes what a contributor counts for these subjects (a verdict):
+    locks their items in every project of the kind and reads their contribution; call `done()` after the write,
+    in the same transaction."""
+    if kind not in _CONTRIBUTORS or not subject_ids:
+        return SubjectTracker([])
+    items = list(Item.objects.select_for_update(of=("self",)).select_related("project")
+                 .filter(project__kind=kind, subject_id__in=list(subject_ids)).order_by("pk"))
+    by_project: dict[int, list[Item]] = {}
+    for item in items:
+        by_project.setdefault(item.project_id, []).append(item)
+    return SubjectTracker([Tracker(project_items[0].project, project_items)
+                           for project_items in by_project.values()])
+
+
+def state_moved(item: Item, from_state: str, *, actor_id: int | None = None) -> None:
+    """A claim moved an unlabeled item from one state to another: the only figure that changes is its state."""
+    if item.is_gold or from_state == item.state:
+        return
+    add(item.project_id, {f"s|{from_state}": -1, f"s|{item.state}": 1}, actor_id=actor_id)
+
+
+def items_added(project: AnnotationProject, example: Item, created: int) -> None:
+    """`created` new items like `example` (no labels yet) joined the project."""
+    if created:
+        single = tallies.item_tallies(project.judgement, project.agreement_threshold, item_facts(example), [])
+        add(project.pk, {key: count * created for key, count in single.items()})
+
+
+def project_tallies(project: AnnotationProject, prefixes: Sequence[str] = ()) -> dict[str, int]:
+    """The project's tallies summed over shards: {key: count}; only keys starting with one of `prefixes` if given.
+    A page that shows many figures calls `read_once` first, and every later call on that instance reads no row."""
+    cached = getattr(project, "_tallies_read", None)
+    if cached is not None:
+        return {key: count for key, count in cached.items() if not prefixes or key.startswith(tuple(prefixes))}
+    rows = ProjectTally.objects.filter(project=project)
+    if prefixes:
+        condition = Q()
+        for prefix in prefixes:
+            condition |= Q(key__startswith=prefix)
+        rows = rows.filter(condition)
+    summed = rows.values_list("key").annotate(total=Sum("count")).order_by()
+    return {key: total for key, total in summed if total}
+
+
+def read_once(project: AnnotationProject) -> None:
+    """Read all the project's tallies now and keep them on this instance (for one request's figures)."""
+    project._tallies_read = None  # type: ignore[attr-defined]
+    project._tallies_read = project_tallies(project)  # type: ignore[attr-defined]
+
+
+def computed_tallies(project: AnnotationProject, chunk: int = 2000) -> Counter:
+    """The project's tallies computed from its items and labels, a chunk of items at a time."""
+    total: Counter = Counter()
+    rules, threshold = project.judgement, project.agreement_threshold
+    last_id = 0
+    while True:
+        items = list(Item.objects.filter(project=project, pk__gt=last_id).order_by("pk")
+                     .only("id", "project_id", "subject_id", "state", "resolution", "excluded", "final_value",
+                           "is_gold", "gold_value", "answer_type", "resolved_at")[:chunk])
+        if not items:
+            return total
+        by_item = _label_facts([item.pk for item in items])
+        for item in items:
+            total.update(tallies.item_tallies(rules, threshold, item_facts(item), by_item[item.pk]))
+        for contributor in _CONTRIBUTORS.get(project.kind, ()):
+            total.update(contributor(project, items))
+        last_id = items[-1].pk
+
+
+def rebuild(project: AnnotationProject) -> int:
+    """Recompute the project's tallies from scratch and store them; returns how many keys it has. Writers wait
+    meanwhile (they take the lock this holds exclusive)."""
+    with transaction.atomic():
+        _lock(project.pk, exclusive=True)
+        computed = computed_tallies(project)
+        ProjectTally.objects.filter(project=project).delete()
+        ProjectTally.objects.bulk_create(
+            [ProjectTally(project=project, key=key, shard=0, count=count) for key, count in computed.items() if count],
+            batch_size=2000)
+    return sum(1 for count in computed.values() if count)

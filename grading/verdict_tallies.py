@@ -1,0 +1,70 @@
+"""Verdicts against final human labels as tallies of correctness projects (see annotation.aggregates).
+
+Per item of a correctness project: ``vv|<verifier>`` for each verifier with a verdict on its completion; and for
+an item with a final human label (resolved, not excluded, not gold): ``vl``, then per verdict
+``v|<verifier>|<answer class>|<answer type>|<human 1/0>|<status>|<model as JSON>`` (the confusion counts the meta-evaluation
+reads) and per pair of verifiers (ids in order, a verifier with itself included) ``vp|<a>|<b>|<status a>|<status
+b>`` (their agreement). A final value that is no correctness label counts as ``vb`` instead.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+
+from annotation import aggregates, workflow
+from annotation.models import AnnotationProject, Item
+from core.labels import InvalidValue
+from verifybench.label_rules import CORRECTNESS, CorrectnessRules
+from verifybench.models import Completion
+
+from .models import Verdict
+
+_RULES = CorrectnessRules()
+
+
+def has_final_label(item: Item) -> bool:
+    return item.state == workflow.RESOLVED and not item.excluded and not item.is_gold
+
+
+def verdict_contribution(project: AnnotationProject, items: Sequence[Item]) -> Counter:
+    tally: Counter = Counter()
+    subjects = [item.subject_id for item in items if not item.is_gold]
+    if not subjects:
+        return tally
+    by_subject: dict[int, dict[int, str]] = {}
+    for completion_id, verifier_id, status in (Verdict.objects.filter(completion_id__in=subjects)
+                                               .values_list("completion_id", "verifier_id", "status")):
+        by_subject.setdefault(completion_id, {})[verifier_id] = status
+    labeled = [item for item in items if has_final_label(item)]
+    about = {
+        completion_id: (model, answer_class or "", answer_type or "")
+        for completion_id, model, answer_class, answer_type in Completion.objects.filter(
+            pk__in=[item.subject_id for item in labeled]).values_list(
+                "pk", "model_name", "question__answer_class", "question__answer_type")
+    } if labeled else {}
+    for item in items:
+        if item.is_gold:
+            continue
+        verdicts = by_subject.get(item.subject_id, {})
+        for verifier_id in verdicts:
+            tally[f"vv|{verifier_id}"] += 1
+        if not has_final_label(item) or item.subject_id not in about:
+            continue
+        tally["vl"] += 1
+        try:
+            human = _RULES.clean(item.final_value)
+        except InvalidValue:
+            tally["vb"] += 1
+            continue
+        model, answer_class, answer_type = about[item.subject_id]
+        ordered = sorted(verdicts.items())
+        for index, (verifier_id, status) in enumerate(ordered):
+            tally[f"v|{verifier_id}|{answer_class}|{answer_type}|{int(human)}|{status}|{json.dumps(model)}"] += 1
+            for other_id, other_status in ordered[index:]:
+                tally[f"vp|{verifier_id}|{other_id}|{status}|{other_status}"] += 1
+    return tally
+
+
+def register() -> None:
+    aggregates.register_contributor(CORRECTNESS, verdict_contribution)
