@@ -1,4 +1,17 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def count_projects_without_tallies(sender, verbosity: int = 1, **kwargs) -> None:
+    """A database migrated from before the tallies existed gets them counted once, so no page shows zeros."""
+    from . import aggregates
+    from .models import AnnotationProject
+
+    missing = AnnotationProject.objects.filter(items__isnull=False, tallies__isnull=True).distinct().order_by("pk")
+    for project in missing.iterator():
+        keys = aggregates.rebuild(project)
+        if verbosity:
+            print(f"  Counted the tallies of project {project.pk} ({project.name}): {keys} counters")
 
 
 class AnnotationConfig(AppConfig):
@@ -8,3 +21,5 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from . import refit  # noqa: F401  (registers the annotator-model job kind)
+
+        post_migrate.connect(count_projects_without_tallies, sender=self)

@@ -134,3 +134,19 @@ def test_rebuild_command_gives_back_the_tallies(make_project):
     assert selectors.progress(project) == before
     assert aggregates.project_tallies(project) == {
         key: count for key, count in aggregates.computed_tallies(project).items() if count}
+
+
+@pytest.mark.django_db
+def test_migrate_counts_the_tallies_of_projects_that_have_none(make_project):
+    """A database that predates the tallies has projects with items and no counters: `migrate` counts them."""
+    project, (alice, bob), _ = make_project(annotators=2)
+    for user, value in ((alice, True), (bob, True)):
+        task = services.next_task(project, user)
+        services.submit_label(task, user, value=value, seconds_spent=3)
+    before = selectors.progress(project)
+    ProjectTally.objects.filter(project=project).delete()
+    call_command("migrate", verbosity=0)
+    assert selectors.progress(project) == before
+    untouched = ProjectTally.objects.filter(project=project).count()
+    call_command("migrate", verbosity=0)
+    assert ProjectTally.objects.filter(project=project).count() == untouched
