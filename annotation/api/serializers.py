@@ -49,8 +49,17 @@ class AnnotatorProjectSerializer(serializers.ModelSerializer):
                   "is_active"]
 
 
+class UsernameField(serializers.SlugRelatedField):
+    """A user named by username; a name no database can hold (a NUL, an unpaired surrogate) is simply no user."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and ("\x00" in data or any("\ud800" <= char <= "\udfff" for char in data)):
+            raise serializers.ValidationError("no user has this name")  # not echoed: it cannot be encoded either
+        return super().to_internal_value(data)
+
+
 class MemberSerializer(serializers.ModelSerializer):
-    username = serializers.SlugRelatedField(
+    username = UsernameField(
         source="user", slug_field="username", queryset=get_user_model().objects.filter(is_active=True)
     )
     labels = serializers.SerializerMethodField(help_text="Labels this person gave in the project (gold excluded).")

@@ -158,3 +158,9 @@ def test_a_created_user_can_log_in_through_the_token_endpoint(setup, client):
     response = client.post("/api/auth/token/", {"username": "api-newbie", "password": "a-long-passphrase"})
     assert response.status_code == 200
     assert User.objects.get(username="api-newbie").groups.filter(name="annotator").exists()
+
+
+def test_adding_a_member_by_a_name_no_database_holds_is_a_400(setup):
+    for body in ('{"username": "a\\u0000b"}', '{"username": "\\ud800x"}'):  # a NUL, an unpaired surrogate
+        response = setup["researcher"].post(url(setup["project"], "members/"), body, content_type="application/json")
+        assert response.status_code == 400 and "username" in response.json()
