@@ -155,11 +155,13 @@ def state_moved(item: Item, from_state: str, *, actor_id: int | None = None) -> 
     add(item.project_id, {f"s|{from_state}": -1, f"s|{item.state}": 1}, actor_id=actor_id)
 
 
-def items_added(project: AnnotationProject, example: Item, created: int) -> None:
-    """`created` new items like `example` (no labels yet) joined the project."""
-    if created:
-        single = tallies.item_tallies(project.judgement, project.agreement_threshold, item_facts(example), [])
-        add(project.pk, {key: count * created for key, count in single.items()})
+def items_added(project: AnnotationProject, items: Sequence[Item], chunk: int = 2000) -> None:
+    """New items (no labels yet) joined the project; what they add includes the higher layers' figures (a verdict
+    recorded on a completion before the project existed counts as soon as its item does)."""
+    for start in range(0, len(items), chunk):
+        delta = contribution(project, items[start:start + chunk])
+        if delta:
+            add(project.pk, delta)
 
 
 def project_tallies(project: AnnotationProject, prefixes: Sequence[str] = ()) -> dict[str, int]:

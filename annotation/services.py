@@ -109,10 +109,18 @@ def add_items(
     if not new_items:
         return 0
     with transaction.atomic():
+        existing: set[int] = set()
+        for start in range(0, len(subject_ids), 10000):
+            existing.update(project.items.filter(subject_id__in=subject_ids[start:start + 10000])
+                            .values_list("subject_id", flat=True))
+        fresh = [item for item in new_items if item.subject_id not in existing]
         before = project.items.count()
-        Item.objects.bulk_create(new_items, batch_size=2000, ignore_conflicts=True)
+        Item.objects.bulk_create(fresh, batch_size=2000, ignore_conflicts=True)
         created = project.items.count() - before
-        aggregates.items_added(project, new_items[0], created)
+        if created == len(fresh):
+            aggregates.items_added(project, fresh)
+        else:  # a concurrent call added some of the same subjects: count the project again rather than guess
+            aggregates.rebuild(project)
     return created
 
 
@@ -232,7 +240,9 @@ def update_project(project: AnnotationProject, *, actor, guidelines: str | None 
         raise InvalidSubmission(f"not a project setting: {', '.join(sorted(unknown))}")
     _check_setting_values(values)
     with transaction.atomic():
-        project = AnnotationProject.objects.select_for_update().get(pk=project.pk)
+        # FOR NO KEY UPDATE: a submit under way inserts rows that reference the project (its tallies), and their
+        # foreign-key check must not wait on this lock while this change waits on the submit's policy lock.
+        project = AnnotationProject.objects.select_for_update(no_key=True).get(pk=project.pk)
         changed = {field: (getattr(project, field), value) for field, value in values.items()
                    if getattr(project, field) != value}
         _check_aggregation(project, {field: value for field, value in values.items()})

@@ -98,7 +98,7 @@ def create_demo_users(context: DemoContext) -> None:
             user = user_model.objects.create_user(
                 username=username, password=DEMO_PASSWORD, is_staff=is_admin, is_superuser=is_admin,
             )
-            user.groups.add(Group.objects.get(name=role))
+            user.groups.add(Group.objects.get_or_create(name=role)[0])
         context.users[username] = user
         context.logins.append(DemoLogin(username=username, role=role, password=DEMO_PASSWORD, created=created))
     created_count = sum(login.created for login in context.logins)

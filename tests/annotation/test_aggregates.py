@@ -94,7 +94,7 @@ def run(step, project, annotators, staff, items):
         elif kind == "gold":
             services.mark_gold(project, items[index], value is True, actor=admin)
     except services.WorkflowError:
-        pass  # a refused step changes nothing; the figures must still match  # a refused step changes nothing; the figures must still match
+        pass  # a refused step changes nothing; the figures must still match
 
 
 @pytest.mark.django_db
@@ -150,3 +150,19 @@ def test_migrate_counts_the_tallies_of_projects_that_have_none(make_project):
     untouched = ProjectTally.objects.filter(project=project).count()
     call_command("migrate", verbosity=0)
     assert ProjectTally.objects.filter(project=project).count() == untouched
+
+
+@pytest.mark.django_db
+def test_verdicts_recorded_before_the_project_count_when_its_items_are_added(make_project, corpus):
+    verifier = VerifierConfig.objects.create(name=f"tally-rule-{next(_names)}", kind=VerifierConfig.Kind.RULE)
+    for completion in Completion.objects.filter(question__dataset=corpus):
+        grading_services.record_verdict(completion, verifier, SimpleNamespace(
+            status="correct", extracted_answer="", explanation="", reason="", raw_output=""))
+    project, _, _ = make_project(annotators=2)
+    assert aggregates.project_tallies(project)[f"vv|{verifier.pk}"] == Completion.objects.filter(
+        question__dataset=corpus).count()
+    assert aggregates.project_tallies(project) == {
+        key: count for key, count in aggregates.computed_tallies(project).items() if count}
+    assert services.add_items(project, subject_ids=list(project.items.values_list("subject_id", flat=True))) == 0
+    assert aggregates.project_tallies(project) == {
+        key: count for key, count in aggregates.computed_tallies(project).items() if count}

@@ -12,6 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from annotation import aggregates
 from annotation import services as annotation_services
 from annotation.models import Item
 from grading import runs
@@ -92,6 +93,7 @@ def label_project(dataset: Dataset, labels: dict[tuple[int, int], bool]):
                                             external_id=f"c{k}")
         Item.objects.filter(project=project, subject_id=completion.pk).update(
             state=Item.State.RESOLVED, final_value=value)
+    aggregates.rebuild(project)  # the items were resolved behind the services' back
     return project
 
 
