@@ -20,6 +20,6 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation workflow"
 
     def ready(self):
-        from . import refit  # noqa: F401  (registers the annotator-model job kind)
+        from . import refit, setup  # noqa: F401  (register the annotator-model and project-setup job kinds)
 
         post_migrate.connect(count_projects_without_tallies, sender=self)

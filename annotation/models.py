@@ -31,6 +31,8 @@ class AnnotationProject(models.Model):
     lease_minutes = models.PositiveIntegerField(default=30)
     gold_rate = models.FloatField(default=0.0, help_text="Share of tasks drawn from gold items (0 to 1).")
     is_active = models.BooleanField(default=True)
+    preparing = models.BooleanField(
+        default=False, help_text="True while a project-setup job creates the items; nobody labels before it is over.")
     aggregation = models.CharField(
         max_length=20, choices=[("majority", "Majority (the published protocols)"),
                                 ("model", "Annotator model (Dawid-Skene)")], default="majority",
@@ -445,6 +447,24 @@ class AnnotatorModelFit(BackgroundJob):
 
     def __str__(self):
         return f"annotator model fit {self.pk} of project {self.project_id} ({self.status})"
+
+
+class ProjectSetupJob(BackgroundJob):
+    """The creation of a new project's items (a job kind): every subject its dataset offers for the project's kind,
+    or the chosen ones. All or nothing: the items are written in one transaction that also opens the project, so a
+    killed or cancelled setup has written no item and a restart starts over."""
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="setup_jobs")
+    subject_ids = models.JSONField(null=True, blank=True, help_text="The chosen subjects; every one when null.")
+    seed = models.BigIntegerField(null=True, blank=True, help_text="Seeds the items' random order.")
+    items_created = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "status"], name="setupjob_project_status")]
+
+    def __str__(self):
+        return f"setup {self.pk} of project {self.project_id} ({self.status})"
 
 
 class ProjectTally(models.Model):

@@ -49,18 +49,8 @@ class InvalidSubmission(WorkflowError):
 
 # ---------------------------------------------------------------- projects
 
-def create_project(
-    *,
-    dataset,
-    kind: str,
-    name: str = "",
-    created_by=None,
-    subject_ids: list[int] | None = None,
-    seed: int | None = None,
-    **settings,
-) -> AnnotationProject:
-    """Create a project and its items: every subject the dataset offers for this kind (every completion for
-    correctness, every question for answer types), or the chosen ones."""
+def check_project_request(kind: str, settings: dict) -> None:
+    """Refuse a new project whose kind is not made from a dataset's rows or whose settings do not hold."""
     try:
         subject_kind = subjects.get(kind)
     except subjects.UnknownSubjectKind as exc:
@@ -72,6 +62,22 @@ def create_project(
                            if key in ("aggregation", "confidence_target", "max_labels", "refit_every")})
     _check_aggregation_rule(subject_kind.rules, settings.get("aggregation", label_model.MAJORITY),
                             settings.get("adaptive_redundancy", False))
+
+
+def create_project(
+    *,
+    dataset,
+    kind: str,
+    name: str = "",
+    created_by=None,
+    subject_ids: list[int] | None = None,
+    seed: int | None = None,
+    **settings,
+) -> AnnotationProject:
+    """Create a project and its items at once: every subject the dataset offers for this kind (every completion for
+    correctness, every question for answer types), or the chosen ones. For small projects (selections, the demo,
+    tests); pages and the API create large ones in the background (annotation.setup.start_project)."""
+    check_project_request(kind, settings)
     with transaction.atomic():
         project = AnnotationProject.objects.create(
             dataset=dataset, kind=kind, name=name or f"{dataset.name} {kind}", created_by=created_by, **settings
@@ -96,9 +102,11 @@ def add_items(
     priority: int = 0,
     seed: int | None = None,
     extra: dict | None = None,
+    rng: random.Random | None = None,
 ) -> int:
-    """Add items to a project, skipping any it already has. Returns how many were created."""
-    rng = random.Random(seed)
+    """Add items to a project, skipping any it already has. Returns how many were created. `rng` (else one seeded
+    with `seed`) draws the items' random keys, so a caller adding in chunks keeps one random sequence."""
+    rng = rng or random.Random(seed)
     subject_ids = list(subject_ids)
     answer_types = project.subject_kind.answer_types(subject_ids) if subject_ids else {}
     new_items = [
@@ -679,6 +687,8 @@ def next_task(project: AnnotationProject, user) -> Task | None:
     The item row is locked (SKIP LOCKED on PostgreSQL) and its capacity re-checked under the lock, so
     concurrent claims never lease more slots than an item needs.
     """
+    if project.preparing:
+        raise WorkflowError("this project is still being prepared; its items are not all created yet")
     if not project.is_active:
         raise WorkflowError("this project is closed")
     if not is_member(project, user, ProjectMember.Role.ANNOTATOR):
@@ -797,6 +807,8 @@ def claim_queue(project: AnnotationProject, user, *, ahead: int = QUEUE_AHEAD) -
     leasing ahead never takes a slot an item does not have; the leases expire like any other or are released
     with `release_tasks` when the page is left.
     """
+    if project.preparing:
+        raise WorkflowError("this project is still being prepared; its items are not all created yet")
     if not project.is_active:
         raise WorkflowError("this project is closed")
     if not is_member(project, user, ProjectMember.Role.ANNOTATOR):

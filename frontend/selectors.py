@@ -42,7 +42,7 @@ def projects_with_item_counts(projects):
 def annotator_projects(user) -> list[dict]:
     """Active projects the user labels in, with their own progress."""
     projects = AnnotationProject.objects.select_related("dataset").filter(
-        is_active=True, memberships__user=user, memberships__role=ProjectMember.Role.ANNOTATOR,
+        is_active=True, preparing=False, memberships__user=user, memberships__role=ProjectMember.Role.ANNOTATOR,
         memberships__is_active=True,
     ).distinct()
     return [
@@ -53,7 +53,7 @@ def annotator_projects(user) -> list[dict]:
 
 def adjudicator_projects(user):
     projects = AnnotationProject.objects.select_related("dataset").filter(
-        is_active=True, memberships__user=user, memberships__role=ProjectMember.Role.ADJUDICATOR,
+        is_active=True, preparing=False, memberships__user=user, memberships__role=ProjectMember.Role.ADJUDICATOR,
         memberships__is_active=True,
     ).distinct()
     return projects_with_item_counts(projects)

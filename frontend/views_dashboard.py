@@ -18,8 +18,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import aggregates, aggregation, selectors, services
-from annotation.models import AnnotationProject, AnnotatorModelFit, Item, ProjectMember
+from annotation import aggregates, aggregation, selectors, services, setup
+from annotation.models import AnnotationProject, AnnotatorModelFit, Item, ProjectMember, ProjectSetupJob
 from core import roles, subjects
 from verifybench.models import Dataset
 
@@ -78,18 +78,22 @@ def project_new(request):
     form = ProjectForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        with transaction.atomic():
-            project = services.create_project(
-                dataset=data["dataset"], kind=data["kind"], name=data["name"], created_by=request.user,
-                labels_per_item=data["labels_per_item"], tiebreak_annotators=data["tiebreak_annotators"],
-                show_model_names=data["show_model_names"], lease_minutes=data["lease_minutes"],
-            )
-            for user in data["annotators"]:
-                services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
-            for user in data["adjudicators"]:
-                services.add_member(project, user, ProjectMember.Role.ADJUDICATOR)
-        messages.success(request, f"Project {project.name} created with {project.items.count()} items.")
-        return redirect(reverse("dashboard-project", args=[project.pk]))
+        try:
+            with transaction.atomic():
+                project, job = setup.start_project(
+                    dataset=data["dataset"], kind=data["kind"], name=data["name"], created_by=request.user,
+                    labels_per_item=data["labels_per_item"], tiebreak_annotators=data["tiebreak_annotators"],
+                    show_model_names=data["show_model_names"], lease_minutes=data["lease_minutes"],
+                )
+                for user in data["annotators"]:
+                    services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
+                for user in data["adjudicators"]:
+                    services.add_member(project, user, ProjectMember.Role.ADJUDICATOR)
+        except services.WorkflowError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Project {project.name} created; its items are being created.")
+            return redirect(reverse("job-detail", args=[setup.SETUP.name, job.pk]))
     return render(request, "dashboard/project_new.html", {"form": form}, status=400 if form.errors else 200)
 
 
@@ -204,6 +208,25 @@ def _fit_parts(fit: AnnotatorModelFit) -> dict:
 register_parts("annotator-model", _fit_parts)
 
 
+def _setup_parts(job: ProjectSetupJob) -> dict:
+    project_url = reverse("dashboard-project", args=[job.project_id])
+    succeeded = job.status == job.Status.SUCCEEDED
+    return {
+        "what_template": "jobs/kinds/project_setup_what.html",
+        "result_template": "jobs/kinds/project_setup_result.html",
+        "project": job.project, "succeeded": succeeded,
+        "api_url": f"/api/jobs/project-setup-{job.pk}/",
+        "home_url": project_url,
+        # the job's page moves on to the project once its items are all there
+        "done_url": project_url,
+        "links": [{"label": "Open project", "url": project_url, "download": False}] if succeeded else [],
+        "unit": "items",
+    }
+
+
+register_parts("project-setup", _setup_parts)
+
+
 @login_required
 @require_GET
 def dashboard(request, project_id: int):
@@ -214,6 +237,6 @@ def dashboard(request, project_id: int):
     aggregates.read_once(project)  # every section's figures from one read of the tallies
     sections = [{"template": section.template, **section.build(project)} for section in SECTIONS]
     return render(request, "dashboard/dashboard.html", {
-        "project": project, "members": members, "sections": sections,
+        "project": project, "members": members, "sections": sections, "setup_job": setup.active_setup(project),
         "can_adjudicate": selectors.can_adjudicate(project, request.user),
     })

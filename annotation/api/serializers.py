@@ -2,6 +2,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from core import roles, subjects
+from core.jobs.api import JobPayloadSerializer
 from verifybench.models import Dataset
 
 from .. import selectors, services
@@ -20,9 +21,9 @@ class ProjectSerializer(serializers.ModelSerializer):
             "id", "name", "description", "guidelines", "guidelines_version", "dataset", "kind", "labels_per_item",
             "tiebreak_annotators", "agreement_threshold", "show_model_names", "verdict_visibility", "lease_minutes",
             "gold_rate", "is_active", "aggregation", "adaptive_redundancy", "confidence_target", "max_labels",
-            "refit_every", "created_at", "completion_ids", "question_ids", "seed",
+            "refit_every", "preparing", "created_at", "completion_ids", "question_ids", "seed",
         ]
-        read_only_fields = ["id", "created_at", "guidelines_version"]
+        read_only_fields = ["id", "created_at", "guidelines_version", "preparing"]
         # the database's check constraints, refused here with a 400 instead of an IntegrityError
         extra_kwargs = {
             "labels_per_item": {"min_value": 1},
@@ -38,6 +39,13 @@ class ProjectSerializer(serializers.ModelSerializer):
         if self.instance is not None and kind != self.instance.kind:
             raise serializers.ValidationError("the kind of a project cannot change")
         return kind
+
+
+class ProjectCreatedSerializer(serializers.Serializer):
+    """What creating a project answers (202): the project, still preparing, and the job creating its items."""
+
+    project = ProjectSerializer()
+    job = JobPayloadSerializer()
 
 
 class AnnotatorProjectSerializer(serializers.ModelSerializer):

@@ -13,7 +13,7 @@ from core.jobs.api import job_payload
 from core.permissions import IsResearcherOrAdmin
 from core.serializers import NoBodySerializer
 
-from .. import aggregation, selectors, services
+from .. import aggregation, selectors, services, setup
 from ..models import AnnotationProject, Invitation, Item, ProjectMember, Task
 from . import serializers
 
@@ -51,19 +51,33 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             return [IsResearcherOrAdmin()]
         return super().get_permissions()
 
-    def perform_create(self, serializer):
+    @extend_schema(
+        request=serializers.ProjectSerializer,
+        responses={202: serializers.ProjectCreatedSerializer},
+        summary="Create a project; its items are created by a background job (project-setup)",
+        description="Answers 202 at once with the project (`preparing` true: nobody is given work from it yet) and "
+                    "the job that creates its items, which reports items created / total as its progress. Follow "
+                    "the job at `/api/jobs/project-setup-<id>/`; when it has succeeded the project has all its "
+                    "items and `preparing` is false. A cancelled or failed setup created no item; restart it there.",
+    )
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         completion_ids, question_ids = data.pop("completion_ids", None), data.pop("question_ids", None)
         data["subject_ids"] = completion_ids if completion_ids is not None else question_ids
         guidelines = data.pop("guidelines", None)
         try:
             with transaction.atomic():
-                project = services.create_project(created_by=self.request.user, **data)
+                project, job = setup.start_project(created_by=request.user, **data)
                 if guidelines:
-                    project = services.update_project(project, actor=self.request.user, guidelines=guidelines)
-            serializer.instance = project
+                    project = services.update_project(project, actor=request.user, guidelines=guidelines)
         except services.WorkflowError as exc:
             raise PermissionDenied(str(exc)) if exc.status_code == 403 else ValidationError(str(exc)) from None
+        body = {"project": serializers.ProjectSerializer(project, context=self.get_serializer_context()).data,
+                "job": job_payload(job)}
+        return Response(body, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": f"/api/jobs/project-setup-{job.pk}/"})
 
     def perform_update(self, serializer):
         """Settings and guidelines change through the same rules and change log as the settings page."""

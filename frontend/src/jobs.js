@@ -92,6 +92,9 @@ async function pollOnce(row) {
   if (!response.ok) return false;
   const payload = await response.json();
   update(row, payload);
+  // A job whose page names where its result lives (a project's setup) moves there once it has succeeded.
+  const follow = row.closest("[data-follow]");
+  if (payload.status === "succeeded" && follow) window.location.assign(follow.dataset.follow);
   return !ACTIVE.has(payload.status);
 }
 

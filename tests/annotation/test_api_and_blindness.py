@@ -54,12 +54,14 @@ class TestAuthAndProjects:
     def test_anonymous_is_refused(self, team, api_client_for):
         assert api_client_for(None).get("/api/projects/").status_code in (401, 403)
 
-    def test_researcher_creates_and_patches_a_project(self, api_client_for, researcher, corpus):
+    def test_researcher_creates_and_patches_a_project(self, api_client_for, researcher, corpus,
+                                                      django_capture_on_commit_callbacks):
         client = api_client_for(researcher)
-        response = client.post("/api/projects/", {"dataset": corpus.name, "kind": "answer_type", "name": "types",
-                                                  "labels_per_item": 3}, format="json")
-        assert response.status_code == 201, response.content
-        body = response.json()
+        with django_capture_on_commit_callbacks(execute=True):  # the setup job runs (eagerly) once committed
+            response = client.post("/api/projects/", {"dataset": corpus.name, "kind": "answer_type", "name": "types",
+                                                      "labels_per_item": 3}, format="json")
+        assert response.status_code == 202, response.content
+        body = response.json()["project"]
         assert (body["labels_per_item"], body["tiebreak_annotators"], body["show_model_names"],
                 body["verdict_visibility"], body["lease_minutes"]) == (3, 1, False, "adjudicators", 30)
         project = AnnotationProject.objects.get(pk=body["id"])

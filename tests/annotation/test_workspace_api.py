@@ -147,8 +147,8 @@ class TestSettingsByPatch:
     def test_guidelines_given_at_creation_are_version_one(self, setup, corpus):
         response = setup["researcher"].post("/api/projects/", {"dataset": corpus.name, "kind": "answer_type",
                                                                "name": "typed", "guidelines": "First words."}, format="json")
-        assert response.status_code == 201, response.content
-        assert response.json()["guidelines_version"] == 1
+        assert response.status_code == 202, response.content
+        assert response.json()["project"]["guidelines_version"] == 1
 
 
 def test_a_created_user_can_log_in_through_the_token_endpoint(setup, client):

@@ -23,7 +23,7 @@ def test_annotators_get_404_on_every_researcher_page(client, annotator):
     assert client.post(reverse("dashboard-project-new"), {"name": "x"}).status_code == 404
 
 
-def test_project_creation_makes_items_and_members(client, researcher, make_user):
+def test_project_creation_makes_items_and_members(client, researcher, make_user, django_capture_on_commit_callbacks):
     dataset = make_dataset(questions=3, name="creation-set")
     alice, bob = make_user(roles.ANNOTATOR, username="alice"), make_user(roles.ANNOTATOR, username="bob")
     judge = make_user(roles.ADJUDICATOR, username="judge")
@@ -33,12 +33,16 @@ def test_project_creation_makes_items_and_members(client, researcher, make_user)
     assert '<label for="id_name">' in form_html
     assert_csp_clean(form_html)
 
-    response = client.post(reverse("dashboard-project-new"), {
-        "name": "Round one", "dataset": dataset.pk, "kind": "answer_type", "labels_per_item": 2,
-        "tiebreak_annotators": 1, "lease_minutes": 20, "annotators": [alice.pk, bob.pk], "adjudicators": [judge.pk],
-    })
+    with django_capture_on_commit_callbacks(execute=True):  # the setup job runs (eagerly) once committed
+        response = client.post(reverse("dashboard-project-new"), {
+            "name": "Round one", "dataset": dataset.pk, "kind": "answer_type", "labels_per_item": 2,
+            "tiebreak_annotators": 1, "lease_minutes": 20, "annotators": [alice.pk, bob.pk],
+            "adjudicators": [judge.pk],
+        })
     project = AnnotationProject.objects.get(name="Round one")
-    assert response.status_code == 302 and response.url == reverse("dashboard-project", args=[project.pk])
+    job = project.setup_jobs.get()
+    assert response.status_code == 302 and response.url == reverse("job-detail", args=["project-setup", job.pk])
+    assert job.status == "succeeded" and not project.preparing
     assert project.kind == "answer_type" and project.lease_minutes == 20 and not project.show_model_names
     assert project.items.count() == 3
     assert set(project.memberships.values_list("user__username", "role")) == {
