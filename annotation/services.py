@@ -132,6 +132,32 @@ def add_items(
     return created
 
 
+def copy_new_items(project: AnnotationProject, *, subject_ids: Sequence[int], rng: random.Random) -> int:
+    """Add items for the subjects the project does not have yet, written with COPY (what a project's setup does,
+    a chunk at a time). The caller holds the project's row lock, so nobody adds the same subjects meanwhile.
+    Returns how many were created."""
+    if connection.vendor != "postgresql":
+        return add_items(project, subject_ids=subject_ids, rng=rng)
+    subject_ids = list(subject_ids)
+    have = set(project.items.filter(subject_id__in=subject_ids).values_list("subject_id", flat=True))
+    new_ids = [subject_id for subject_id in dict.fromkeys(subject_ids) if subject_id not in have]
+    if not new_ids:
+        return 0
+    answer_types = project.subject_kind.answer_types(new_ids)
+    required, now = aggregation.initial_required_labels(project), timezone.now()
+    columns = ["project", "subject_id", "answer_type", "state", "resolution", "required_labels", "label_count",
+               "started", "excluded", "priority", "random_key", "is_gold", "created_at"]
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(Item._meta.get_field(name).column) for name in columns)
+    with transaction.atomic(), connection.cursor() as cursor:
+        with cursor.cursor.copy(f"COPY {quote(Item._meta.db_table)} ({names}) FROM STDIN") as copy:
+            for subject_id in new_ids:
+                copy.write_row((project.pk, subject_id, answer_types.get(subject_id, ""), Item.State.PENDING, "",
+                                required, 0, False, False, 0, rng.random(), False, now))
+        aggregates.items_added(project, Item(project=project, required_labels=required), len(new_ids))
+    return len(new_ids)
+
+
 def add_member(project: AnnotationProject, user, role: str = ProjectMember.Role.ANNOTATOR, *,
                actor=None) -> ProjectMember:
     """Make a user a member with a role; a removed member becomes active again. Recorded in the project's change

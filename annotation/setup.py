@@ -1,10 +1,11 @@
 """A new project's items, created in the background: a job kind of core.jobs.runner ("project-setup").
 
 `start_project` creates the project at once, marked `preparing` (nobody is given work from it), with a job that
-creates its items. The job writes every item, the project's tallies (aggregates.items_added) and the end of
-`preparing` in one transaction, in chunks that report progress (items created / total) and honour a cancel between
-them. It is all or nothing: a killed worker or a cancel leaves no item behind, and a restart (or the sweep's
-takeover) starts over; `add_items` skips items the project already has, so even a second pass cannot duplicate one.
+creates its items. The job writes every item (with COPY), the project's tallies (aggregates.items_added) and the
+end of `preparing` in one transaction, in chunks that report progress (items created / total) and honour a cancel
+between them. It is all or nothing: a killed worker or a cancel leaves no item behind, and a restart (or the sweep's
+takeover) starts over; `copy_new_items` skips subjects the project already has (under the project's row lock), so
+even a second pass cannot duplicate one.
 """
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def _execute(execution: Execution) -> None:
         AnnotationProject.objects.select_for_update().filter(pk=project.pk).first()
         for start in range(0, total, CHUNK):
             execution.check()
-            created += services.add_items(project, subject_ids=ids[start:start + CHUNK], rng=rng)
+            created += services.copy_new_items(project, subject_ids=ids[start:start + CHUNK], rng=rng)
             execution.beat(done=min(start + CHUNK, total), total=total)
         execution.check()
         AnnotationProject.objects.filter(pk=project.pk).update(preparing=False)

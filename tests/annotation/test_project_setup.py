@@ -10,6 +10,7 @@ from annotation import aggregates, services, setup
 from annotation.models import AnnotationProject, Item, ProjectMember, ProjectSetupJob
 from core.jobs import runner
 from tests.annotation.conftest import build_dataset
+from verifybench.models import Completion
 
 pytestmark = pytest.mark.django_db
 
@@ -32,6 +33,11 @@ def test_the_job_creates_every_item_and_opens_the_project(corpus, researcher):
     assert sorted(project.items.values_list("subject_id", flat=True)) == sorted(completions)
     assert kept_equals_rebuilt(project)
     assert aggregates.project_tallies(project)  # the items were counted
+    for item in project.items.all():  # as services.add_items would have made them
+        completion = Completion.objects.select_related("question").get(pk=item.subject_id)
+        assert (item.answer_type, item.state, item.required_labels, item.label_count) == (
+            completion.question.answer_type, "pending", project.labels_per_item, 0)
+        assert 0 <= item.random_key < 1 and item.created_at is not None
 
 
 def test_chosen_subjects_only(corpus):
@@ -55,17 +61,17 @@ def test_nobody_is_given_work_while_the_project_is_preparing(corpus, make_user):
 def test_a_cancel_part_way_leaves_no_item_and_a_restart_creates_each_once(corpus, monkeypatch):
     project, job = setup.start_project(dataset=corpus, kind="correctness", seed=1, enqueue=False)
     monkeypatch.setattr(setup, "CHUNK", 2)
-    real_add_items = services.add_items
+    real_copy = services.copy_new_items
     calls = []
 
     def add_then_cancel(*args, **kwargs):
-        created = real_add_items(*args, **kwargs)
+        created = real_copy(*args, **kwargs)
         calls.append(created)
         if len(calls) == 2:  # someone presses Cancel while the third chunk is next
             ProjectSetupJob.objects.filter(pk=job.pk).update(cancel_requested=True)
         return created
 
-    monkeypatch.setattr(services, "add_items", add_then_cancel)
+    monkeypatch.setattr(services, "copy_new_items", add_then_cancel)
     job = runner.run("project-setup", job.pk)
     project.refresh_from_db()
     assert job.status == "cancelled" and calls == [2, 2]
@@ -73,7 +79,7 @@ def test_a_cancel_part_way_leaves_no_item_and_a_restart_creates_each_once(corpus
     assert aggregates.project_tallies(project) == {}
     assert runner.can(job, "restart") and not runner.can(job, "resume")
 
-    monkeypatch.setattr(services, "add_items", real_add_items)
+    monkeypatch.setattr(services, "copy_new_items", real_copy)
     job = runner.restart(job, enqueue_it=False)
     assert (job.attempt, job.progress_done, job.items_created) == (2, 0, 0)
     job = runner.run("project-setup", job.pk, job.attempt)
