@@ -4,7 +4,7 @@ from django.db import transaction
 
 from core import subjects
 
-from . import services
+from . import services, setup
 from .models import (
     AnnotationProject,
     GuidelinesVersion,
@@ -54,7 +54,7 @@ class AnnotationProjectAdmin(admin.ModelAdmin):
     list_filter = ["kind", "is_active", "dataset"]
     search_fields = ["name", "description", "dataset__name"]
     inlines = [MemberInline]
-    readonly_fields = ["created_by", "created_at", "guidelines", "guidelines_version"]
+    readonly_fields = ["created_by", "created_at", "guidelines", "guidelines_version", "preparing"]
     # carried over to the items by the project settings page, which knows when they can change
     policy_fields = ["labels_per_item", "tiebreak_annotators"]
     # the final-label rule is chosen on the settings page or through the API, which check what it needs
@@ -66,8 +66,8 @@ class AnnotationProjectAdmin(admin.ModelAdmin):
         return self.readonly_fields
 
     def save_model(self, request, obj, form, change):
-        """A project added here gets every completion (or question) of its dataset as items, as one created
-        through the API or the dashboard does. Changes to an existing project's settings go through the same
+        """A project added here gets every completion (or question) of its dataset as items, from a project-setup
+        job, as one created through the API or the dashboard does. Changes to an existing project's settings go through the same
         service as the settings page, which records them."""
         if not change:
             obj.created_by = request.user
@@ -80,9 +80,10 @@ class AnnotationProjectAdmin(admin.ModelAdmin):
                     obj.save(update_fields=others)
                 services.update_project(obj, actor=request.user, **settings)
                 return
+            obj.preparing = True
             super().save_model(request, obj, form, change)
-            created = services.populate_items(obj)
-            self.message_user(request, f"{created} item(s) added to {obj.name}.")
+            job = setup.queue_setup(obj, created_by=request.user)
+            self.message_user(request, f"{obj.name} is preparing: setup job {job.pk} is creating its items.")
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

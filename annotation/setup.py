@@ -32,12 +32,19 @@ def start_project(*, dataset, kind: str, name: str = "", created_by=None, subjec
         project = AnnotationProject.objects.create(
             dataset=dataset, kind=kind, name=name or f"{dataset.name} {kind}", created_by=created_by,
             preparing=True, **settings)
-        job = ProjectSetupJob.objects.create(
-            project=project, created_by=created_by, seed=seed,
-            subject_ids=None if subject_ids is None else [int(pk) for pk in subject_ids])
-        if enqueue:
-            runner.enqueue(job)
+        job = queue_setup(project, created_by=created_by, subject_ids=subject_ids, seed=seed, enqueue=enqueue)
     return project, job
+
+
+def queue_setup(project: AnnotationProject, *, created_by=None, subject_ids: list[int] | None = None,
+                seed: int | None = None, enqueue: bool = True) -> ProjectSetupJob:
+    """Queue the job that creates the items of a project saved with `preparing` set (the admin's add form)."""
+    job = ProjectSetupJob.objects.create(
+        project=project, created_by=created_by, seed=seed,
+        subject_ids=None if subject_ids is None else [int(pk) for pk in subject_ids])
+    if enqueue:
+        runner.enqueue(job)
+    return job
 
 
 def active_setup(project: AnnotationProject) -> ProjectSetupJob | None:

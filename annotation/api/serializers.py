@@ -9,8 +9,17 @@ from .. import selectors, services
 from ..models import AnnotationProject, Invitation, Item, ProjectMember
 
 
+class DatasetNameField(serializers.SlugRelatedField):
+    """A dataset named by its name; a name PostgreSQL cannot hold (a NUL character) is refused as invalid."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class ProjectSerializer(serializers.ModelSerializer):
-    dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
+    dataset = DatasetNameField(slug_field="name", queryset=Dataset.objects.all())
     completion_ids = serializers.ListField(child=serializers.IntegerField(), write_only=True, required=False)
     question_ids = serializers.ListField(child=serializers.IntegerField(), write_only=True, required=False)
     seed = serializers.IntegerField(write_only=True, required=False)

@@ -28,11 +28,17 @@ def form_data(dataset, kind):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("kind, expected_items", [("correctness", 6), ("answer_type", 3)])
-def test_admin_created_project_gets_its_items(admin_client, dataset, kind, expected_items):
-    response = admin_client.post("/admin/annotation/annotationproject/add/", form_data(dataset, kind))
+def test_admin_created_project_gets_its_items(admin_client, dataset, kind, expected_items,
+                                              django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as queued:
+        response = admin_client.post("/admin/annotation/annotationproject/add/", form_data(dataset, kind))
     assert response.status_code == 302, response.content.decode()[:2000]
     project = AnnotationProject.objects.get(name=f"admin {kind}")
-    assert project.items.count() == expected_items
+    assert project.preparing and project.items.count() == 0  # the items come from the setup job
+    for callback in queued:  # the job runs (eagerly) as it would once the request's transaction commits
+        callback()
+    project.refresh_from_db()
+    assert not project.preparing and project.items.count() == expected_items
     assert project.created_by is not None
 
 

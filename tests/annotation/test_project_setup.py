@@ -175,3 +175,10 @@ def test_a_larger_dataset_in_chunks_reports_its_progress(monkeypatch, researcher
     runner.run("project-setup", job.pk)
     assert beats == [0, 4, 8, 12, 16, 20, 21]
     assert project.items.count() == 21 and kept_equals_rebuilt(project)
+
+
+def test_a_dataset_name_with_a_nul_character_is_a_400(api_client_for, researcher, corpus):
+    response = api_client_for(researcher).post("/api/projects/", {"dataset": "bad\x00name", "kind": "correctness"},
+                                               format="json")
+    assert response.status_code == 400 and "dataset" in response.json()
+    assert not AnnotationProject.objects.exists()
