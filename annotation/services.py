@@ -149,13 +149,16 @@ def copy_new_items(project: AnnotationProject, *, subject_ids: Sequence[int], rn
                "started", "excluded", "priority", "random_key", "is_gold", "created_at"]
     quote = connection.ops.quote_name
     names = ", ".join(quote(Item._meta.get_field(name).column) for name in columns)
+    # the items as written, for what they add to the tallies (their verdicts included)
+    fresh = [Item(project=project, subject_id=subject_id, answer_type=answer_types.get(subject_id, ""),
+                  required_labels=required, random_key=rng.random(), created_at=now) for subject_id in new_ids]
     with transaction.atomic(), connection.cursor() as cursor:
         with cursor.cursor.copy(f"COPY {quote(Item._meta.db_table)} ({names}) FROM STDIN") as copy:
-            for subject_id in new_ids:
-                copy.write_row((project.pk, subject_id, answer_types.get(subject_id, ""), Item.State.PENDING, "",
-                                required, 0, False, False, 0, rng.random(), False, now))
-        aggregates.items_added(project, Item(project=project, required_labels=required), len(new_ids))
-    return len(new_ids)
+            for item in fresh:
+                copy.write_row((project.pk, item.subject_id, item.answer_type, Item.State.PENDING, "", required, 0,
+                                False, False, 0, item.random_key, False, now))
+        aggregates.items_added(project, fresh)
+    return len(fresh)
 
 
 def add_member(project: AnnotationProject, user, role: str = ProjectMember.Role.ANNOTATOR, *,
