@@ -145,10 +145,10 @@ def copy_new_items(project: AnnotationProject, *, subject_ids: Sequence[int], rn
         return 0
     answer_types = project.subject_kind.answer_types(new_ids)
     required, now = aggregation.initial_required_labels(project), timezone.now()
-    columns = ["project", "subject_id", "answer_type", "state", "resolution", "required_labels", "label_count",
+    columns = ["project_id", "subject_id", "answer_type", "state", "resolution", "required_labels", "label_count",
                "started", "excluded", "priority", "random_key", "is_gold", "created_at"]
     quote = connection.ops.quote_name
-    names = ", ".join(quote(Item._meta.get_field(name).column) for name in columns)
+    names = ", ".join(quote(column) for column in columns)
     # the items as written, for what they add to the tallies (their verdicts included)
     fresh = [Item(project=project, subject_id=subject_id, answer_type=answer_types.get(subject_id, ""),
                   required_labels=required, random_key=rng.random(), created_at=now) for subject_id in new_ids]
