@@ -182,3 +182,19 @@ def test_a_dataset_name_with_a_nul_character_is_a_400(api_client_for, researcher
                                                format="json")
     assert response.status_code == 400 and "dataset" in response.json()
     assert not AnnotationProject.objects.exists()
+
+
+def test_verdicts_recorded_before_the_setup_count_when_it_adds_the_items(corpus):
+    from types import SimpleNamespace
+
+    from grading import services as grading_services
+    from grading.models import VerifierConfig
+
+    verifier = VerifierConfig.objects.create(name="setup-tally-rule", kind=VerifierConfig.Kind.RULE)
+    for completion in Completion.objects.filter(question__dataset=corpus):
+        grading_services.record_verdict(completion, verifier, SimpleNamespace(
+            status="incorrect", extracted_answer="", explanation="", reason="", raw_output=""))
+    project, job = setup.start_project(dataset=corpus, kind="correctness", enqueue=False)
+    runner.run("project-setup", job.pk)
+    assert aggregates.project_tallies(project)[f"vv|{verifier.pk}"] == 6
+    assert kept_equals_rebuilt(project)
