@@ -42,6 +42,7 @@ $(ASSETS): frontend/package.json frontend/package-lock.json $(shell find fronten
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy $(TYPED)
 

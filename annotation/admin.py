@@ -40,8 +40,11 @@ class AnnotationProjectForm(forms.ModelForm):
     def clean_kind(self):
         kind = self.cleaned_data["kind"]
         if self.instance.pk is None and subjects.get(kind).subject_ids is None:
-            raise forms.ValidationError(subjects.get(kind).extra.get(
-                "created_from", f"{subjects.get(kind).title} projects are not made from a dataset's rows."))
+            raise forms.ValidationError(
+                subjects.get(kind).extra.get(
+                    "created_from", f"{subjects.get(kind).title} projects are not made from a dataset's rows."
+                )
+            )
         if self.instance.pk is not None and kind != self.instance.kind:
             raise forms.ValidationError("The kind of a project cannot change.")
         return kind
@@ -73,8 +76,9 @@ class AnnotationProjectAdmin(admin.ModelAdmin):
             obj.created_by = request.user
         with transaction.atomic():
             if change:
-                settings = {field: form.cleaned_data[field] for field in form.changed_data
-                            if field in services.SETTING_FIELDS}
+                settings = {
+                    field: form.cleaned_data[field] for field in form.changed_data if field in services.SETTING_FIELDS
+                }
                 others = [field for field in form.changed_data if field not in services.SETTING_FIELDS]
                 if others:
                     obj.save(update_fields=others)

@@ -9,6 +9,7 @@ label (`project_tallies`). `rebuild` recomputes a project's tallies from its ite
 Writers take a shared advisory lock before they add to the tallies and `rebuild` takes it exclusive, so a rebuild
 never misses or doubles a concurrent change.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -39,8 +40,13 @@ def _day(moment) -> str | None:
 
 def item_facts(item: Item) -> tallies.ItemFacts:
     return tallies.ItemFacts(
-        state=item.state, resolution=item.resolution, excluded=item.excluded, final_value=item.final_value,
-        is_gold=item.is_gold, gold_value=item.gold_value, answer_type=item.answer_type,
+        state=item.state,
+        resolution=item.resolution,
+        excluded=item.excluded,
+        final_value=item.final_value,
+        is_gold=item.is_gold,
+        gold_value=item.gold_value,
+        answer_type=item.answer_type,
         resolved_day=_day(item.resolved_at),
     )
 
@@ -49,8 +55,11 @@ def _label_facts(item_ids: Sequence[int]) -> dict[int, list[tallies.LabelFacts]]
     found: dict[int, list[tallies.LabelFacts]] = {item_id: [] for item_id in item_ids}
     if not item_ids:
         return found
-    rows = (Label.objects.filter(item_id__in=item_ids).order_by("item_id", "created_at", "id")
-            .values_list("item_id", "annotator_id", "value", "unsuitable", "seconds_spent", "created_at"))
+    rows = (
+        Label.objects.filter(item_id__in=item_ids)
+        .order_by("item_id", "created_at", "id")
+        .values_list("item_id", "annotator_id", "value", "unsuitable", "seconds_spent", "created_at")
+    )
     for item_id, annotator_id, value, unsuitable, seconds, created_at in rows:
         found[item_id].append(tallies.LabelFacts(annotator_id, value, unsuitable, seconds, _day(created_at)))
     return found
@@ -72,7 +81,8 @@ def contribution(project: AnnotationProject, items: Sequence[Item]) -> Counter:
     rules, threshold = project.judgement, project.agreement_threshold
     by_item = _label_facts([item.pk for item in items])
     total = tallies.sum_tallies(
-        tallies.item_tallies(rules, threshold, item_facts(item), by_item[item.pk]) for item in items)
+        tallies.item_tallies(rules, threshold, item_facts(item), by_item[item.pk]) for item in items
+    )
     for contributor in _CONTRIBUTORS.get(project.kind, ()):
         total.update(contributor(project, items))
     return total
@@ -139,13 +149,16 @@ def track_subjects(kind: str, subject_ids: Sequence[int]) -> SubjectTracker:
     in the same transaction."""
     if kind not in _CONTRIBUTORS or not subject_ids:
         return SubjectTracker([])
-    items = list(Item.objects.select_for_update(of=("self",)).select_related("project")
-                 .filter(project__kind=kind, subject_id__in=list(subject_ids)).order_by("pk"))
+    items = list(
+        Item.objects.select_for_update(of=("self",))
+        .select_related("project")
+        .filter(project__kind=kind, subject_id__in=list(subject_ids))
+        .order_by("pk")
+    )
     by_project: dict[int, list[Item]] = {}
     for item in items:
         by_project.setdefault(item.project_id, []).append(item)
-    return SubjectTracker([Tracker(project_items[0].project, project_items)
-                           for project_items in by_project.values()])
+    return SubjectTracker([Tracker(project_items[0].project, project_items) for project_items in by_project.values()])
 
 
 def state_moved(item: Item, from_state: str, *, actor_id: int | None = None) -> None:
@@ -159,7 +172,7 @@ def items_added(project: AnnotationProject, items: Sequence[Item], chunk: int = 
     """New items (no labels yet) joined the project; what they add includes the higher layers' figures (a verdict
     recorded on a completion before the project existed counts as soon as its item does)."""
     for start in range(0, len(items), chunk):
-        delta = contribution(project, items[start:start + chunk])
+        delta = contribution(project, items[start : start + chunk])
         if delta:
             add(project.pk, delta)
 
@@ -192,9 +205,23 @@ def computed_tallies(project: AnnotationProject, chunk: int = 2000) -> Counter:
     rules, threshold = project.judgement, project.agreement_threshold
     last_id = 0
     while True:
-        items = list(Item.objects.filter(project=project, pk__gt=last_id).order_by("pk")
-                     .only("id", "project_id", "subject_id", "state", "resolution", "excluded", "final_value",
-                           "is_gold", "gold_value", "answer_type", "resolved_at")[:chunk])
+        items = list(
+            Item.objects.filter(project=project, pk__gt=last_id)
+            .order_by("pk")
+            .only(
+                "id",
+                "project_id",
+                "subject_id",
+                "state",
+                "resolution",
+                "excluded",
+                "final_value",
+                "is_gold",
+                "gold_value",
+                "answer_type",
+                "resolved_at",
+            )[:chunk]
+        )
         if not items:
             return total
         by_item = _label_facts([item.pk for item in items])
@@ -214,5 +241,6 @@ def rebuild(project: AnnotationProject) -> int:
         ProjectTally.objects.filter(project=project).delete()
         ProjectTally.objects.bulk_create(
             [ProjectTally(project=project, key=key, shard=0, count=count) for key, count in computed.items() if count],
-            batch_size=2000)
+            batch_size=2000,
+        )
     return sum(1 for count in computed.values() if count)

@@ -6,6 +6,7 @@ lock held: it reads the latest fitted parameters of the project (one indexed que
 query) and returns the item's next state with its posterior confidence (annotation.label_model.decide). A project
 that aggregates by majority costs nothing here. The fit itself is a job (annotation.refit), never run in a request.
 """
+
 from __future__ import annotations
 
 from django.db import connection, transaction
@@ -20,12 +21,17 @@ ACTIVE = (AnnotatorModelFit.Status.QUEUED, AnnotatorModelFit.Status.RUNNING)
 
 
 def latest_fit(project: AnnotationProject) -> AnnotatorModelFit | None:
-    return (AnnotatorModelFit.objects.filter(project=project, status=AnnotatorModelFit.Status.SUCCEEDED)
-            .exclude(parameters=None).order_by("-id").first())
+    return (
+        AnnotatorModelFit.objects.filter(project=project, status=AnnotatorModelFit.Status.SUCCEEDED)
+        .exclude(parameters=None)
+        .order_by("-id")
+        .first()
+    )
 
 
-def latest_parameters(project: AnnotationProject) -> tuple[AnnotatorModelFit | None,
-                                                           label_model.FittedParameters | None]:
+def latest_parameters(
+    project: AnnotationProject,
+) -> tuple[AnnotatorModelFit | None, label_model.FittedParameters | None]:
     fit = latest_fit(project)
     if fit is None:
         return None, None
@@ -37,8 +43,9 @@ def initial_required_labels(project: AnnotationProject) -> int:
     return 1 if project.adaptive_redundancy else project.labels_per_item
 
 
-def after_label(item: Item, project: AnnotationProject, votes: list[labels.Vote],
-                protocol: workflow.Outcome) -> tuple[workflow.Outcome, float | None]:
+def after_label(
+    item: Item, project: AnnotationProject, votes: list[labels.Vote], protocol: workflow.Outcome
+) -> tuple[workflow.Outcome, float | None]:
     """The item's next state and confidence under the project's rule; `protocol` is what the fixed protocol says."""
     rule = project.aggregation_rule()
     if rule.aggregation != label_model.MODEL:
@@ -61,7 +68,7 @@ def _maybe_refit(project: AnnotationProject, fit: AnnotatorModelFit | None) -> N
         return
     since = fit.last_label_id if fit is not None else 0
     newer = Label.objects.filter(item__project=project, pk__gt=since).order_by("pk").values("pk")
-    if not newer[project.refit_every - 1:project.refit_every].exists():
+    if not newer[project.refit_every - 1 : project.refit_every].exists():
         return
     if AnnotatorModelFit.objects.filter(project=project, status__in=ACTIVE).exists():
         return

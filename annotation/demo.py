@@ -1,5 +1,6 @@
 """Demo annotation projects: a correctness project with some work already done, and an answer-type project
 with a conflict waiting for the adjudicator."""
+
 from __future__ import annotations
 
 from core.demo import register_demo_step
@@ -41,11 +42,14 @@ def create_demo_annotation_projects(context) -> None:
         return
     researcher = context.users["researcher1"]
     if not AnnotationProject.objects.filter(name=CORRECTNESS_PROJECT).exists():
-        project = services.create_project(dataset=dataset, kind="correctness", name=CORRECTNESS_PROJECT,
-                                          created_by=researcher, seed=7)
+        project = services.create_project(
+            dataset=dataset, kind="correctness", name=CORRECTNESS_PROJECT, created_by=researcher, seed=7
+        )
         _members(project, context)
-        project = services.update_project(project, actor=researcher, description=CORRECTNESS_DESCRIPTION,
-                                          guidelines=CORRECTNESS_GUIDELINES)
+        project = services.update_project(
+            project, actor=researcher, description=CORRECTNESS_DESCRIPTION, guidelines=CORRECTNESS_GUIDELINES
+        )
+
         def from_prior(item):
             first = PriorLabel.objects.filter(completion_id=item.subject_id).first()
             return bool(first.is_correct) if first else True
@@ -53,13 +57,18 @@ def create_demo_annotation_projects(context) -> None:
         # annotator2 and annotator3 have worked through part of the queue; annotator3 disagrees now and then.
         _label_some(project, context.users["annotator2"], 12, from_prior)
         flip = iter([False, False, True] * 10)
-        _label_some(project, context.users["annotator3"], 10,
-                    lambda item: from_prior(item) if next(flip) is False else not from_prior(item))
+        _label_some(
+            project,
+            context.users["annotator3"],
+            10,
+            lambda item: from_prior(item) if next(flip) is False else not from_prior(item),
+        )
         context.say(f"Created annotation project {project.pk}: {CORRECTNESS_PROJECT}")
 
     if not AnnotationProject.objects.filter(name=ANSWER_TYPE_PROJECT).exists():
-        project = services.create_project(dataset=dataset, kind="answer_type", name=ANSWER_TYPE_PROJECT,
-                                          created_by=researcher, seed=11)
+        project = services.create_project(
+            dataset=dataset, kind="answer_type", name=ANSWER_TYPE_PROJECT, created_by=researcher, seed=11
+        )
         _members(project, context)
         # One question gets three different answer types, so it waits for the adjudicator.
         item = project.items.order_by("random_key").first()

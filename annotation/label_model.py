@@ -11,6 +11,7 @@ evidence on one item may change the odds between two classes by at most `WEAK_VO
 one label of a 90%-accurate annotator, however good the verifier measured), and an item is never resolved without a
 human label or to a value no human gave.
 """
+
 from __future__ import annotations
 
 import math
@@ -62,24 +63,40 @@ class FittedParameters:
     # -- storage ---------------------------------------------------------------------------------------------------
 
     def as_json(self) -> dict:
-        return {"classes": self.classes, "class_prior": self.class_prior, "confusion": self.confusion,
-                "weak": self.weak, "max_weak_odds": self.max_weak_odds}
+        return {
+            "classes": self.classes,
+            "class_prior": self.class_prior,
+            "confusion": self.confusion,
+            "weak": self.weak,
+            "max_weak_odds": self.max_weak_odds,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FittedParameters:
-        return cls(classes=list(data["classes"]), class_prior=[float(p) for p in data["class_prior"]],
-                   confusion={str(k): v for k, v in data["confusion"].items()}, weak=dict(data.get("weak") or {}),
-                   max_weak_odds=float(data.get("max_weak_odds", WEAK_VOTE_MAX_ODDS)))
+        return cls(
+            classes=list(data["classes"]),
+            class_prior=[float(p) for p in data["class_prior"]],
+            confusion={str(k): v for k, v in data["confusion"].items()},
+            weak=dict(data.get("weak") or {}),
+            max_weak_odds=float(data.get("max_weak_odds", WEAK_VOTE_MAX_ODDS)),
+        )
 
     @classmethod
-    def from_model(cls, model: DawidSkeneModel, weak: Mapping[str, Mapping[str, list[float]]] | None = None,
-                   *, max_weak_odds: float = WEAK_VOTE_MAX_ODDS) -> FittedParameters:
+    def from_model(
+        cls,
+        model: DawidSkeneModel,
+        weak: Mapping[str, Mapping[str, list[float]]] | None = None,
+        *,
+        max_weak_odds: float = WEAK_VOTE_MAX_ODDS,
+    ) -> FittedParameters:
         return cls(
             classes=list(model.classes),
             class_prior=[model.class_prior[c] for c in model.classes],
             confusion={str(a): model.confusion_matrix(a).tolist() for a in model.annotator_ids},
-            weak={str(source): {str(answer): list(map(float, row)) for answer, row in table.items()}
-                  for source, table in (weak or {}).items()},
+            weak={
+                str(source): {str(answer): list(map(float, row)) for answer, row in table.items()}
+                for source, table in (weak or {}).items()
+            },
             max_weak_odds=max_weak_odds,
         )
 
@@ -90,8 +107,9 @@ class FittedParameters:
         known = {token_key(c) for c in self.classes}
         return all(token_key(token) in known for token in tokens)
 
-    def posterior(self, labels: Sequence[tuple[Hashable, Any]],
-                  weak_votes: Sequence[tuple[str, str]] = ()) -> Posterior:
+    def posterior(
+        self, labels: Sequence[tuple[Hashable, Any]], weak_votes: Sequence[tuple[str, str]] = ()
+    ) -> Posterior:
         """Posterior of one item from its `(annotator_id, token)` labels and `(verifier, answer)` weak votes.
 
         An annotator the model has not seen gets the prior confusion (two right pseudo-labels to one wrong); a
@@ -127,7 +145,9 @@ class FittedParameters:
         best = int(np.argmax(probabilities))
         return Posterior(
             posterior={token_key(c): float(p) for c, p in zip(self.classes, probabilities, strict=True)},
-            label=self.classes[best], confidence=float(probabilities[best]), n_labels=len(labels),
+            label=self.classes[best],
+            confidence=float(probabilities[best]),
+            n_labels=len(labels),
             n_weak_votes=n_weak,
         )
 
@@ -153,8 +173,9 @@ def measured_weak_confusion(observations: Iterable[tuple[Any, str]], classes: Se
     return fit_weak_confusion(np.stack(rows), answers, iterations=0)
 
 
-def fit_weak_confusion(human_posterior: np.ndarray, answers: Sequence[str], *,
-                       iterations: int = 50) -> dict[str, list[float]]:
+def fit_weak_confusion(
+    human_posterior: np.ndarray, answers: Sequence[str], *, iterations: int = 50
+) -> dict[str, list[float]]:
     """A verifier's confusion measured against the humans' labels: `{answer: [P(answer | class) per class]}`.
 
     `human_posterior` is (items x classes): each item's posterior from its human labels alone (one-hot for gold
@@ -199,8 +220,9 @@ class Rule:
     max_labels: int = 4
 
 
-def decide(rule: Rule, current_state: str, protocol: workflow.Outcome, tokens: Sequence[Any],
-           posterior: Posterior | None) -> tuple[workflow.Outcome, float | None]:
+def decide(
+    rule: Rule, current_state: str, protocol: workflow.Outcome, tokens: Sequence[Any], posterior: Posterior | None
+) -> tuple[workflow.Outcome, float | None]:
     """The item's next state and the confidence to record, given the fixed protocol's outcome and the posterior.
 
     - majority, or no usable fitted model yet: the fixed protocol decides (no confidence).
@@ -220,8 +242,9 @@ def decide(rule: Rule, current_state: str, protocol: workflow.Outcome, tokens: S
             return _by_model(posterior, n), posterior.confidence
         if n >= rule.max_labels:
             return workflow.Outcome(workflow.NEEDS_ADJUDICATION, n), posterior.confidence
-        waiting = current_state if current_state in (workflow.IN_PROGRESS, workflow.NEEDS_TIEBREAK) else \
-            workflow.IN_PROGRESS
+        waiting = (
+            current_state if current_state in (workflow.IN_PROGRESS, workflow.NEEDS_TIEBREAK) else workflow.IN_PROGRESS
+        )
         return workflow.Outcome(waiting, n + 1), posterior.confidence
     if protocol.state == workflow.RESOLVED and token_key(posterior.label) in human_given:
         return _by_model(posterior, protocol.required_labels), posterior.confidence
@@ -232,5 +255,6 @@ def decide(rule: Rule, current_state: str, protocol: workflow.Outcome, tokens: S
 
 def _by_model(posterior: Posterior, required: int) -> workflow.Outcome:
     excluded = posterior.label == UNSUITABLE
-    return workflow.Outcome(workflow.RESOLVED, required, workflow.BY_MODEL,
-                            None if excluded else posterior.label, excluded=excluded)
+    return workflow.Outcome(
+        workflow.RESOLVED, required, workflow.BY_MODEL, None if excluded else posterior.label, excluded=excluded
+    )

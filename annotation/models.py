@@ -32,34 +32,43 @@ class AnnotationProject(models.Model):
     gold_rate = models.FloatField(default=0.0, help_text="Share of tasks drawn from gold items (0 to 1).")
     is_active = models.BooleanField(default=True)
     preparing = models.BooleanField(
-        default=False, help_text="True while a project-setup job creates the items; nobody labels before it is over.")
+        default=False, help_text="True while a project-setup job creates the items; nobody labels before it is over."
+    )
     aggregation = models.CharField(
-        max_length=20, choices=[("majority", "Majority (the published protocols)"),
-                                ("model", "Annotator model (Dawid-Skene)")], default="majority",
+        max_length=20,
+        choices=[("majority", "Majority (the published protocols)"), ("model", "Annotator model (Dawid-Skene)")],
+        default="majority",
         help_text="How labels become a final label: a plain majority, or the most probable value under the fitted "
-                  "annotator model, which weighs each annotator by their estimated reliability.",
+        "annotator model, which weighs each annotator by their estimated reliability.",
     )
     adaptive_redundancy = models.BooleanField(
-        default=False, help_text="Ask for another label only while the item's posterior confidence is below the "
-                                 "target (needs model aggregation).",
+        default=False,
+        help_text="Ask for another label only while the item's posterior confidence is below the "
+        "target (needs model aggregation).",
     )
     confidence_target = models.FloatField(
-        default=0.98, help_text="Posterior confidence at which adaptive redundancy stops asking for labels.")
+        default=0.98, help_text="Posterior confidence at which adaptive redundancy stops asking for labels."
+    )
     max_labels = models.PositiveSmallIntegerField(
-        default=4, help_text="Adaptive redundancy: human labels at most; an item still unsure then goes to "
-                             "adjudication.")
+        default=4,
+        help_text="Adaptive redundancy: human labels at most; an item still unsure then goes to adjudication.",
+    )
     refit_every = models.PositiveIntegerField(
-        default=200, help_text="New labels after which the annotator model is refitted (0: only on demand).")
+        default=200, help_text="New labels after which the annotator model is refitted (0: only on demand)."
+    )
     guidelines = models.TextField(
-        blank=True, help_text="Labeling guidelines (Markdown), current version. Changed only through "
-                              "services.update_project, which keeps every version in GuidelinesVersion."
+        blank=True,
+        help_text="Labeling guidelines (Markdown), current version. Changed only through "
+        "services.update_project, which keeps every version in GuidelinesVersion.",
     )
     guidelines_version = models.PositiveIntegerField(default=0, help_text="0 until guidelines are first written.")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="ProjectMember", related_name="annotation_projects")
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="ProjectMember", related_name="annotation_projects"
+    )
 
     class Meta:
         ordering = ["-created_at", "id"]
@@ -111,8 +120,9 @@ class ProjectMember(models.Model):
     role = models.CharField(max_length=20, choices=Role.choices, default=Role.ANNOTATOR)
     added_at = models.DateTimeField(auto_now_add=True)
     is_active = models.BooleanField(
-        default=True, help_text="False once removed from the project: no new tasks, no live leases; the member's "
-                                "labels stay and still count. Adding the person again makes the row active again."
+        default=True,
+        help_text="False once removed from the project: no new tasks, no live leases; the member's "
+        "labels stay and still count. Adding the person again makes the row active again.",
     )
     removed_at = models.DateTimeField(null=True, blank=True)
     guidelines_seen_version = models.PositiveIntegerField(
@@ -149,7 +159,7 @@ class Item(models.Model):
     project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="items")
     subject_id = models.BigIntegerField(
         help_text="What the item is about: a row of the project kind's subject table (a completion, a question, a "
-                  "proof), named by core.subjects."
+        "proof), named by core.subjects."
     )
     answer_type = models.CharField(
         max_length=2, blank=True, help_text="The subject's answer type when it has one, copied for per-type figures."
@@ -161,8 +171,11 @@ class Item(models.Model):
     started = models.BooleanField(default=False, help_text="Has at least one label; such items are served first.")
     final_value = models.JSONField(null=True, blank=True)
     confidence = models.FloatField(
-        null=True, blank=True, help_text="Posterior probability of the final (or leading) value under the project's "
-                                         "annotator model, when the project aggregates with it; empty otherwise.")
+        null=True,
+        blank=True,
+        help_text="Posterior probability of the final (or leading) value under the project's "
+        "annotator model, when the project aggregates with it; empty otherwise.",
+    )
     excluded = models.BooleanField(
         default=False, help_text="Left out of every export: resolved as unsuitable, or excluded from the workflow."
     )
@@ -195,8 +208,11 @@ class Item(models.Model):
             models.Index(fields=["project", "priority", "id"], name="item_browse_by_priority"),
             models.Index(fields=["project", "label_count", "id"], name="item_browse_by_labels"),
             # the conflicts queue, read a page at a time from a key
-            models.Index(fields=["project", "priority", "id"], name="item_conflict_queue",
-                         condition=models.Q(state=workflow.NEEDS_ADJUDICATION, is_gold=False)),
+            models.Index(
+                fields=["project", "priority", "id"],
+                name="item_conflict_queue",
+                condition=models.Q(state=workflow.NEEDS_ADJUDICATION, is_gold=False),
+            ),
         ]
 
     def __str__(self):
@@ -285,7 +301,9 @@ class ItemEvent(models.Model):
         LATE_SUBMIT_REFUSED = "late_submit_refused", "Late submission refused"
 
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="events")
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     kind = models.CharField(max_length=30, choices=Kind.choices)
     from_state = models.CharField(max_length=20, blank=True)
     to_state = models.CharField(max_length=20, blank=True)
@@ -306,7 +324,6 @@ class ItemEvent(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValidationError("History events are append-only.")
-
 
 
 class GuidelinesVersion(models.Model):
@@ -355,7 +372,11 @@ class Invitation(models.Model):
     role = models.CharField(max_length=20, choices=ProjectMember.Role.choices, default=ProjectMember.Role.ANNOTATOR)
     token_hash = models.CharField(max_length=64, unique=True)
     account = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
         help_text="Set when the link lets a newly created account choose its password.",
     )
     created_by = models.ForeignKey(
@@ -438,8 +459,9 @@ class AnnotatorModelFit(BackgroundJob):
     last_label_id = models.BigIntegerField(default=0, help_text="The newest label the fit saw.")
     labels_seen = models.PositiveIntegerField(default=0)
     parameters = models.JSONField(null=True, blank=True, help_text="What the label path needs (label_model).")
-    summary = models.JSONField(default=dict, blank=True,
-                               help_text="Per annotator: estimated accuracy overall and per answer type.")
+    summary = models.JSONField(
+        default=dict, blank=True, help_text="Per annotator: estimated accuracy overall and per answer type."
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -7,6 +7,7 @@ their known answer; label_model.fit_weak_confusion), and stores the parameters t
 per-annotator summary for the dashboard. Items already resolved keep their final labels: a refit changes what later
 labels decide.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -30,13 +31,16 @@ def _labels(project) -> tuple[list[tuple[int, int, object]], int]:
     last = 0
     rows = Label.objects.filter(item__project=project).order_by("pk")
     while True:
-        page = list(rows.filter(pk__gt=last).values_list("pk", "item_id", "annotator_id", "value", "unsuitable")
-                    [:_PAGE])
+        page = list(
+            rows.filter(pk__gt=last).values_list("pk", "item_id", "annotator_id", "value", "unsuitable")[:_PAGE]
+        )
         if not page:
             return triples, last
         last = page[-1][0]
-        triples.extend((item, annotator, labels.UNSUITABLE if unsuitable else value)
-                       for _, item, annotator, value, unsuitable in page)
+        triples.extend(
+            (item, annotator, labels.UNSUITABLE if unsuitable else value)
+            for _, item, annotator, value, unsuitable in page
+        )
 
 
 def _execute(execution: Execution) -> None:
@@ -45,19 +49,32 @@ def _execute(execution: Execution) -> None:
     triples, last_label_id = _labels(project)
     execution.beat(done=0, total=3)
     if not triples:
-        execution.succeed(last_label_id=0, labels_seen=0, parameters=None,
-                          summary={"annotators": {}, "note": "no labels yet"}, progress_done=3)
+        execution.succeed(
+            last_label_id=0,
+            labels_seen=0,
+            parameters=None,
+            summary={"annotators": {}, "note": "no labels yet"},
+            progress_done=3,
+        )
         return
     items = Item.objects.filter(project=project)
-    gold = {pk: value for pk, value in items.filter(is_gold=True).exclude(gold_value=None)
-            .values_list("pk", "gold_value")}
-    item_info = {pk: (subject_id, answer_type) for pk, subject_id, answer_type in
-                 items.filter(pk__in={t[0] for t in triples} | set(gold)).values_list("pk", "subject_id",
-                                                                                    "answer_type")}
+    gold = {
+        pk: value for pk, value in items.filter(is_gold=True).exclude(gold_value=None).values_list("pk", "gold_value")
+    }
+    item_info = {
+        pk: (subject_id, answer_type)
+        for pk, subject_id, answer_type in items.filter(pk__in={t[0] for t in triples} | set(gold)).values_list(
+            "pk", "subject_id", "answer_type"
+        )
+    }
     if len({label_model.token_key(t[2]) for t in triples} | {label_model.token_key(v) for v in gold.values()}) < 2:
-        execution.succeed(last_label_id=last_label_id, labels_seen=len(triples), parameters=None,
-                          summary={"annotators": {}, "note": "every label so far has the same value"},
-                          progress_done=3)
+        execution.succeed(
+            last_label_id=last_label_id,
+            labels_seen=len(triples),
+            parameters=None,
+            summary={"annotators": {}, "note": "every label so far has the same value"},
+            progress_done=3,
+        )
         return
     strata = {pk: answer_type for pk, (_, answer_type) in item_info.items() if answer_type}
     model = fit_dawid_skene(triples, gold=gold, strata=strata)
@@ -71,7 +88,7 @@ def _execute(execution: Execution) -> None:
     by_subject = {subject_id: pk for pk, (subject_id, _) in item_info.items() if pk in positions}
     subject_ids = list(by_subject)
     for start in range(0, len(subject_ids), 5000):
-        for subject_id, votes in subjects.votes_for(project.kind, subject_ids[start:start + 5000]).items():
+        for subject_id, votes in subjects.votes_for(project.kind, subject_ids[start : start + 5000]).items():
             for verifier, status in votes:
                 answers[verifier].append((positions[by_subject[subject_id]], status))
     weak = {}
@@ -87,11 +104,17 @@ def _execute(execution: Execution) -> None:
     annotators = {}
     for annotator_id, estimate in model.annotators().items():
         annotators[str(annotator_id)] = {
-            "labels": estimate.n_labels, "accuracy": round(estimate.accuracy, 4),
+            "labels": estimate.n_labels,
+            "accuracy": round(estimate.accuracy, 4),
             "accuracy_sd": round(estimate.accuracy_sd, 4),
-            "by_type": {str(key): {"labels": s.n_labels, "accuracy": round(s.accuracy, 4),
-                                   "accuracy_sd": round(s.accuracy_sd, 4)}
-                        for key, s in sorted(estimate.by_stratum.items())},
+            "by_type": {
+                str(key): {
+                    "labels": s.n_labels,
+                    "accuracy": round(s.accuracy, 4),
+                    "accuracy_sd": round(s.accuracy_sd, 4),
+                }
+                for key, s in sorted(estimate.by_stratum.items())
+            },
         }
     summary = {
         "annotators": annotators,
@@ -102,8 +125,13 @@ def _execute(execution: Execution) -> None:
         "iterations": model.convergence.iterations,
     }
     with transaction.atomic():
-        execution.succeed(last_label_id=last_label_id, labels_seen=len(triples), parameters=parameters.as_json(),
-                          summary=summary, progress_done=3)
+        execution.succeed(
+            last_label_id=last_label_id,
+            labels_seen=len(triples),
+            parameters=parameters.as_json(),
+            summary=summary,
+            progress_done=3,
+        )
 
 
 def _reset(job) -> list[str]:
@@ -111,7 +139,14 @@ def _reset(job) -> list[str]:
     return ["parameters", "summary"]
 
 
-REFIT = runner.register(JobKind(
-    name="annotator-model", title="Annotator model fit", model=AnnotatorModelFit, execute=_execute,
-    resumable=False, reset=_reset, noun="model fit",
-))
+REFIT = runner.register(
+    JobKind(
+        name="annotator-model",
+        title="Annotator model fit",
+        model=AnnotatorModelFit,
+        execute=_execute,
+        resumable=False,
+        reset=_reset,
+        noun="model fit",
+    )
+)

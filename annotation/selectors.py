@@ -1,4 +1,5 @@
 """Read-side queries of the annotation workflow. Everything an annotator may see goes through task_payload."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -59,8 +60,12 @@ def can_review(project: AnnotationProject, user) -> bool:
 def guidelines_for(project: AnnotationProject, user) -> dict:
     """The guidelines as a member sees them: the current version and whether it is newer than the last one they
     acknowledged (then the page opens it for them)."""
-    seen = (ProjectMember.objects.filter(project=project, user=user, is_active=True)
-            .order_by("-guidelines_seen_version").values_list("guidelines_seen_version", flat=True).first()) or 0
+    seen = (
+        ProjectMember.objects.filter(project=project, user=user, is_active=True)
+        .order_by("-guidelines_seen_version")
+        .values_list("guidelines_seen_version", flat=True)
+        .first()
+    ) or 0
     return {
         "version": project.guidelines_version,
         "text": project.guidelines,
@@ -85,7 +90,9 @@ def label_counts(project: AnnotationProject) -> dict[int, int]:
     """{annotator id: labels they gave in the project}, gold items left out."""
     return dict(
         Label.objects.filter(item__project=project, item__is_gold=False)
-        .values_list("annotator_id").annotate(n=Count("pk")).order_by()
+        .values_list("annotator_id")
+        .annotate(n=Count("pk"))
+        .order_by()
     )
 
 
@@ -96,10 +103,15 @@ def member_rows(project: AnnotationProject) -> list[dict]:
     labels_given = label_counts(project)
     lease_counts = dict(
         Task.objects.filter(item__project=project, status=Task.Status.LEASED, expires_at__gt=now)
-        .values_list("annotator_id").annotate(n=Count("pk")).order_by()
+        .values_list("annotator_id")
+        .annotate(n=Count("pk"))
+        .order_by()
     )
-    memberships = (ProjectMember.objects.filter(project=project).select_related("user")
-                   .order_by("-is_active", "role", "user__username"))
+    memberships = (
+        ProjectMember.objects.filter(project=project)
+        .select_related("user")
+        .order_by("-is_active", "role", "user__username")
+    )
     return [
         {
             "member": member,
@@ -113,14 +125,20 @@ def member_rows(project: AnnotationProject) -> list[dict]:
 
 
 def active_members(project: AnnotationProject):
-    return (ProjectMember.objects.filter(project=project, is_active=True).select_related("user")
-            .order_by("role", "user__username"))
+    return (
+        ProjectMember.objects.filter(project=project, is_active=True)
+        .select_related("user")
+        .order_by("role", "user__username")
+    )
 
 
 def invitations(project: AnnotationProject, limit: int = 50) -> list[dict]:
     now = timezone.now()
-    rows = (Invitation.objects.filter(project=project)
-            .select_related("created_by", "used_by", "account", "revoked_by").order_by("-created_at", "-id")[:limit])
+    rows = (
+        Invitation.objects.filter(project=project)
+        .select_related("created_by", "used_by", "account", "revoked_by")
+        .order_by("-created_at", "-id")[:limit]
+    )
     return [{"invitation": invitation, "status": invitation.status(now)} for invitation in rows]
 
 
@@ -130,8 +148,9 @@ def policy_situation(project: AnnotationProject) -> dict:
     open_items = Item.objects.filter(project=project, is_gold=False, state__in=workflow.OPEN_STATES)
     counts = open_items.aggregate(
         waiting_tiebreak=Count("pk", filter=Q(state=workflow.NEEDS_TIEBREAK)),
-        first_round_started=Count("pk", filter=Q(state__in=[workflow.PENDING, workflow.IN_PROGRESS],
-                                                 label_count__gt=0)),
+        first_round_started=Count(
+            "pk", filter=Q(state__in=[workflow.PENDING, workflow.IN_PROGRESS], label_count__gt=0)
+        ),
     )
     return counts
 
@@ -274,7 +293,7 @@ def conflicts_page(project: AnnotationProject, after: str = "", page_size: int =
     if after:
         priority, item_id = _parse_key(after)
         rows = rows.filter(Q(priority__gt=priority) | Q(priority=priority, id__gt=item_id))
-    found = list(rows[:page_size + 1])
+    found = list(rows[: page_size + 1])
     next_key = _key(found[page_size - 1], "priority") if len(found) > page_size else None
     return found[:page_size], next_key
 
@@ -295,8 +314,11 @@ def my_progress(project: AnnotationProject, user) -> dict:
     open_items = Item.objects.filter(project=project, is_gold=False, state__in=workflow.OPEN_STATES)
     left_in_project = open_items.count()
     finished_on_open = Task.objects.filter(
-        annotator=user, status__in=[Task.Status.SUBMITTED, Task.Status.SKIPPED], item__project=project,
-        item__is_gold=False, item__state__in=workflow.OPEN_STATES,
+        annotator=user,
+        status__in=[Task.Status.SUBMITTED, Task.Status.SKIPPED],
+        item__project=project,
+        item__is_gold=False,
+        item__state__in=workflow.OPEN_STATES,
     ).count()
     today_figures = mine.filter(created_at__gte=today).aggregate(n=Count("pk"), seconds=Sum("seconds_spent"))
     done_total = mine.count()
@@ -316,9 +338,11 @@ def state_counts(project: AnnotationProject, kept: Mapping[str, int] | None = No
     counts = tallies.state_counts(aggregates.project_tallies(project) if kept is None else kept)
     by_resolution = counts["by_resolution"]
     # "model" is listed for projects that aggregate with their annotator model (or have such final labels)
-    counts["by_resolution"] = {res: by_resolution.get(res, 0) for res in workflow.RESOLUTIONS
-                               if res != workflow.BY_MODEL or project.aggregation == "model"
-                               or by_resolution.get(res)}
+    counts["by_resolution"] = {
+        res: by_resolution.get(res, 0)
+        for res in workflow.RESOLUTIONS
+        if res != workflow.BY_MODEL or project.aggregation == "model" or by_resolution.get(res)
+    }
     return counts
 
 
@@ -363,6 +387,7 @@ def progress_over_time(project: AnnotationProject, days: int = 30) -> list[dict]
 
 # ---------------------------------------------------------------- the item browser
 
+
 class InvalidFilter(ValueError):
     """A filter, order or page key the item browser cannot use; the message is meant for the person who sent it."""
 
@@ -382,8 +407,12 @@ SORTS: dict[str, tuple[str, bool]] = {
     "label_count": ("label_count", False),
 }
 SORT_NAMES = {
-    "id": "Oldest first", "-id": "Newest first", "-priority": "Highest priority first",
-    "priority": "Lowest priority first", "-label_count": "Most labels first", "label_count": "Fewest labels first",
+    "id": "Oldest first",
+    "-id": "Newest first",
+    "-priority": "Highest priority first",
+    "priority": "Lowest priority first",
+    "-label_count": "Most labels first",
+    "label_count": "Fewest labels first",
 }
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -415,6 +444,7 @@ class ItemFilter:
     @classmethod
     def from_params(cls, params: Mapping) -> ItemFilter:
         """Read a filter from query parameters (the names of `as_params`); raises InvalidFilter."""
+
         def text(name: str) -> str:
             value = params.get(name) or ""
             return value.strip() if isinstance(value, str) else str(value)
@@ -432,14 +462,25 @@ class ItemFilter:
         subject = {param: text(param) for param in SUBJECT_PARAMS if text(param)}
         if len(subject.get("q", "")) > 200:
             raise InvalidFilter("a search is at most 200 characters")
-        return cls(state=state, resolution=resolution, disagreement=_yes_no(params, "disagreement"),
-                   answer_type=answer_type, annotator=int(annotator) if annotator else None,
-                   gold=_yes_no(params, "gold"), subject=subject)
+        return cls(
+            state=state,
+            resolution=resolution,
+            disagreement=_yes_no(params, "disagreement"),
+            answer_type=answer_type,
+            annotator=int(annotator) if annotator else None,
+            gold=_yes_no(params, "gold"),
+            subject=subject,
+        )
 
     def as_params(self) -> dict[str, str]:
         """The query parameters that give this filter back (empty ones left out)."""
-        params = {"state": self.state, "resolution": self.resolution, "answer_type": self.answer_type,
-                  "annotator": str(self.annotator) if self.annotator else "", **self.subject}
+        params = {
+            "state": self.state,
+            "resolution": self.resolution,
+            "answer_type": self.answer_type,
+            "annotator": str(self.annotator) if self.annotator else "",
+            **self.subject,
+        }
         for name in ("disagreement", "gold"):
             value = getattr(self, name)
             if value is not None:
@@ -502,8 +543,11 @@ def filter_for(project: AnnotationProject, user, params: Mapping) -> ItemFilter:
 def filter_options(project: AnnotationProject, user) -> dict:
     """What the browser's filter form offers this viewer: the subject criteria the project's kind answers (with
     their choices where they come from a list), and the annotators who can have labeled its items."""
-    annotators = (ProjectMember.objects.filter(project=project, role=ProjectMember.Role.ANNOTATOR)
-                  .order_by("user__username").values_list("user_id", "user__username"))
+    annotators = (
+        ProjectMember.objects.filter(project=project, role=ProjectMember.Role.ANNOTATOR)
+        .order_by("user__username")
+        .values_list("user_id", "user__username")
+    )
     criteria = subjects.filter_criteria(project.kind)
     params = [param for param, criterion in SUBJECT_PARAMS.items() if criterion in criteria]
     if not may_filter_by_verdicts(project, user):
@@ -534,8 +578,15 @@ def _key(item: Item, sort_field: str) -> str:
     return f"{getattr(item, sort_field)}~{item.pk}"
 
 
-def browse_items(project: AnnotationProject, item_filter: ItemFilter, *, sort: str = "id", after: str = "",
-                 before: str = "", page_size: int = DEFAULT_PAGE_SIZE) -> BrowsePage:
+def browse_items(
+    project: AnnotationProject,
+    item_filter: ItemFilter,
+    *,
+    sort: str = "id",
+    after: str = "",
+    before: str = "",
+    page_size: int = DEFAULT_PAGE_SIZE,
+) -> BrowsePage:
     """One page of the project's items that match the filter, read from a key (keyset pagination): the page after
     `after`, the page before `before`, or the first page. Every page costs one indexed query of page_size + 1 rows
     whatever the project's size, and rows added or removed elsewhere never shift the pages that follow a key."""
@@ -554,11 +605,13 @@ def browse_items(project: AnnotationProject, item_filter: ItemFilter, *, sort: s
         if sort_field == "id":
             items = items.filter(**{f"id__{beyond}": item_id})
         else:
-            items = items.filter(Q(**{f"{sort_field}__{beyond}": value}) | Q(**{sort_field: value, f"id__{beyond}": item_id}))
+            items = items.filter(
+                Q(**{f"{sort_field}__{beyond}": value}) | Q(**{sort_field: value, f"id__{beyond}": item_id})
+            )
     order = [f"-{sort_field}", "-id"] if reading_down else [sort_field, "id"]
     if sort_field == "id":
         order = order[1:]
-    rows = list(items.select_related("project").order_by(*order)[:page_size + 1])
+    rows = list(items.select_related("project").order_by(*order)[: page_size + 1])
     more = len(rows) > page_size
     rows = rows[:page_size]
     if backwards:
@@ -582,23 +635,25 @@ def browse_rows(items: list) -> list[dict]:
     rows = []
     for item in items:
         rules = item.project.judgement
-        rows.append({
-            "id": item.pk,
-            "subject_id": item.subject_id,
-            "summary": found[item.pk],
-            "state": item.state,
-            "resolution": item.resolution,
-            "label_count": item.label_count,
-            "required_labels": item.required_labels,
-            "final_value": item.final_value,
-            "final_display": rules.display(item.final_value) if item.final_value is not None else None,
-            "excluded": item.excluded,
-            "is_gold": item.is_gold,
-            "gold_value": item.gold_value,
-            "gold_display": rules.display(item.gold_value) if item.gold_value is not None else None,
-            "priority": item.priority,
-            "answer_type": item.answer_type,
-        })
+        rows.append(
+            {
+                "id": item.pk,
+                "subject_id": item.subject_id,
+                "summary": found[item.pk],
+                "state": item.state,
+                "resolution": item.resolution,
+                "label_count": item.label_count,
+                "required_labels": item.required_labels,
+                "final_value": item.final_value,
+                "final_display": rules.display(item.final_value) if item.final_value is not None else None,
+                "excluded": item.excluded,
+                "is_gold": item.is_gold,
+                "gold_value": item.gold_value,
+                "gold_display": rules.display(item.gold_value) if item.gold_value is not None else None,
+                "priority": item.priority,
+                "answer_type": item.answer_type,
+            }
+        )
     return rows
 
 

@@ -1,4 +1,5 @@
 """Writes and business rules of the annotation workflow: projects, assignment, labels, decisions."""
+
 from __future__ import annotations
 
 import hashlib
@@ -49,6 +50,7 @@ class InvalidSubmission(WorkflowError):
 
 # ---------------------------------------------------------------- projects
 
+
 def check_project_request(kind: str, settings: dict) -> None:
     """Refuse a new project whose kind is not made from a dataset's rows or whose settings do not hold."""
     try:
@@ -56,12 +58,21 @@ def check_project_request(kind: str, settings: dict) -> None:
     except subjects.UnknownSubjectKind as exc:
         raise InvalidSubmission(exc.args[0]) from None
     if subject_kind.subject_ids is None:
-        raise InvalidSubmission(subject_kind.extra.get(
-            "created_from", f"{subject_kind.title} projects are not made from a dataset's rows."))
-    _check_setting_values({key: value for key, value in settings.items()
-                           if key in ("aggregation", "confidence_target", "max_labels", "refit_every")})
-    _check_aggregation_rule(subject_kind.rules, settings.get("aggregation", label_model.MAJORITY),
-                            settings.get("adaptive_redundancy", False))
+        raise InvalidSubmission(
+            subject_kind.extra.get("created_from", f"{subject_kind.title} projects are not made from a dataset's rows.")
+        )
+    _check_setting_values(
+        {
+            key: value
+            for key, value in settings.items()
+            if key in ("aggregation", "confidence_target", "max_labels", "refit_every")
+        }
+    )
+    _check_aggregation_rule(
+        subject_kind.rules,
+        settings.get("aggregation", label_model.MAJORITY),
+        settings.get("adaptive_redundancy", False),
+    )
 
 
 def create_project(
@@ -110,8 +121,15 @@ def add_items(
     subject_ids = list(subject_ids)
     answer_types = project.subject_kind.answer_types(subject_ids) if subject_ids else {}
     new_items = [
-        Item(project=project, subject_id=subject_id, answer_type=answer_types.get(subject_id, ""),
-             required_labels=aggregation.initial_required_labels(project), priority=priority, random_key=rng.random(), **(extra or {}))
+        Item(
+            project=project,
+            subject_id=subject_id,
+            answer_type=answer_types.get(subject_id, ""),
+            required_labels=aggregation.initial_required_labels(project),
+            priority=priority,
+            random_key=rng.random(),
+            **(extra or {}),
+        )
         for subject_id in subject_ids
     ]
     if not new_items:
@@ -119,8 +137,11 @@ def add_items(
     with transaction.atomic():
         existing: set[int] = set()
         for start in range(0, len(subject_ids), 10000):
-            existing.update(project.items.filter(subject_id__in=subject_ids[start:start + 10000])
-                            .values_list("subject_id", flat=True))
+            existing.update(
+                project.items.filter(subject_id__in=subject_ids[start : start + 10000]).values_list(
+                    "subject_id", flat=True
+                )
+            )
         fresh = [item for item in new_items if item.subject_id not in existing]
         before = project.items.count()
         Item.objects.bulk_create(fresh, batch_size=2000, ignore_conflicts=True)
@@ -145,24 +166,62 @@ def copy_new_items(project: AnnotationProject, *, subject_ids: Sequence[int], rn
         return 0
     answer_types = project.subject_kind.answer_types(new_ids)
     required, now = aggregation.initial_required_labels(project), timezone.now()
-    columns = ["project_id", "subject_id", "answer_type", "state", "resolution", "required_labels", "label_count",
-               "started", "excluded", "priority", "random_key", "is_gold", "created_at"]
+    columns = [
+        "project_id",
+        "subject_id",
+        "answer_type",
+        "state",
+        "resolution",
+        "required_labels",
+        "label_count",
+        "started",
+        "excluded",
+        "priority",
+        "random_key",
+        "is_gold",
+        "created_at",
+    ]
     quote = connection.ops.quote_name
     names = ", ".join(quote(column) for column in columns)
     # the items as written, for what they add to the tallies (their verdicts included)
-    fresh = [Item(project=project, subject_id=subject_id, answer_type=answer_types.get(subject_id, ""),
-                  required_labels=required, random_key=rng.random(), created_at=now) for subject_id in new_ids]
+    fresh = [
+        Item(
+            project=project,
+            subject_id=subject_id,
+            answer_type=answer_types.get(subject_id, ""),
+            required_labels=required,
+            random_key=rng.random(),
+            created_at=now,
+        )
+        for subject_id in new_ids
+    ]
     with transaction.atomic(), connection.cursor() as cursor:
         with cursor.cursor.copy(f"COPY {quote(Item._meta.db_table)} ({names}) FROM STDIN") as copy:
             for item in fresh:
-                copy.write_row((project.pk, item.subject_id, item.answer_type, Item.State.PENDING, "", required, 0,
-                                False, False, 0, item.random_key, False, now))
+                copy.write_row(
+                    (
+                        project.pk,
+                        item.subject_id,
+                        item.answer_type,
+                        Item.State.PENDING,
+                        "",
+                        required,
+                        0,
+                        False,
+                        False,
+                        0,
+                        item.random_key,
+                        False,
+                        now,
+                    )
+                )
         aggregates.items_added(project, fresh)
     return len(fresh)
 
 
-def add_member(project: AnnotationProject, user, role: str = ProjectMember.Role.ANNOTATOR, *,
-               actor=None) -> ProjectMember:
+def add_member(
+    project: AnnotationProject, user, role: str = ProjectMember.Role.ANNOTATOR, *, actor=None
+) -> ProjectMember:
     """Make a user a member with a role; a removed member becomes active again. Recorded in the project's change
     log when something changed."""
     with transaction.atomic():
@@ -172,9 +231,13 @@ def add_member(project: AnnotationProject, user, role: str = ProjectMember.Role.
         if not created:
             member.is_active, member.removed_at = True, None
             member.save(update_fields=["is_active", "removed_at"])
-        _log(project, actor, ProjectChange.Kind.MEMBER_ADDED,
-             f"{user.get_username()} {'added' if created else 'added again'} as {member.get_role_display().lower()}",
-             {"username": user.get_username(), "role": role})
+        _log(
+            project,
+            actor,
+            ProjectChange.Kind.MEMBER_ADDED,
+            f"{user.get_username()} {'added' if created else 'added again'} as {member.get_role_display().lower()}",
+            {"username": user.get_username(), "role": role},
+        )
     return member
 
 
@@ -207,23 +270,46 @@ def mark_gold(project: AnnotationProject, item: Item, value, *, actor) -> Item:
         item.is_gold, item.gold_value = True, cleaned
         item.save(update_fields=["is_gold", "gold_value"])
         tracker.done()
-        ItemEvent.objects.create(item=item, actor=actor, kind=ItemEvent.Kind.GOLD_SET, value=cleaned,
-                                 from_state=item.state, to_state=item.state)
+        ItemEvent.objects.create(
+            item=item,
+            actor=actor,
+            kind=ItemEvent.Kind.GOLD_SET,
+            value=cleaned,
+            from_state=item.state,
+            to_state=item.state,
+        )
     return item
 
 
 # ---------------------------------------------------------------- project settings and guidelines
 
-_POLICY_FIELDS = ("labels_per_item", "tiebreak_annotators", "agreement_threshold", "aggregation",
-                  "adaptive_redundancy", "confidence_target", "max_labels", "refit_every")
+_POLICY_FIELDS = (
+    "labels_per_item",
+    "tiebreak_annotators",
+    "agreement_threshold",
+    "aggregation",
+    "adaptive_redundancy",
+    "confidence_target",
+    "max_labels",
+    "refit_every",
+)
 # every setting update_project changes, with the words its change log uses
 SETTING_FIELDS = {
-    "name": "name", "description": "description", "labels_per_item": "labels per item",
-    "tiebreak_annotators": "tie-break annotators", "agreement_threshold": "agreement threshold",
-    "lease_minutes": "lease minutes", "verdict_visibility": "verdict visibility",
-    "show_model_names": "show model names", "gold_rate": "gold rate", "is_active": "active",
-    "aggregation": "aggregation", "adaptive_redundancy": "adaptive redundancy",
-    "confidence_target": "confidence target", "max_labels": "label cap", "refit_every": "refit every",
+    "name": "name",
+    "description": "description",
+    "labels_per_item": "labels per item",
+    "tiebreak_annotators": "tie-break annotators",
+    "agreement_threshold": "agreement threshold",
+    "lease_minutes": "lease minutes",
+    "verdict_visibility": "verdict visibility",
+    "show_model_names": "show model names",
+    "gold_rate": "gold rate",
+    "is_active": "active",
+    "aggregation": "aggregation",
+    "adaptive_redundancy": "adaptive redundancy",
+    "confidence_target": "confidence target",
+    "max_labels": "label cap",
+    "refit_every": "refit every",
 }
 
 
@@ -232,8 +318,9 @@ class SettingRefused(WorkflowError):
 
 
 def _log(project: AnnotationProject, actor, kind: str, summary: str, details: dict | None = None) -> ProjectChange:
-    return ProjectChange.objects.create(project=project, actor=actor, kind=kind, summary=summary[:500],
-                                        details=details or {})
+    return ProjectChange.objects.create(
+        project=project, actor=actor, kind=kind, summary=summary[:500], details=details or {}
+    )
 
 
 def _check_setting_values(values: dict) -> None:
@@ -250,7 +337,10 @@ def _check_setting_values(values: dict) -> None:
         problems.append("a lease lasts between 1 and 1440 minutes")
     if "gold_rate" in values and not 0 <= values["gold_rate"] <= 1:
         problems.append("the gold rate is a share between 0 and 1")
-    if "verdict_visibility" in values and values["verdict_visibility"] not in AnnotationProject.VerdictVisibility.values:
+    if (
+        "verdict_visibility" in values
+        and values["verdict_visibility"] not in AnnotationProject.VerdictVisibility.values
+    ):
         problems.append("unknown verdict visibility")
     if "aggregation" in values and values["aggregation"] not in label_model.AGGREGATIONS:
         problems.append(f"aggregation is one of {', '.join(label_model.AGGREGATIONS)}")
@@ -280,8 +370,11 @@ def update_project(project: AnnotationProject, *, actor, guidelines: str | None 
         # FOR NO KEY UPDATE: a submit under way inserts rows that reference the project (its tallies), and their
         # foreign-key check must not wait on this lock while this change waits on the submit's policy lock.
         project = AnnotationProject.objects.select_for_update(no_key=True).get(pk=project.pk)
-        changed = {field: (getattr(project, field), value) for field, value in values.items()
-                   if getattr(project, field) != value}
+        changed = {
+            field: (getattr(project, field), value)
+            for field, value in values.items()
+            if getattr(project, field) != value
+        }
         _check_aggregation(project, {field: value for field, value in values.items()})
         adaptive = values.get("adaptive_redundancy", project.adaptive_redundancy)
         if "labels_per_item" in changed or "tiebreak_annotators" in changed:
@@ -293,16 +386,20 @@ def update_project(project: AnnotationProject, *, actor, guidelines: str | None 
             )
         if "adaptive_redundancy" in changed or "max_labels" in changed:
             project.labels_per_item = values.get("labels_per_item", project.labels_per_item)
-            _apply_adaptive_change(project, adaptive=adaptive,
-                                   max_labels=values.get("max_labels", project.max_labels))
+            _apply_adaptive_change(project, adaptive=adaptive, max_labels=values.get("max_labels", project.max_labels))
         if changed:
             for field, (_old, value) in changed.items():
                 setattr(project, field, value)
             project.save(update_fields=list(changed))
-            _log(project, actor, ProjectChange.Kind.SETTINGS,
-                 "; ".join(f"{SETTING_FIELDS[field]}: {_shown(old)} → {_shown(new)}"
-                           for field, (old, new) in changed.items()),
-                 {"changes": {field: [old, new] for field, (old, new) in changed.items()}})
+            _log(
+                project,
+                actor,
+                ProjectChange.Kind.SETTINGS,
+                "; ".join(
+                    f"{SETTING_FIELDS[field]}: {_shown(old)} → {_shown(new)}" for field, (old, new) in changed.items()
+                ),
+                {"changes": {field: [old, new] for field, (old, new) in changed.items()}},
+            )
         if guidelines is not None:
             _new_guidelines_version(project, guidelines, actor)
     return project
@@ -325,13 +422,18 @@ def _new_guidelines_version(project: AnnotationProject, text: str, actor) -> Gui
     text = _normalised_guidelines(text)
     if text == project.guidelines:
         return None
-    version = GuidelinesVersion.objects.create(project=project, version=project.guidelines_version + 1, text=text,
-                                               created_by=actor)
+    version = GuidelinesVersion.objects.create(
+        project=project, version=project.guidelines_version + 1, text=text, created_by=actor
+    )
     project.guidelines, project.guidelines_version = text, version.version
     project.save(update_fields=["guidelines", "guidelines_version"])
-    _log(project, actor, ProjectChange.Kind.GUIDELINES,
-         f"guidelines version {version.version}" + ("" if text else " (emptied)"),
-         {"version": version.version, "characters": len(text)})
+    _log(
+        project,
+        actor,
+        ProjectChange.Kind.GUIDELINES,
+        f"guidelines version {version.version}" + ("" if text else " (emptied)"),
+        {"version": version.version, "characters": len(text)},
+    )
     return version
 
 
@@ -349,8 +451,9 @@ def _policy_lock(project_id: int, *, exclusive: bool = False) -> None:
         cursor.execute(f"SELECT {function}(%s, %s)", [_POLICY_LOCK_SPACE, project_id % 2**31])
 
 
-def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, tiebreak_annotators: int,
-                         adaptive: bool = False) -> None:
+def _apply_policy_change(
+    project: AnnotationProject, *, labels_per_item: int, tiebreak_annotators: int, adaptive: bool = False
+) -> None:
     """Carry a change of labels per item (n) and tie-break annotators (t) over to the open items, or refuse.
 
     The project's policy lock is taken exclusive first, so no claim or submit is under way meanwhile; one that
@@ -381,8 +484,11 @@ def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, ti
             )
         first_round = open_items.filter(state__in=[workflow.PENDING, workflow.IN_PROGRESS])
         if labels_per_item < old_n:
-            over = with_leases.filter(state__in=[workflow.PENDING, workflow.IN_PROGRESS]).filter(
-                Q(label_count__gte=labels_per_item) | Q(filled__gt=labels_per_item)).count()
+            over = (
+                with_leases.filter(state__in=[workflow.PENDING, workflow.IN_PROGRESS])
+                .filter(Q(label_count__gte=labels_per_item) | Q(filled__gt=labels_per_item))
+                .count()
+            )
             if over:
                 raise SettingRefused(
                     f"labels per item cannot go down to {labels_per_item}: {over} item{'s' if over != 1 else ''} "
@@ -394,8 +500,11 @@ def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, ti
     if tiebreak_annotators != old_t:
         target = labels_per_item + tiebreak_annotators
         if tiebreak_annotators < old_t:
-            over = with_leases.filter(state=workflow.NEEDS_TIEBREAK).filter(
-                Q(label_count__gte=target) | Q(filled__gt=target)).count()
+            over = (
+                with_leases.filter(state=workflow.NEEDS_TIEBREAK)
+                .filter(Q(label_count__gte=target) | Q(filled__gt=target))
+                .count()
+            )
             if over:
                 raise SettingRefused(
                     f"tie-break annotators cannot go down to {tiebreak_annotators}: {over} item"
@@ -406,14 +515,19 @@ def _apply_policy_change(project: AnnotationProject, *, labels_per_item: int, ti
 
 
 def _check_aggregation(project: AnnotationProject, values: dict) -> None:
-    _check_aggregation_rule(project.judgement, values.get("aggregation", project.aggregation),
-                            values.get("adaptive_redundancy", project.adaptive_redundancy))
+    _check_aggregation_rule(
+        project.judgement,
+        values.get("aggregation", project.aggregation),
+        values.get("adaptive_redundancy", project.adaptive_redundancy),
+    )
 
 
 def _check_aggregation_rule(rules: labels.LabelRules, aggregation_rule: str, adaptive: bool) -> None:
     if aggregation_rule == label_model.MODEL and rules.numeric:
-        raise InvalidSubmission("scores are aggregated by the fixed protocol (mean, median of three); the annotator "
-                                "model is for categorical labels")
+        raise InvalidSubmission(
+            "scores are aggregated by the fixed protocol (mean, median of three); the annotator "
+            "model is for categorical labels"
+        )
     if adaptive and aggregation_rule != label_model.MODEL:
         raise InvalidSubmission("adaptive redundancy needs model aggregation: it stops when the model is confident")
 
@@ -441,16 +555,19 @@ def _apply_adaptive_change(project: AnnotationProject, *, adaptive: bool, max_la
     elif adaptive:
         over = open_items.filter(required_labels__gt=max_labels).count()
         if over:
-            raise SettingRefused(f"the label cap cannot go down to {max_labels}: {over} open item"
-                                 f"{'s' if over != 1 else ''} already ask{'s' if over == 1 else ''} for more labels")
+            raise SettingRefused(
+                f"the label cap cannot go down to {max_labels}: {over} open item"
+                f"{'s' if over != 1 else ''} already ask{'s' if over == 1 else ''} for more labels"
+            )
 
 
 def guidelines_seen(project: AnnotationProject, user, version: int) -> int:
     """Record that a member read the guidelines up to `version` (never beyond the current one, never backwards).
     Returns the version now recorded as seen."""
     version = max(0, min(version, project.guidelines_version))
-    ProjectMember.objects.filter(project=project, user=user, is_active=True,
-                                 guidelines_seen_version__lt=version).update(guidelines_seen_version=version)
+    ProjectMember.objects.filter(
+        project=project, user=user, is_active=True, guidelines_seen_version__lt=version
+    ).update(guidelines_seen_version=version)
     return version
 
 
@@ -485,12 +602,17 @@ def remove_member(member: ProjectMember, *, actor) -> ProjectMember:
         member.save(update_fields=["is_active", "removed_at"])
         ended = 0
         if member.role == ProjectMember.Role.ANNOTATOR:
-            ended = Task.objects.filter(item__project=member.project, annotator=member.user,
-                                        status=Task.Status.LEASED, expires_at__gt=now).update(expires_at=now)
-        _log(member.project, actor, ProjectChange.Kind.MEMBER_REMOVED,
-             f"{member.user.get_username()} removed as {member.get_role_display().lower()}"
-             + (f"; {ended} live lease{'s' if ended != 1 else ''} ended" if ended else ""),
-             {"username": member.user.get_username(), "role": member.role, "leases_ended": ended})
+            ended = Task.objects.filter(
+                item__project=member.project, annotator=member.user, status=Task.Status.LEASED, expires_at__gt=now
+            ).update(expires_at=now)
+        _log(
+            member.project,
+            actor,
+            ProjectChange.Kind.MEMBER_REMOVED,
+            f"{member.user.get_username()} removed as {member.get_role_display().lower()}"
+            + (f"; {ended} live lease{'s' if ended != 1 else ''} ended" if ended else ""),
+            {"username": member.user.get_username(), "role": member.role, "leases_ended": ended},
+        )
     return member
 
 
@@ -504,8 +626,14 @@ def _grant_role(user, role: str) -> None:
         user.__dict__.pop("_role_names", None)
 
 
-def create_invitation(project: AnnotationProject, *, role: str = ProjectMember.Role.ANNOTATOR, actor,
-                      days: int = INVITATION_DAYS, account=None) -> tuple[Invitation, str]:
+def create_invitation(
+    project: AnnotationProject,
+    *,
+    role: str = ProjectMember.Role.ANNOTATOR,
+    actor,
+    days: int = INVITATION_DAYS,
+    account=None,
+) -> tuple[Invitation, str]:
     """A one-time link to join the project with a role, valid for `days`. Returns the invitation and its token,
     which is not stored (only its hash is) and cannot be shown again."""
     if role not in ProjectMember.Role.values:
@@ -515,13 +643,22 @@ def create_invitation(project: AnnotationProject, *, role: str = ProjectMember.R
     token = secrets.token_urlsafe(32)
     with transaction.atomic():
         invitation = Invitation.objects.create(
-            project=project, role=role, token_hash=_token_hash(token), account=account, created_by=actor,
+            project=project,
+            role=role,
+            token_hash=_token_hash(token),
+            account=account,
+            created_by=actor,
             expires_at=timezone.now() + timedelta(days=days),
         )
         for_whom = f" for {account.get_username()}" if account is not None else ""
-        _log(project, actor, ProjectChange.Kind.INVITATION_CREATED,
-             f"{invitation.get_role_display().lower()} invitation{for_whom} created, valid {days} "
-             f"day{'s' if days != 1 else ''}", {"invitation": invitation.pk, "role": role, "days": days})
+        _log(
+            project,
+            actor,
+            ProjectChange.Kind.INVITATION_CREATED,
+            f"{invitation.get_role_display().lower()} invitation{for_whom} created, valid {days} "
+            f"day{'s' if days != 1 else ''}",
+            {"invitation": invitation.pk, "role": role, "days": days},
+        )
     return invitation, token
 
 
@@ -530,18 +667,24 @@ def revoke_invitation(invitation: Invitation, *, actor) -> Invitation:
         invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
         status = invitation.status()
         if status != Invitation.Status.OPEN:
-            raise WorkflowError(f"this invitation is {invitation.Status(status).label.lower()}; only an open one can "
-                                "be revoked")
+            raise WorkflowError(
+                f"this invitation is {invitation.Status(status).label.lower()}; only an open one can be revoked"
+            )
         invitation.revoked_at, invitation.revoked_by = timezone.now(), actor
         invitation.save(update_fields=["revoked_at", "revoked_by"])
-        _log(invitation.project, actor, ProjectChange.Kind.INVITATION_REVOKED,
-             f"{invitation.get_role_display().lower()} invitation revoked", {"invitation": invitation.pk})
+        _log(
+            invitation.project,
+            actor,
+            ProjectChange.Kind.INVITATION_REVOKED,
+            f"{invitation.get_role_display().lower()} invitation revoked",
+            {"invitation": invitation.pk},
+        )
     return invitation
 
 
 _UNUSABLE = {
     Invitation.Status.USED: "This invitation link has already been used. Each link works once: ask the person who "
-                            "invited you for a new one.",
+    "invited you for a new one.",
     Invitation.Status.EXPIRED: "This invitation link has expired. Ask the person who invited you for a new one.",
     Invitation.Status.REVOKED: "This invitation link was withdrawn. Ask the person who invited you for a new one.",
 }
@@ -572,9 +715,13 @@ def _redeem(invitation: Invitation, user) -> ProjectMember:
     member = add_member(invitation.project, user, invitation.role, actor=user)
     invitation.used_at, invitation.used_by = timezone.now(), user
     invitation.save(update_fields=["used_at", "used_by"])
-    _log(invitation.project, user, ProjectChange.Kind.INVITATION_ACCEPTED,
-         f"{user.get_username()} accepted an invitation as {invitation.get_role_display().lower()}",
-         {"invitation": invitation.pk, "username": user.get_username(), "role": invitation.role})
+    _log(
+        invitation.project,
+        user,
+        ProjectChange.Kind.INVITATION_ACCEPTED,
+        f"{user.get_username()} accepted an invitation as {invitation.get_role_display().lower()}",
+        {"invitation": invitation.pk, "username": user.get_username(), "role": invitation.role},
+    )
     return member
 
 
@@ -588,8 +735,9 @@ def accept_invitation(token: str, user) -> ProjectMember:
         if account is not None and account.pk != user.pk:
             raise NotAllowed(f"this link is for the account {account.get_username()}; log out to use it")
         if account is None and is_member(invitation.project, user, invitation.role):
-            raise AlreadyMember(f"you are already an {invitation.get_role_display().lower()} on "
-                                f"{invitation.project.name}")
+            raise AlreadyMember(
+                f"you are already an {invitation.get_role_display().lower()} on {invitation.project.name}"
+            )
         return _redeem(invitation, user)
 
 
@@ -639,8 +787,15 @@ def set_password_with_invitation(token: str, *, password: str):
     return user
 
 
-def create_account(project: AnnotationProject, *, username: str, email: str = "", actor,
-                   role: str = ProjectMember.Role.ANNOTATOR, days: int = INVITATION_DAYS) -> tuple[Any, Invitation, str]:
+def create_account(
+    project: AnnotationProject,
+    *,
+    username: str,
+    email: str = "",
+    actor,
+    role: str = ProjectMember.Role.ANNOTATOR,
+    days: int = INVITATION_DAYS,
+) -> tuple[Any, Invitation, str]:
     """Create an account (without a usable password) with the role, make it a member, and return it with a
     one-time link through which its owner chooses a password."""
     User = get_user_model()
@@ -649,8 +804,9 @@ def create_account(project: AnnotationProject, *, username: str, email: str = ""
         raise InvalidSubmission("choose a username")
     with transaction.atomic():
         if User.objects.filter(username__iexact=username).exists():
-            raise InvalidSubmission(f"the username {username} is taken; choose another one, or add the existing "
-                                    "account as a member")
+            raise InvalidSubmission(
+                f"the username {username} is taken; choose another one, or add the existing account as a member"
+            )
         user = User(username=username, email=email.strip())
         user.set_unusable_password()
         try:
@@ -659,14 +815,20 @@ def create_account(project: AnnotationProject, *, username: str, email: str = ""
         except IntegrityError:
             raise InvalidSubmission(f"the username {username} is taken; choose another one") from None
         _grant_role(user, role)
-        _log(project, actor, ProjectChange.Kind.ACCOUNT_CREATED,
-             f"account {username} created for this project", {"username": username, "role": role})
+        _log(
+            project,
+            actor,
+            ProjectChange.Kind.ACCOUNT_CREATED,
+            f"account {username} created for this project",
+            {"username": username, "role": role},
+        )
         add_member(project, user, role, actor=actor)
         invitation, token = create_invitation(project, role=role, actor=actor, days=days, account=user)
     return user, invitation, token
 
 
 # ---------------------------------------------------------------- assignment
+
 
 @dataclass
 class Claim:
@@ -740,8 +902,9 @@ def _claim_new(project: AnnotationProject, user, now) -> Task | None:
     done_by_user = Task.objects.filter(
         item=OuterRef("pk"), annotator=user, status__in=[Task.Status.SUBMITTED, Task.Status.SKIPPED]
     )
-    held_by_user = Task.objects.filter(item=OuterRef("pk"), annotator=user, status=Task.Status.LEASED,
-                                       expires_at__gt=now)
+    held_by_user = Task.objects.filter(
+        item=OuterRef("pk"), annotator=user, status=Task.Status.LEASED, expires_at__gt=now
+    )
     candidates = (
         Item.objects.filter(project=project, state__in=workflow.OPEN_STATES, is_gold=False)
         .annotate(leases=Coalesce(Subquery(_active_leases(now), output_field=IntegerField()), Value(0)))
@@ -754,8 +917,11 @@ def _claim_new(project: AnnotationProject, user, now) -> Task | None:
     # Started items come first, but the annotator may have labeled thousands of them that wait for someone else;
     # so look only at the first STARTED_LOOKAHEAD started items, then at the unstarted ones, and walk the whole
     # queue only when both are empty: a claim costs the same however many open items the annotator already did.
-    started_head = (Item.objects.filter(project=project, state__in=workflow.OPEN_STATES, is_gold=False, started=True)
-                    .order_by("-priority", "random_key").values_list("pk", flat=True))
+    started_head = (
+        Item.objects.filter(project=project, state__in=workflow.OPEN_STATES, is_gold=False, started=True)
+        .order_by("-priority", "random_key")
+        .values_list("pk", flat=True)
+    )
     for _attempt in range(20):
         # read first, as a list: a subquery lets the planner walk every started item again
         head = list(started_head[:STARTED_LOOKAHEAD])
@@ -802,8 +968,14 @@ def _lease(project: AnnotationProject, item: Item, user, now) -> Task:
     # can insert this (item, annotator) task between the look-up and the insert: no savepoint is needed.
     task = Task.objects.filter(item=item, annotator=user).first()
     if task is None:
-        task = Task.objects.create(item=item, annotator=user, status=Task.Status.LEASED, leased_at=now,
-                                   expires_at=expires, is_tiebreak=is_tiebreak)
+        task = Task.objects.create(
+            item=item,
+            annotator=user,
+            status=Task.Status.LEASED,
+            leased_at=now,
+            expires_at=expires,
+            is_tiebreak=is_tiebreak,
+        )
     else:
         # The same person's earlier lease on this item expired without a label: renew it.
         task.status, task.leased_at, task.expires_at, task.is_tiebreak = Task.Status.LEASED, now, expires, is_tiebreak
@@ -859,7 +1031,10 @@ def release_tasks(user, task_ids) -> int:
     A released lease is not a skip: the item may come back to the same person later."""
     now = timezone.now()
     return Task.objects.filter(
-        pk__in=list(task_ids), annotator=user, status=Task.Status.LEASED, expires_at__gt=now,
+        pk__in=list(task_ids),
+        annotator=user,
+        status=Task.Status.LEASED,
+        expires_at__gt=now,
     ).update(expires_at=now)
 
 
@@ -878,6 +1053,7 @@ def skip_task(task: Task, user) -> Task:
 
 # ---------------------------------------------------------------- labels
 
+
 @dataclass
 class SubmitResult:
     label: Label
@@ -886,8 +1062,15 @@ class SubmitResult:
 
 
 def submit_label(
-    task: Task, user, *, value=None, note: str = "", unsuitable: bool = False, unsuitable_reason: str = "",
-    seconds_spent: float | None = None, details: dict | None = None,
+    task: Task,
+    user,
+    *,
+    value=None,
+    note: str = "",
+    unsuitable: bool = False,
+    unsuitable_reason: str = "",
+    seconds_spent: float | None = None,
+    details: dict | None = None,
 ) -> SubmitResult:
     """Store an annotator's label for their task and move the item through the state machine.
 
@@ -918,8 +1101,12 @@ def submit_label(
         lease_live = task.status == Task.Status.LEASED and task.expires_at > now
         existing = Label.objects.filter(task=task).first()
         if existing is not None:
-            same = (existing.value == cleaned and existing.unsuitable == unsuitable and existing.note == note
-                    and (details is None or existing.details == details))
+            same = (
+                existing.value == cleaned
+                and existing.unsuitable == unsuitable
+                and existing.note == note
+                and (details is None or existing.details == details)
+            )
             if same:
                 return SubmitResult(existing, False, item)
             _check_still_annotator(project, user)
@@ -936,24 +1123,27 @@ def submit_label(
             _check_still_annotator(project, user)
         if item.is_gold:
             tracker = aggregates.track(project, [item], actor_id=user.pk)
-            label = _create_label(item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent,
-                                  details, now)
+            label = _create_label(
+                item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent, details, now
+            )
             tracker.done()
             return SubmitResult(label, True, item)
         if item.state not in workflow.OPEN_STATES:
             raise WorkflowError(f"this item no longer takes labels (it is {item.get_state_display().lower()})")
         if lease_live or _capacity_left(item, now, exclude_task=task) > 0:
             tracker = aggregates.track(project, [item], actor_id=user.pk)
-            label = _create_label(item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent,
-                                  details, now)
+            label = _create_label(
+                item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent, details, now
+            )
             item.label_count += 1
             item.started = True
             _advance(item, project, actor=user)
             tracker.done()
             return SubmitResult(label, True, item)
         # recorded in a transaction of its own: the refusal below must not roll the record back
-        ItemEvent.objects.create(item=item, actor=user, kind=ItemEvent.Kind.LATE_SUBMIT_REFUSED,
-                                 from_state=item.state, to_state=item.state)
+        ItemEvent.objects.create(
+            item=item, actor=user, kind=ItemEvent.Kind.LATE_SUBMIT_REFUSED, from_state=item.state, to_state=item.state
+        )
     raise WorkflowError(
         "your lease on this item expired and the item has since been given to someone else; "
         "your label was not stored — take the next task"
@@ -970,8 +1160,14 @@ def _create_label(item, task, user, cleaned, note, unsuitable, reason, seconds_s
     # (item, annotator) constraint is a last line of defence here: its error ends the whole transaction.
     try:
         label = Label.objects.create(
-            item=item, task=task, annotator=user, value=cleaned, note=note, unsuitable=unsuitable,
-            unsuitable_reason=reason, seconds_spent=seconds_spent,
+            item=item,
+            task=task,
+            annotator=user,
+            value=cleaned,
+            note=note,
+            unsuitable=unsuitable,
+            unsuitable_reason=reason,
+            seconds_spent=seconds_spent,
             # a late first-round submission can land in the tie-break slot
             is_tiebreak=task.is_tiebreak or item.state == workflow.NEEDS_TIEBREAK,
             details=details or {},
@@ -980,8 +1176,14 @@ def _create_label(item, task, user, cleaned, note, unsuitable, reason, seconds_s
         raise WorkflowError("you have already labeled this item") from None
     task.status, task.finished_at = Task.Status.SUBMITTED, now
     task.save(update_fields=["status", "finished_at"])
-    ItemEvent.objects.create(item=item, actor=user, kind=ItemEvent.Kind.LABELED, from_state=item.state,
-                             to_state=item.state, value=_event_value(cleaned, unsuitable, reason, note))
+    ItemEvent.objects.create(
+        item=item,
+        actor=user,
+        kind=ItemEvent.Kind.LABELED,
+        from_state=item.state,
+        to_state=item.state,
+        value=_event_value(cleaned, unsuitable, reason, note),
+    )
     return label
 
 
@@ -990,8 +1192,14 @@ def _change_label(item, label, user, cleaned, note, unsuitable, reason, details)
     if details is not None:
         label.details = details
     label.save()
-    ItemEvent.objects.create(item=item, actor=user, kind=ItemEvent.Kind.LABEL_CHANGED, from_state=item.state,
-                             to_state=item.state, value=_event_value(cleaned, unsuitable, reason, note))
+    ItemEvent.objects.create(
+        item=item,
+        actor=user,
+        kind=ItemEvent.Kind.LABEL_CHANGED,
+        from_state=item.state,
+        to_state=item.state,
+        value=_event_value(cleaned, unsuitable, reason, note),
+    )
     if not item.is_gold:
         _advance(item, item.project, actor=user)
     return label
@@ -1012,7 +1220,8 @@ def _advance(item: Item, project: AnnotationProject, *, actor) -> None:
     before = item.state
     votes = votes_for(item)
     outcome, item.confidence = aggregation.after_label(
-        item, project, votes, workflow.evaluate(project.judgement, project.policy(), votes))
+        item, project, votes, workflow.evaluate(project.judgement, project.policy(), votes)
+    )
     workflow.check_transition(before, outcome.state, "label")
     item.state, item.required_labels = outcome.state, outcome.required_labels
     if outcome.state == workflow.RESOLVED:
@@ -1027,14 +1236,24 @@ def _advance(item: Item, project: AnnotationProject, *, actor) -> None:
         }.get(item.state)
         if event_kind:
             ItemEvent.objects.create(
-                item=item, actor=actor, kind=event_kind, from_state=before, to_state=item.state,
-                value={"final_value": item.final_value, "resolution": item.resolution, "excluded": item.excluded,
-                       **({"confidence": item.confidence} if item.confidence is not None else {})}
-                if item.state == workflow.RESOLVED else None,
+                item=item,
+                actor=actor,
+                kind=event_kind,
+                from_state=before,
+                to_state=item.state,
+                value={
+                    "final_value": item.final_value,
+                    "resolution": item.resolution,
+                    "excluded": item.excluded,
+                    **({"confidence": item.confidence} if item.confidence is not None else {}),
+                }
+                if item.state == workflow.RESOLVED
+                else None,
             )
 
 
 # ---------------------------------------------------------------- decisions
+
 
 def _decide(item: Item, user, *, value, unsuitable: bool, rationale: str, event: str) -> Item:
     if not rationale or not rationale.strip():
@@ -1067,9 +1286,12 @@ def _decide(item: Item, user, *, value, unsuitable: bool, rationale: str, event:
         item.save()
         tracker.done()
         ItemEvent.objects.create(
-            item=item, actor=user,
+            item=item,
+            actor=user,
             kind=ItemEvent.Kind.ADJUDICATED if event == "adjudicate" else ItemEvent.Kind.OVERRIDDEN,
-            from_state=before, to_state=item.state, rationale=rationale.strip(),
+            from_state=before,
+            to_state=item.state,
+            rationale=rationale.strip(),
             value={"final_value": item.final_value, "excluded": item.excluded},
         )
     return item
@@ -1133,8 +1355,16 @@ def _bulk_change(item: Item, action: str, *, cleaned, change: int) -> tuple[str 
         outcome = workflow.exclude(item.state, item.required_labels)
         previous = {"final_value": item.final_value, "resolution": item.resolution}
         item.state, item.excluded = outcome.state, outcome.excluded
-        return None, ["state", "excluded"], {"kind": ItemEvent.Kind.EXCLUDED, "from_state": before,
-                                              "to_state": item.state, "value": {"previous": previous}}
+        return (
+            None,
+            ["state", "excluded"],
+            {
+                "kind": ItemEvent.Kind.EXCLUDED,
+                "from_state": before,
+                "to_state": item.state,
+                "value": {"previous": previous},
+            },
+        )
     if action == REOPEN:
         if item.is_gold:
             return "gold items are not in the workflow", [], {}
@@ -1145,25 +1375,43 @@ def _bulk_change(item: Item, action: str, *, cleaned, change: int) -> tuple[str 
         item.state, item.required_labels = outcome.state, outcome.required_labels
         item.resolution, item.final_value, item.excluded, item.resolved_at = "", None, False, None
         item.confidence = None
-        return None, ["state", "required_labels", "resolution", "final_value", "excluded", "resolved_at",
-                      "confidence"], {
-            "kind": ItemEvent.Kind.REOPENED, "from_state": before, "to_state": item.state,
-            "value": {"previous": previous, "required_labels": item.required_labels}}
+        return (
+            None,
+            ["state", "required_labels", "resolution", "final_value", "excluded", "resolved_at", "confidence"],
+            {
+                "kind": ItemEvent.Kind.REOPENED,
+                "from_state": before,
+                "to_state": item.state,
+                "value": {"previous": previous, "required_labels": item.required_labels},
+            },
+        )
     if action == MARK_GOLD:
         refusal = _gold_refusal(item)
         if refusal:
             return ("has labels" if item.label_count else "excluded"), [], {}
         item.is_gold, item.gold_value = True, cleaned
-        return None, ["is_gold", "gold_value"], {"kind": ItemEvent.Kind.GOLD_SET, "from_state": before,
-                                                 "to_state": before, "value": cleaned}
+        return (
+            None,
+            ["is_gold", "gold_value"],
+            {"kind": ItemEvent.Kind.GOLD_SET, "from_state": before, "to_state": before, "value": cleaned},
+        )
     old = item.priority
     item.priority = old + change
-    return None, ["priority"], {"kind": ItemEvent.Kind.PRIORITY_CHANGED, "from_state": before, "to_state": before,
-                                "value": {"from": old, "to": item.priority}}
+    return (
+        None,
+        ["priority"],
+        {
+            "kind": ItemEvent.Kind.PRIORITY_CHANGED,
+            "from_state": before,
+            "to_state": before,
+            "value": {"from": old, "to": item.priority},
+        },
+    )
 
 
-def bulk_apply(project: AnnotationProject, items, action: str, *, actor, rationale: str = "", value=None,
-               change: int = 0) -> BulkResult:
+def bulk_apply(
+    project: AnnotationProject, items, action: str, *, actor, rationale: str = "", value=None, change: int = 0
+) -> BulkResult:
     """Apply one action to a selection of the project's items (a query: ticked ids, or everything a filter matches).
 
     exclude: the item leaves the workflow (no one is given it, no export includes it); rationale required.
@@ -1188,19 +1436,22 @@ def bulk_apply(project: AnnotationProject, items, action: str, *, actor, rationa
             raise InvalidSubmission(f"the known answer: {exc}") from exc
     if action == PRIORITY:
         if isinstance(change, bool) or not isinstance(change, int) or not change or abs(change) > MAX_PRIORITY_STEP:
-            raise InvalidSubmission(f"the priority change is a whole number between -{MAX_PRIORITY_STEP} and "
-                                    f"{MAX_PRIORITY_STEP}, not 0")
-    item_ids = list(items.filter(project=project).order_by("id").values_list("id", flat=True)[:BULK_LIMIT + 1])
+            raise InvalidSubmission(
+                f"the priority change is a whole number between -{MAX_PRIORITY_STEP} and {MAX_PRIORITY_STEP}, not 0"
+            )
+    item_ids = list(items.filter(project=project).order_by("id").values_list("id", flat=True)[: BULK_LIMIT + 1])
     if len(item_ids) > BULK_LIMIT:
-        raise SelectionTooLarge(f"this selection holds more than {BULK_LIMIT:,} items; narrow the filter and apply "
-                                "the action to each part")
+        raise SelectionTooLarge(
+            f"this selection holds more than {BULK_LIMIT:,} items; narrow the filter and apply the action to each part"
+        )
     if not item_ids:
         raise InvalidSubmission("no items are selected")
     result = BulkResult(action, 0, {})
     for start in range(0, len(item_ids), BULK_CHUNK):
         with transaction.atomic():
-            locked = list(Item.objects.select_for_update().filter(pk__in=item_ids[start:start + BULK_CHUNK])
-                          .order_by("id"))
+            locked = list(
+                Item.objects.select_for_update().filter(pk__in=item_ids[start : start + BULK_CHUNK]).order_by("id")
+            )
             changed, fields, events = [], set(), []
             tracker = aggregates.track(project, locked, actor_id=actor.pk) if action != PRIORITY else None
             for item in locked:

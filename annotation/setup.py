@@ -7,6 +7,7 @@ between them. It is all or nothing: a killed worker or a cancel leaves no item b
 takeover) starts over; `copy_new_items` skips subjects the project already has (under the project's row lock), so
 even a second pass cannot duplicate one.
 """
+
 from __future__ import annotations
 
 import random
@@ -22,26 +23,48 @@ from .models import AnnotationProject, ProjectSetupJob
 CHUNK = 10000
 
 
-def start_project(*, dataset, kind: str, name: str = "", created_by=None, subject_ids: list[int] | None = None,
-                  seed: int | None = None, enqueue: bool = True,
-                  **settings) -> tuple[AnnotationProject, ProjectSetupJob]:
+def start_project(
+    *,
+    dataset,
+    kind: str,
+    name: str = "",
+    created_by=None,
+    subject_ids: list[int] | None = None,
+    seed: int | None = None,
+    enqueue: bool = True,
+    **settings,
+) -> tuple[AnnotationProject, ProjectSetupJob]:
     """Create a project (preparing) and queue the job that creates its items; returns both. The caller may add
     members and guidelines in the same transaction: the job is queued when it commits."""
     services.check_project_request(kind, settings)
     with transaction.atomic():
         project = AnnotationProject.objects.create(
-            dataset=dataset, kind=kind, name=name or f"{dataset.name} {kind}", created_by=created_by,
-            preparing=True, **settings)
+            dataset=dataset,
+            kind=kind,
+            name=name or f"{dataset.name} {kind}",
+            created_by=created_by,
+            preparing=True,
+            **settings,
+        )
         job = queue_setup(project, created_by=created_by, subject_ids=subject_ids, seed=seed, enqueue=enqueue)
     return project, job
 
 
-def queue_setup(project: AnnotationProject, *, created_by=None, subject_ids: list[int] | None = None,
-                seed: int | None = None, enqueue: bool = True) -> ProjectSetupJob:
+def queue_setup(
+    project: AnnotationProject,
+    *,
+    created_by=None,
+    subject_ids: list[int] | None = None,
+    seed: int | None = None,
+    enqueue: bool = True,
+) -> ProjectSetupJob:
     """Queue the job that creates the items of a project saved with `preparing` set (the admin's add form)."""
     job = ProjectSetupJob.objects.create(
-        project=project, created_by=created_by, seed=seed,
-        subject_ids=None if subject_ids is None else [int(pk) for pk in subject_ids])
+        project=project,
+        created_by=created_by,
+        seed=seed,
+        subject_ids=None if subject_ids is None else [int(pk) for pk in subject_ids],
+    )
     if enqueue:
         runner.enqueue(job)
     return job
@@ -80,14 +103,22 @@ def _execute(execution: Execution) -> None:
         AnnotationProject.objects.select_for_update().filter(pk=project.pk).first()
         for start in range(0, total, CHUNK):
             execution.check()
-            created += services.copy_new_items(project, subject_ids=ids[start:start + CHUNK], rng=rng)
+            created += services.copy_new_items(project, subject_ids=ids[start : start + CHUNK], rng=rng)
             execution.beat(done=min(start + CHUNK, total), total=total)
         execution.check()
         AnnotationProject.objects.filter(pk=project.pk).update(preparing=False)
         execution.succeed(progress_done=total, progress_total=total, items_created=created)
 
 
-SETUP = runner.register(JobKind(
-    name="project-setup", title="Project setup", model=ProjectSetupJob, execute=_execute, resumable=False,
-    on_start=_start, reset=_reset, noun="setup",
-))
+SETUP = runner.register(
+    JobKind(
+        name="project-setup",
+        title="Project setup",
+        model=ProjectSetupJob,
+        execute=_execute,
+        resumable=False,
+        on_start=_start,
+        reset=_reset,
+        noun="setup",
+    )
+)

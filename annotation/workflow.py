@@ -8,6 +8,7 @@ resolved -> resolved (override, admin only)
 resolved -> in_progress (re-open: one more label is wanted, researchers only)
 any state but excluded -> excluded (a researcher takes the item out of the workflow; it is never exported)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

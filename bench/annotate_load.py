@@ -14,6 +14,7 @@ Prints next-task and submit latency p50/p95/p99, labels per second, error counts
 over-assignment check made on the database afterwards. Target: next-task p95 <= 50 ms, no 5xx, no
 over-assignment. --explain prints EXPLAIN ANALYZE of the claim query at the end of the run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,14 +56,27 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--client-processes", type=int, default=4,
-                        help="load-generator processes the annotator threads are spread over, so the client's own "
-                             "interpreter lock does not add to the measured latency")
-    parser.add_argument("--think-ms", type=float, nargs=2, default=[300.0, 1500.0], metavar=("MIN", "MAX"),
-                        help="time an annotator spends between claiming and submitting")
+    parser.add_argument(
+        "--client-processes",
+        type=int,
+        default=4,
+        help="load-generator processes the annotator threads are spread over, so the client's own "
+        "interpreter lock does not add to the measured latency",
+    )
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        nargs=2,
+        default=[300.0, 1500.0],
+        metavar=("MIN", "MAX"),
+        help="time an annotator spends between claiming and submitting",
+    )
     parser.add_argument("--explain", action="store_true", help="print EXPLAIN ANALYZE of the claim query")
-    parser.add_argument("--connection-per-request", action="store_true",
-                        help="open a new connection for every request instead of keeping one per annotator")
+    parser.add_argument(
+        "--connection-per-request",
+        action="store_true",
+        help="open a new connection for every request instead of keeping one per annotator",
+    )
     return parser.parse_args()
 
 
@@ -114,15 +128,24 @@ def load_dataset(rng: random.Random, items: int, per_question: int):
     question_count = -(-items // per_question)
     questions = Question.objects.bulk_create(
         [
-            Question(dataset=dataset, external_id=f"q{n}", text=paragraph(rng, rng.randint(200, 900)),
-                     domain="math_reasoning", answer_type="A1", answer_class="A", content_hash=f"{n:064x}")
+            Question(
+                dataset=dataset,
+                external_id=f"q{n}",
+                text=paragraph(rng, rng.randint(200, 900)),
+                domain="math_reasoning",
+                answer_type="A1",
+                answer_class="A",
+                content_hash=f"{n:064x}",
+            )
             for n in range(question_count)
         ],
         batch_size=1000,
     )
     ReferenceAnswer.objects.bulk_create(
-        [ReferenceAnswer(question=q, final_answer=str(rng.randint(1, 500)), solution=paragraph(rng, 400))
-         for q in questions],
+        [
+            ReferenceAnswer(question=q, final_answer=str(rng.randint(1, 500)), solution=paragraph(rng, 400))
+            for q in questions
+        ],
         batch_size=1000,
     )
     completions = []
@@ -130,11 +153,16 @@ def load_dataset(rng: random.Random, items: int, per_question: int):
         for sample in range(per_question):
             if len(completions) == items:
                 break
-            completions.append(Completion(
-                question=question, external_id=f"c{sample}", model_name=f"model-{sample % 5}", sample_index=sample,
-                text=paragraph(rng, rng.randint(1000, 8000)) + f"\n\\boxed{{{rng.randint(1, 500)}}}",
-                content_hash=f"{question.pk:032x}{sample:032x}",
-            ))
+            completions.append(
+                Completion(
+                    question=question,
+                    external_id=f"c{sample}",
+                    model_name=f"model-{sample % 5}",
+                    sample_index=sample,
+                    text=paragraph(rng, rng.randint(1000, 8000)) + f"\n\\boxed{{{rng.randint(1, 500)}}}",
+                    content_hash=f"{question.pk:032x}{sample:032x}",
+                )
+            )
     Completion.objects.bulk_create(completions, batch_size=1000)
     return dataset
 
@@ -167,8 +195,20 @@ def free_port() -> int:
 def start_gunicorn(database_url: str, port: int, workers: int, threads: int) -> subprocess.Popen:
     env = dict(os.environ, DATABASE_URL=database_url, SECRET_KEY=SECRET_KEY, DEBUG="0", ALLOWED_HOSTS="127.0.0.1")
     env.pop("PYTEST_VERSION", None)
-    command = [str(REPO_ROOT / ".venv/bin/gunicorn"), "config.wsgi", "-w", str(workers), "-k", "gthread",
-               "--threads", str(threads), "-b", f"127.0.0.1:{port}", "--log-level", "warning"]
+    command = [
+        str(REPO_ROOT / ".venv/bin/gunicorn"),
+        "config.wsgi",
+        "-w",
+        str(workers),
+        "-k",
+        "gthread",
+        "--threads",
+        str(threads),
+        "-b",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
+    ]
     print("server:", " ".join(command))
     return subprocess.Popen(command, cwd=REPO_ROOT, env=env, start_new_session=True)
 
@@ -225,17 +265,26 @@ def client_process(port, project_id, tokens_and_seeds, stop_at, connection_per_r
     THINK_SECONDS = think
     stats = Stats()
     threads = [
-        threading.Thread(target=annotator_loop, args=(port, project_id, token, seed, stop_at, stats,
-                                                    connection_per_request))
+        threading.Thread(
+            target=annotator_loop, args=(port, project_id, token, seed, stop_at, stats, connection_per_request)
+        )
         for token, seed in tokens_and_seeds
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    results.put({"next_task_ms": stats.next_task_ms, "submit_ms": stats.submit_ms, "labels": stats.labels,
-                 "no_task": stats.no_task, "errors": stats.errors, "server_errors": stats.server_errors,
-                 "error_samples": stats.error_samples})
+    results.put(
+        {
+            "next_task_ms": stats.next_task_ms,
+            "submit_ms": stats.submit_ms,
+            "labels": stats.labels,
+            "no_task": stats.no_task,
+            "errors": stats.errors,
+            "server_errors": stats.server_errors,
+            "error_samples": stats.error_samples,
+        }
+    )
 
 
 def run_clients(port: int, project_id: int, tokens: list[str], args, stop_at: float) -> Stats:
@@ -244,11 +293,14 @@ def run_clients(port: int, project_id: int, tokens: list[str], args, stop_at: fl
     context = multiprocessing.get_context("fork")
     results = context.Queue()
     seeded = [(token, args.seed * 1000 + n) for n, token in enumerate(tokens)]
-    groups = [seeded[index::args.client_processes] for index in range(args.client_processes)]
+    groups = [seeded[index :: args.client_processes] for index in range(args.client_processes)]
     processes = [
-        context.Process(target=client_process, args=(port, project_id, group, stop_at, args.connection_per_request,
-                                                     THINK_SECONDS, results))
-        for group in groups if group
+        context.Process(
+            target=client_process,
+            args=(port, project_id, group, stop_at, args.connection_per_request, THINK_SECONDS, results),
+        )
+        for group in groups
+        if group
     ]
     for process in processes:
         process.start()
@@ -265,8 +317,15 @@ def run_clients(port: int, project_id: int, tokens: list[str], args, stop_at: fl
     return merged
 
 
-def annotator_loop(port: int, project_id: int, token: str, seed: int, stop_at: float, stats: Stats,
-                   connection_per_request: bool = False) -> None:
+def annotator_loop(
+    port: int,
+    project_id: int,
+    token: str,
+    seed: int,
+    stop_at: float,
+    stats: Stats,
+    connection_per_request: bool = False,
+) -> None:
     rng = random.Random(seed)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -355,7 +414,10 @@ def over_assignment(project_id: int) -> dict:
         "items_over_required": labels_per_item.filter(n__gt=F("required_labels"), is_gold=False).count(),
         "label_count_mismatches": labels_per_item.exclude(n=F("label_count")).count(),
         "duplicate_item_annotator": Label.objects.filter(item__project_id=project_id)
-        .values("item", "annotator").annotate(n=Count("pk")).filter(n__gt=1).count(),
+        .values("item", "annotator")
+        .annotate(n=Count("pk"))
+        .filter(n__gt=1)
+        .count(),
     }
 
 
@@ -370,14 +432,21 @@ def explain_claim(project_id: int, user) -> str:
     from annotation.models import Item, Task
 
     now = timezone.now()
-    leases = (Task.objects.filter(item=OuterRef("pk"), status=Task.Status.LEASED, expires_at__gt=now).order_by()
-              .values("item").annotate(n=Count("pk")).values("n"))
-    done = Task.objects.filter(item=OuterRef("pk"), annotator=user,
-                               status__in=[Task.Status.SUBMITTED, Task.Status.SKIPPED])
+    leases = (
+        Task.objects.filter(item=OuterRef("pk"), status=Task.Status.LEASED, expires_at__gt=now)
+        .order_by()
+        .values("item")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    done = Task.objects.filter(
+        item=OuterRef("pk"), annotator=user, status__in=[Task.Status.SUBMITTED, Task.Status.SKIPPED]
+    )
     query = (
         Item.objects.filter(project_id=project_id, state__in=workflow.OPEN_STATES, is_gold=False)
         .annotate(leases=Coalesce(Subquery(leases, output_field=IntegerField()), Value(0)))
-        .filter(~Exists(done)).filter(leases__lt=F("required_labels") - F("label_count"))
+        .filter(~Exists(done))
+        .filter(leases__lt=F("required_labels") - F("label_count"))
         .order_by("-started", "-priority", "random_key")
         .select_for_update(skip_locked=True, of=("self",))[:1]
     )
@@ -404,12 +473,13 @@ def main() -> None:
     started = time.perf_counter()
     dataset = load_dataset(rng, args.items, args.completions_per_question)
     annotators = create_annotators(args.annotators)
-    project = services.create_project(dataset=dataset, kind="correctness", name=f"load {dataset.name}",
-                                      seed=args.seed)
+    project = services.create_project(dataset=dataset, kind="correctness", name=f"load {dataset.name}", seed=args.seed)
     for user, _ in annotators:
         services.add_member(project, user)
-    print(f"loaded {project.items.count()} items in project {project.pk} and {len(annotators)} annotators "
-          f"in {time.perf_counter() - started:.1f} s")
+    print(
+        f"loaded {project.items.count()} items in project {project.pk} and {len(annotators)} annotators "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
     with connections["default"].cursor() as cursor:
         cursor.execute("ANALYZE")  # fresh planner statistics, as autovacuum keeps them on a live database
     connections.close_all()
@@ -428,25 +498,36 @@ def main() -> None:
         stop_gunicorn(server)
 
     check = over_assignment(project.pk)
-    print(f"\n{args.annotators} annotators ({args.client_processes} client processes, think "
-          f"{args.think_ms[0]:.0f}-{args.think_ms[1]:.0f} ms) for {elapsed:.1f} s against {args.workers} gunicorn workers "
-          f"x {args.threads} threads, {args.items} items; {os.cpu_count()} CPUs, load average before "
-          f"{load_before:.1f}, after {os.getloadavg()[0]:.1f}"
-          + (", a new connection per request" if args.connection_per_request else ", keep-alive connections"))
+    print(
+        f"\n{args.annotators} annotators ({args.client_processes} client processes, think "
+        f"{args.think_ms[0]:.0f}-{args.think_ms[1]:.0f} ms) for {elapsed:.1f} s against {args.workers} gunicorn workers "
+        f"x {args.threads} threads, {args.items} items; {os.cpu_count()} CPUs, load average before "
+        f"{load_before:.1f}, after {os.getloadavg()[0]:.1f}"
+        + (", a new connection per request" if args.connection_per_request else ", keep-alive connections")
+    )
     print(f"next-task  {percentiles(stats.next_task_ms)}")
     print(f"submit     {percentiles(stats.submit_ms)}")
     print(f"throughput {stats.labels / elapsed:.1f} labels/s ({stats.labels} labels); next-task 204: {stats.no_task}")
     print(f"errors     {stats.errors} (5xx: {stats.server_errors})")
     for sample in stats.error_samples:
         print(f"           {sample}")
-    print(f"over-assignment: items with more labels than required {check['items_over_required']}, "
-          f"(item, annotator) duplicates {check['duplicate_item_annotator']}, "
-          f"label_count mismatches {check['label_count_mismatches']}")
+    print(
+        f"over-assignment: items with more labels than required {check['items_over_required']}, "
+        f"(item, annotator) duplicates {check['duplicate_item_annotator']}, "
+        f"label_count mismatches {check['label_count_mismatches']}"
+    )
     if args.explain:
         print("\nclaim query plan:\n" + explain_claim(project.pk, annotators[-1][0]))
-    next_p95 = statistics.quantiles(stats.next_task_ms, n=100, method="inclusive")[94] if len(stats.next_task_ms) > 1 else None
-    ok = (next_p95 is not None and next_p95 <= 50 and stats.server_errors == 0
-          and not check["items_over_required"] and not check["duplicate_item_annotator"])
+    next_p95 = (
+        statistics.quantiles(stats.next_task_ms, n=100, method="inclusive")[94] if len(stats.next_task_ms) > 1 else None
+    )
+    ok = (
+        next_p95 is not None
+        and next_p95 <= 50
+        and stats.server_errors == 0
+        and not check["items_over_required"]
+        and not check["duplicate_item_annotator"]
+    )
     print("\nTARGET MET" if ok else "\nTARGET MISSED")
 
 

@@ -32,6 +32,7 @@ Then the same two fixed scenarios with a panel whose only weak member is the car
 Targets: adaptive spends at least 35% fewer labels per resolved item than fixed 2+1 / majority at equal or better
 accuracy; model-based aggregation is more accurate than majority with a careless annotator.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,9 +51,14 @@ DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bench_annotation_sim"
 
 # (accuracy on correct completions, accuracy on incorrect completions) of each annotator
 PANEL = {
-    "careful-1": (0.96, 0.94), "careful-2": (0.95, 0.90), "careful-3": (0.92, 0.93),
-    "careful-4": (0.90, 0.86), "careful-5": (0.88, 0.85), "careful-6": (0.86, 0.84),
-    "careless": (0.5, 0.5), "adversarial": (0.15, 0.15),
+    "careful-1": (0.96, 0.94),
+    "careful-2": (0.95, 0.90),
+    "careful-3": (0.92, 0.93),
+    "careful-4": (0.90, 0.86),
+    "careful-5": (0.88, 0.85),
+    "careful-6": (0.86, 0.84),
+    "careless": (0.5, 0.5),
+    "adversarial": (0.15, 0.15),
 }
 CARELESS_ONLY = {name: rates for name, rates in PANEL.items() if name != "adversarial"}
 
@@ -97,23 +103,40 @@ def build_world(args, rng: random.Random) -> World:
     stamp = f"{int(time.time())}-{rng.randrange(10**6)}"
     dataset = Dataset.objects.create(name=f"simulation {stamp}")
     questions = Question.objects.bulk_create(
-        Question(dataset=dataset, external_id=f"q{n}", text=f"Simulated question {n}", answer_type="A1",
-                 answer_class="A", content_hash=f"sim-{stamp}-q{n}") for n in range(args.items))
+        Question(
+            dataset=dataset,
+            external_id=f"q{n}",
+            text=f"Simulated question {n}",
+            answer_type="A1",
+            answer_class="A",
+            content_hash=f"sim-{stamp}-q{n}",
+        )
+        for n in range(args.items)
+    )
     completions = Completion.objects.bulk_create(
-        Completion(question=question, external_id="c", model_name="m", text=f"Simulated answer {n}",
-                   content_hash=f"sim-{stamp}-c{n}") for n, question in enumerate(questions))
+        Completion(
+            question=question,
+            external_id="c",
+            model_name="m",
+            text=f"Simulated answer {n}",
+            content_hash=f"sim-{stamp}-c{n}",
+        )
+        for n, question in enumerate(questions)
+    )
     truth = {c.pk: rng.random() < 0.6 for c in completions}
     ids = [c.pk for c in completions]
     hard = {pk for pk in ids if rng.random() < args.hard}
     gold = rng.sample(ids, args.gold)
     verifier, _ = VerifierConfig.objects.get_or_create(name="simulated-rule-check", defaults={"kind": "rule"})
+
     def verdict(pk: int) -> str:
         # the verifier, too, is worse on hard items: its errors and the humans' fall on the same items
         accuracy = args.verifier_accuracy if pk not in hard else 0.5 + (args.verifier_accuracy - 0.5) / 2
         return "correct" if (truth[pk] if rng.random() < accuracy else not truth[pk]) else "incorrect"
 
-    Verdict.objects.bulk_create(Verdict(completion_id=pk, verifier=verifier, status=verdict(pk))
-                                for pk in ids if rng.random() < args.coverage)
+    Verdict.objects.bulk_create(
+        Verdict(completion_id=pk, verifier=verifier, status=verdict(pk)) for pk in ids if rng.random() < args.coverage
+    )
     return World(dataset, truth, hard, gold)
 
 
@@ -147,8 +170,9 @@ def simulate(name: str, world: World, panel: dict, args, seed: int, **settings) 
 
     rng = random.Random(seed)
     started = time.perf_counter()
-    project = services.create_project(dataset=world.dataset, kind="correctness", name=name, seed=seed,
-                                      gold_rate=0.1, **settings)
+    project = services.create_project(
+        dataset=world.dataset, kind="correctness", name=name, seed=seed, gold_rate=0.1, **settings
+    )
     researcher = get_user_model().objects.get_or_create(username="simulation-researcher")[0]
     for item in Item.objects.filter(project=project, subject_id__in=world.gold):
         services.mark_gold(project, item, world.truth[item.subject_id], actor=researcher)
@@ -168,8 +192,9 @@ def simulate(name: str, world: World, panel: dict, args, seed: int, **settings) 
             busy.remove(person)
             continue
         subject = task.item.subject_id
-        services.submit_label(task, people[person],
-                              value=answer(panel[person], world.truth[subject], subject in world.hard, rng))
+        services.submit_label(
+            task, people[person], value=answer(panel[person], world.truth[subject], subject in world.hard, rng)
+        )
         refits += run_queued_refits(project)
     items = Item.objects.filter(project=project, is_gold=False)
     adjudicated = items.filter(events__kind=ItemEvent.Kind.ADJUDICATION_REQUESTED).distinct().count()
@@ -183,23 +208,34 @@ def simulate(name: str, world: World, panel: dict, args, seed: int, **settings) 
     human = Label.objects.filter(item__project=project, item__is_gold=False).count()
     gold_labels = Label.objects.filter(item__project=project, item__is_gold=True).count()
     return {
-        "name": name, "resolved": len(finals), "open": open_left, "labels": human, "gold_labels": gold_labels,
-        "per_item": human / max(len(finals), 1), "accuracy": right / max(len(finals), 1),
-        "accuracy_by_labels": right_by_labels / max(len(by_labels), 1), "adjudication": adjudicated,
-        "refits": refits, "seconds": time.perf_counter() - started,
+        "name": name,
+        "resolved": len(finals),
+        "open": open_left,
+        "labels": human,
+        "gold_labels": gold_labels,
+        "per_item": human / max(len(finals), 1),
+        "accuracy": right / max(len(finals), 1),
+        "accuracy_by_labels": right_by_labels / max(len(by_labels), 1),
+        "adjudication": adjudicated,
+        "refits": refits,
+        "seconds": time.perf_counter() - started,
     }
 
 
 def print_table(title: str, rows: list[dict]) -> None:
     print(f"\n{title}")
-    header = (f"{'scenario':<22} {'resolved':>8} {'labels':>7} {'labels/item':>11} {'accuracy':>9} "
-              f"{'acc. w/o adj.':>13} {'adjudicated':>11} {'gold labels':>11} {'refits':>6} {'seconds':>8}")
+    header = (
+        f"{'scenario':<22} {'resolved':>8} {'labels':>7} {'labels/item':>11} {'accuracy':>9} "
+        f"{'acc. w/o adj.':>13} {'adjudicated':>11} {'gold labels':>11} {'refits':>6} {'seconds':>8}"
+    )
     print(header)
     print("-" * len(header))
     for row in rows:
-        print(f"{row['name']:<22} {row['resolved']:>8} {row['labels']:>7} {row['per_item']:>11.3f} "
-              f"{row['accuracy']:>9.4f} {row['accuracy_by_labels']:>13.4f} {row['adjudication']:>11} "
-              f"{row['gold_labels']:>11} {row['refits']:>6} {row['seconds']:>8.1f}")
+        print(
+            f"{row['name']:<22} {row['resolved']:>8} {row['labels']:>7} {row['per_item']:>11.3f} "
+            f"{row['accuracy']:>9.4f} {row['accuracy_by_labels']:>13.4f} {row['adjudication']:>11} "
+            f"{row['gold_labels']:>11} {row['refits']:>6} {row['seconds']:>8.1f}"
+        )
 
 
 def main() -> None:
@@ -210,8 +246,13 @@ def main() -> None:
     parser.add_argument("--gold", type=int, default=40)
     parser.add_argument("--coverage", type=float, default=0.9)
     parser.add_argument("--verifier-accuracy", type=float, default=0.9)
-    parser.add_argument("--target", type=float, nargs="+", default=[0.98],
-                        help="Confidence targets of adaptive redundancy, one scenario each.")
+    parser.add_argument(
+        "--target",
+        type=float,
+        nargs="+",
+        default=[0.98],
+        help="Confidence targets of adaptive redundancy, one scenario each.",
+    )
     parser.add_argument("--cap", type=int, default=4)
     parser.add_argument("--refit-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
@@ -219,9 +260,11 @@ def main() -> None:
     args = parser.parse_args()
     ensure_database(args.database_url)
     setup_django(args.database_url)
-    print(f"{args.items} items ({args.hard:.0%} hard), {args.gold} gold, verifier coverage {args.coverage:.0%} "
-          f"accuracy {args.verifier_accuracy:.0%}, targets {args.target}, cap {args.cap}, refit every "
-          f"{args.refit_every} labels, seed {args.seed}; load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{args.items} items ({args.hard:.0%} hard), {args.gold} gold, verifier coverage {args.coverage:.0%} "
+        f"accuracy {args.verifier_accuracy:.0%}, targets {args.target}, cap {args.cap}, refit every "
+        f"{args.refit_every} labels, seed {args.seed}; load average {os.getloadavg()[0]:.2f}"
+    )
 
     rng = random.Random(args.seed)
     world = build_world(args, rng)
@@ -231,16 +274,29 @@ def main() -> None:
         simulate("fixed 2+1 / model", world, PANEL, args, args.seed, **model),
     ]
     for target in args.target:
-        rows.append(simulate(f"adaptive {target} / model", world, PANEL, args, args.seed, adaptive_redundancy=True,
-                             max_labels=args.cap, confidence_target=target, **model))
+        rows.append(
+            simulate(
+                f"adaptive {target} / model",
+                world,
+                PANEL,
+                args,
+                args.seed,
+                adaptive_redundancy=True,
+                max_labels=args.cap,
+                confidence_target=target,
+                **model,
+            )
+        )
     print_table("Panel: six careful annotators, one careless, one adversarial", rows)
     fixed = rows[0]
     for adaptive in rows[2:]:
         saving = 1 - adaptive["per_item"] / fixed["per_item"]
         met = saving >= 0.35 and adaptive["accuracy"] >= fixed["accuracy"]
-        print(f"{adaptive['name']} vs fixed 2+1 / majority: {saving:.1%} fewer human labels per resolved item, "
-              f"accuracy {adaptive['accuracy']:.4f} vs {fixed['accuracy']:.4f} (target: >= 35% fewer at equal or "
-              f"better accuracy: {'met' if met else 'NOT met'})")
+        print(
+            f"{adaptive['name']} vs fixed 2+1 / majority: {saving:.1%} fewer human labels per resolved item, "
+            f"accuracy {adaptive['accuracy']:.4f} vs {fixed['accuracy']:.4f} (target: >= 35% fewer at equal or "
+            f"better accuracy: {'met' if met else 'NOT met'})"
+        )
 
     if args.skip_careless:
         return
@@ -249,10 +305,12 @@ def main() -> None:
         simulate("fixed 2+1 / model", world, CARELESS_ONLY, args, args.seed + 1, **model),
     ]
     print_table("Panel: six careful annotators and one careless", careless)
-    print(f"\nmodel vs majority with a careless annotator: accuracy {careless[1]['accuracy']:.4f} vs "
-          f"{careless[0]['accuracy']:.4f} without adjudication {careless[1]['accuracy_by_labels']:.4f} vs "
-          f"{careless[0]['accuracy_by_labels']:.4f} (target: model more accurate: "
-          f"{'met' if careless[1]['accuracy_by_labels'] > careless[0]['accuracy_by_labels'] else 'NOT met'})")
+    print(
+        f"\nmodel vs majority with a careless annotator: accuracy {careless[1]['accuracy']:.4f} vs "
+        f"{careless[0]['accuracy']:.4f} without adjudication {careless[1]['accuracy_by_labels']:.4f} vs "
+        f"{careless[0]['accuracy_by_labels']:.4f} (target: model more accurate: "
+        f"{'met' if careless[1]['accuracy_by_labels'] > careless[0]['accuracy_by_labels'] else 'NOT met'})"
+    )
 
 
 if __name__ == "__main__":

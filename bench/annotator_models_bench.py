@@ -12,6 +12,7 @@ votes), the EM iterations and the time per iteration, then the time to turn the 
 
 Grader model: --grades proof grades, three per proof, from 12 graders with known bias and noise.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,8 +70,9 @@ def bench_dawid_skene(args: argparse.Namespace) -> None:
     encode_seconds = time.perf_counter() - started
 
     started = time.perf_counter()
-    model = fit_dawid_skene(labels, classes=list(range(args.classes)), gold=gold, weak_votes=weak_votes,
-                            weak_sources=sources)
+    model = fit_dawid_skene(
+        labels, classes=list(range(args.classes)), gold=gold, weak_votes=weak_votes, weak_sources=sources
+    )
     fit_seconds = time.perf_counter() - started
     started = time.perf_counter()
     final = model.map_labels()
@@ -79,15 +81,23 @@ def bench_dawid_skene(args: argparse.Namespace) -> None:
     convergence = model.convergence
     predicted = np.fromiter((final[i] for i in range(args.items)), dtype=np.int64, count=args.items)
     values = np.fromiter((v for _, _, v in labels), dtype=np.int64, count=len(labels))
-    print(f"Dawid-Skene: {len(labels):,} labels, {args.items:,} items, {args.annotators} annotators, "
-          f"{args.classes} classes, {len(gold):,} gold items, {len(weak_votes):,} verifier votes")
-    print(f"  fit (triples to index arrays, EM from {'both starts' if gold else 'majority vote'}, weak votes): "
-          f"{fit_seconds:.2f} s, of which about {encode_seconds:.2f} s turning the triples into index arrays")
-    print(f"  EM iterations of the winning start ({convergence.start}): {convergence.iterations}, "
-          f"converged: {convergence.converged}")
+    print(
+        f"Dawid-Skene: {len(labels):,} labels, {args.items:,} items, {args.annotators} annotators, "
+        f"{args.classes} classes, {len(gold):,} gold items, {len(weak_votes):,} verifier votes"
+    )
+    print(
+        f"  fit (triples to index arrays, EM from {'both starts' if gold else 'majority vote'}, weak votes): "
+        f"{fit_seconds:.2f} s, of which about {encode_seconds:.2f} s turning the triples into index arrays"
+    )
+    print(
+        f"  EM iterations of the winning start ({convergence.start}): {convergence.iterations}, "
+        f"converged: {convergence.converged}"
+    )
     print(f"  posteriors to an {{item: label}} dict: {map_seconds:.2f} s")
-    print(f"  accuracy against the simulated truth: model {float((predicted == truth).mean()):.4f}, "
-          f"majority vote {majority_accuracy(item, values, truth, args.classes):.4f}")
+    print(
+        f"  accuracy against the simulated truth: model {float((predicted == truth).mean()):.4f}, "
+        f"majority vote {majority_accuracy(item, values, truth, args.classes):.4f}"
+    )
 
 
 def bench_grader_model(args: argparse.Namespace) -> None:
@@ -110,8 +120,9 @@ def bench_grader_model(args: argparse.Namespace) -> None:
     bias_error = max(abs(estimates[g].bias - bias[g]) for g in range(n_graders))
     sigma_error = max(abs(estimates[g].sigma - sigma[g]) for g in range(n_graders))
     print(f"Grader model: {len(grades):,} grades, {n_proofs:,} proofs, {n_graders} graders")
-    print(f"  fit: {seconds:.2f} s, {model.convergence.iterations} iterations, "
-          f"converged: {model.convergence.converged}")
+    print(
+        f"  fit: {seconds:.2f} s, {model.convergence.iterations} iterations, converged: {model.convergence.converged}"
+    )
     print(f"  largest error: bias {bias_error:.3f}, sigma {sigma_error:.3f} points")
 
 

@@ -12,6 +12,7 @@ over the dataset. Then it times `grading.runs.cascade_report` (what the run page
 compute) and `reports.evaluation.meta_evaluate` for the cascade on the project (the meta-evaluation page and API).
 Prints p50 and max per case.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -82,41 +83,65 @@ def fill(completions: int):
         return run, AnnotationProject.objects.get(dataset=run.dataset)
     started = time.perf_counter()
     ensure_default_templates()
-    judge, _ = VerifierConfig.objects.get_or_create(name="bench judge", defaults={
-        "kind": "judge", "base_url": "http://127.0.0.1:9/v1", "model": "bench-model", "api_key_env": "OPENAI_API_KEY",
-        "template": PromptTemplate.objects.get(name="verifybench-final-judgment", version=1),
-        "price_input_per_million": 0.15, "price_output_per_million": 0.6,
-    })
-    cascade, _ = VerifierConfig.objects.get_or_create(name="bench cascade", defaults={
-        "kind": "cascade", "cascade_judge": judge, "cascade_sample_rate": 0.1,
-    })
+    judge, _ = VerifierConfig.objects.get_or_create(
+        name="bench judge",
+        defaults={
+            "kind": "judge",
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "bench-model",
+            "api_key_env": "OPENAI_API_KEY",
+            "template": PromptTemplate.objects.get(name="verifybench-final-judgment", version=1),
+            "price_input_per_million": 0.15,
+            "price_output_per_million": 0.6,
+        },
+    )
+    cascade, _ = VerifierConfig.objects.get_or_create(
+        name="bench cascade",
+        defaults={
+            "kind": "cascade",
+            "cascade_judge": judge,
+            "cascade_sample_rate": 0.1,
+        },
+    )
     questions = max(1, completions // 10)
     dataset, _ = Dataset.objects.get_or_create(name=DATASET)
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM grading_verificationrun WHERE dataset_id = %s", [dataset.pk])
-        cursor.execute("DELETE FROM annotation_item WHERE project_id IN (SELECT id FROM annotation_annotationproject "
-                       "WHERE dataset_id = %s)", [dataset.pk])
+        cursor.execute(
+            "DELETE FROM annotation_item WHERE project_id IN (SELECT id FROM annotation_annotationproject "
+            "WHERE dataset_id = %s)",
+            [dataset.pk],
+        )
         cursor.execute("DELETE FROM annotation_annotationproject WHERE dataset_id = %s", [dataset.pk])
-        cursor.execute("DELETE FROM grading_verdict WHERE completion_id IN (SELECT c.id FROM verifybench_completion c "
-                       "JOIN verifybench_question q ON q.id = c.question_id WHERE q.dataset_id = %s)", [dataset.pk])
+        cursor.execute(
+            "DELETE FROM grading_verdict WHERE completion_id IN (SELECT c.id FROM verifybench_completion c "
+            "JOIN verifybench_question q ON q.id = c.question_id WHERE q.dataset_id = %s)",
+            [dataset.pk],
+        )
         cursor.execute("DELETE FROM verifybench_question WHERE dataset_id = %s", [dataset.pk])
-        cursor.execute("""
+        cursor.execute(
+            """
             INSERT INTO verifybench_question (dataset_id, external_id, text, domain, source, subject, answer_type,
                 answer_class, image, metadata, origin, content_hash, created_at)
             SELECT %s, 'q' || i, 'Question ' || i, 'math_reasoning', 'bench', '',
                 (ARRAY['A1','A3','B1','B3','C1','D2'])[1 + i %% 6], (ARRAY['A','A','B','B','C','D'])[1 + i %% 6], '',
                 '{}', '{}', md5(i::text), now()
-            FROM generate_series(1, %s) AS i""", [dataset.pk, questions])
-        cursor.execute("""
+            FROM generate_series(1, %s) AS i""",
+            [dataset.pk, questions],
+        )
+        cursor.execute(
+            """
             INSERT INTO verifybench_completion (question_id, external_id, model_name, sampling, sample_index,
                 is_greedy, text, content_hash, metadata, origin, created_at)
             SELECT q.id, 'c' || i, 'model-' || (i %% 12), '{}', 0, false, 'The answer is \\boxed{' || i || '}.',
                 md5('c' || i), '{}', '{}', now()
             FROM generate_series(1, %s) AS i
             JOIN verifybench_question q ON q.dataset_id = %s AND q.external_id = 'q' || (1 + i %% %s)""",
-                       [completions, dataset.pk, questions])
+            [completions, dataset.pk, questions],
+        )
         judge_saw = f"({JUDGE_SQL}) <> ''"
-        cursor.execute(f"""
+        cursor.execute(
+            f"""
             INSERT INTO grading_verdict (completion_id, verifier_id, prompt_template_id, status, extracted_answer,
                 explanation, reason, raw_output, extraction_output, prompt_tokens, completion_tokens, cost, attempts,
                 cache_hit, failed, stage, rule_status, judge_status, created_at, updated_at)
@@ -127,10 +152,13 @@ def fill(completions: int):
                 CASE WHEN {judge_saw} THEN 1 ELSE 0 END, false, false,
                 {STAGE_SQL}, {RULE_SQL}, {JUDGE_SQL}, now(), now()
             FROM verifybench_completion c JOIN verifybench_question q ON q.id = c.question_id
-            WHERE q.dataset_id = %s""", [cascade.pk, dataset.pk])
+            WHERE q.dataset_id = %s""",
+            [cascade.pk, dataset.pk],
+        )
     project = AnnotationProject.objects.create(name="cascade report bench", dataset=dataset, kind="correctness")
     with connection.cursor() as cursor:
-        cursor.execute("""
+        cursor.execute(
+            """
             INSERT INTO annotation_item (project_id, subject_id, answer_type, state, resolution, required_labels,
                 label_count, started, final_value, excluded, priority, random_key, is_gold, resolved_at, created_at)
             SELECT %s, c.id, q.answer_type,
@@ -140,12 +168,17 @@ def fill(completions: int):
                 CASE WHEN c.id %% 9 = 3 THEN (CASE WHEN c.id %% 7 = 0 THEN 'false' ELSE 'true' END)::jsonb END,
                 false, 0, random(), false, CASE WHEN c.id %% 9 = 3 THEN now() END, now()
             FROM verifybench_completion c JOIN verifybench_question q ON q.id = c.question_id
-            WHERE q.dataset_id = %s""", [project.pk, dataset.pk])
+            WHERE q.dataset_id = %s""",
+            [project.pk, dataset.pk],
+        )
         cursor.execute("ANALYZE")
-    run = VerificationRun.objects.create(verifier=cascade, dataset=dataset, status="succeeded",
-                                         progress_total=completions, progress_done=completions)
-    print(f"filled {completions:,} completions with cascade verdicts and one in nine labeled in "
-          f"{time.perf_counter() - started:.1f} s")
+    run = VerificationRun.objects.create(
+        verifier=cascade, dataset=dataset, status="succeeded", progress_total=completions, progress_done=completions
+    )
+    print(
+        f"filled {completions:,} completions with cascade verdicts and one in nine labeled in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
     return run, project
 
 
@@ -181,14 +214,21 @@ def main() -> None:
     meta_times, meta = timed(lambda: evaluation.meta_evaluate(project, [run.verifier.name]), args.runs)
     print(f"{'meta-evaluation of the cascade':<48}{statistics.median(meta_times):>10.1f}{max(meta_times):>10.1f}")
     stages = {stage["stage"]: stage for stage in report["stages"]}
-    print("run report: " + ", ".join(
-        f"{name} decided {figures['decided']:,} (precision "
-        f"{'n/a' if figures['precision'] is None else format(figures['precision'], '.3f')}, "
-        f"{figures['labeled']:,} labeled)" for name, figures in stages.items()
-    ) + f"; judge tokens {report['tokens']:,}, cost ${report['cost']:.2f}")
-    print(f"meta-evaluation: {meta.labeled_items:,} labeled items, macro-F1 "
-          f"{meta.reports[0].evaluation.overall.macro_f1:.3f}, decided coverage "
-          f"{meta.reports[0].evaluation.overall.decided_coverage:.3f}")
+    print(
+        "run report: "
+        + ", ".join(
+            f"{name} decided {figures['decided']:,} (precision "
+            f"{'n/a' if figures['precision'] is None else format(figures['precision'], '.3f')}, "
+            f"{figures['labeled']:,} labeled)"
+            for name, figures in stages.items()
+        )
+        + f"; judge tokens {report['tokens']:,}, cost ${report['cost']:.2f}"
+    )
+    print(
+        f"meta-evaluation: {meta.labeled_items:,} labeled items, macro-F1 "
+        f"{meta.reports[0].evaluation.overall.macro_f1:.3f}, decided coverage "
+        f"{meta.reports[0].evaluation.overall.decided_coverage:.3f}"
+    )
 
 
 if __name__ == "__main__":

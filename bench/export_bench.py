@@ -10,6 +10,7 @@ correctness project whose items are all resolved (final label, resolution), and 
 whole job: selection, rows in chunks, every data file, manifest with agreement figures, zip, atomic publish), and
 the script prints its wall time, rows per second, bundle size and the peak resident memory of that process.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,13 +30,26 @@ DEFAULT_BENCH_DB = "mathlabel_export_bench"
 DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
 ANNOTATORS = 24
 MODELS = [
-    "Qwen2.5-7B-Instruct", "Qwen2.5-72B-Instruct", "Llama-3.1-8B-Instruct", "Llama-3.3-70B-Instruct",
-    "DeepSeek-V3", "gpt-4o-mini", "gpt-4o", "claude-3.5-sonnet", "gemini-1.5-pro", "Mistral-Large", "QwQ-32B",
+    "Qwen2.5-7B-Instruct",
+    "Qwen2.5-72B-Instruct",
+    "Llama-3.1-8B-Instruct",
+    "Llama-3.3-70B-Instruct",
+    "DeepSeek-V3",
+    "gpt-4o-mini",
+    "gpt-4o",
+    "claude-3.5-sonnet",
+    "gemini-1.5-pro",
+    "Mistral-Large",
+    "QwQ-32B",
     "Qwen3-32B",
 ]
 SOURCES = [
-    "math_reasoning/MATH", "math_reasoning/GSM8K", "math_reasoning/OlympiadBench", "logic_reasoning/BBH",
-    "logic_reasoning/ZebraLogic", "general_reasoning/MMLU-Pro",
+    "math_reasoning/MATH",
+    "math_reasoning/GSM8K",
+    "math_reasoning/OlympiadBench",
+    "logic_reasoning/BBH",
+    "logic_reasoning/ZebraLogic",
+    "general_reasoning/MMLU-Pro",
 ]
 CODES = ["A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "B1", "B2", "B3", "B4", "B5", "C1", "C2", "C3", "D1", "D2"]
 RESOLUTIONS = ["agreement"] * 8 + ["majority", "adjudication"]
@@ -81,7 +95,7 @@ class Texts:
     def __call__(self, label: str) -> str:
         length = int(math.exp(self.rng.uniform(self.low, self.high)))
         start = self.rng.randrange(0, len(self.corpus) - length)
-        return f"[{label}] {self.corpus[start:start + length]}"
+        return f"[{label}] {self.corpus[start : start + length]}"
 
 
 def populate(args) -> int:
@@ -118,13 +132,47 @@ def populate(args) -> int:
                     pg_copy.write_row(row)
 
     per_question = args.completions // args.questions
-    copy(Question, ["id", "dataset", "external_id", "text", "domain", "source", "subject", "answer_type",
-                    "answer_class", "image", "metadata", "content_hash", "created_at"],
-         ((q + 1, dataset.pk, f"q{q}", texts(f"q{q}"), SOURCES[q % len(SOURCES)].split("/")[0],
-           SOURCES[q % len(SOURCES)], "", CODES[q % len(CODES)], CODES[q % len(CODES)][0], "", "{}", "x", now)
-          for q in range(args.questions)))
-    copy(ReferenceAnswer, ["question", "final_answer", "solution", "is_primary", "created_at"],
-         ((q + 1, str(rng.randint(0, 10_000)), "", True, now) for q in range(args.questions)))
+    copy(
+        Question,
+        [
+            "id",
+            "dataset",
+            "external_id",
+            "text",
+            "domain",
+            "source",
+            "subject",
+            "answer_type",
+            "answer_class",
+            "image",
+            "metadata",
+            "content_hash",
+            "created_at",
+        ],
+        (
+            (
+                q + 1,
+                dataset.pk,
+                f"q{q}",
+                texts(f"q{q}"),
+                SOURCES[q % len(SOURCES)].split("/")[0],
+                SOURCES[q % len(SOURCES)],
+                "",
+                CODES[q % len(CODES)],
+                CODES[q % len(CODES)][0],
+                "",
+                "{}",
+                "x",
+                now,
+            )
+            for q in range(args.questions)
+        ),
+    )
+    copy(
+        ReferenceAnswer,
+        ["question", "final_answer", "solution", "is_primary", "created_at"],
+        ((q + 1, str(rng.randint(0, 10_000)), "", True, now) for q in range(args.questions)),
+    )
 
     def completions():
         for c in range(args.completions):
@@ -132,29 +180,110 @@ def populate(args) -> int:
             model = MODELS[c % len(MODELS)]
             yield (c + 1, q + 1, f"c{c}", model, "{}", 0, False, texts(f"c{c}"), "x", "{}", now)
 
-    copy(Completion, ["id", "question", "external_id", "model_name", "sampling", "sample_index", "is_greedy", "text",
-                      "content_hash", "metadata", "created_at"], completions())
+    copy(
+        Completion,
+        [
+            "id",
+            "question",
+            "external_id",
+            "model_name",
+            "sampling",
+            "sample_index",
+            "is_greedy",
+            "text",
+            "content_hash",
+            "metadata",
+            "created_at",
+        ],
+        completions(),
+    )
     finals = [rng.random() < 0.45 for _ in range(args.completions)]
-    copy(Item, ["id", "project", "subject_id", "answer_type", "state", "resolution", "required_labels", "label_count",
-                "started", "final_value", "excluded", "priority", "random_key", "is_gold", "resolved_at", "created_at"],
-         ((c + 1, project.pk, c + 1, CODES[min(c // per_question, args.questions - 1) % len(CODES)], "resolved",
-           rng.choice(RESOLUTIONS), 2, 2, True,
-           "true" if finals[c] else "false", False, 0, rng.random(), False, now, now)
-          for c in range(args.completions)))
+    copy(
+        Item,
+        [
+            "id",
+            "project",
+            "subject_id",
+            "answer_type",
+            "state",
+            "resolution",
+            "required_labels",
+            "label_count",
+            "started",
+            "final_value",
+            "excluded",
+            "priority",
+            "random_key",
+            "is_gold",
+            "resolved_at",
+            "created_at",
+        ],
+        (
+            (
+                c + 1,
+                project.pk,
+                c + 1,
+                CODES[min(c // per_question, args.questions - 1) % len(CODES)],
+                "resolved",
+                rng.choice(RESOLUTIONS),
+                2,
+                2,
+                True,
+                "true" if finals[c] else "false",
+                False,
+                0,
+                rng.random(),
+                False,
+                now,
+                now,
+            )
+            for c in range(args.completions)
+        ),
+    )
     pairs = [(c + 1, slot, rng.choice(annotator_ids[slot::2])) for c in range(args.completions) for slot in (0, 1)]
-    copy(Task, ["id", "item", "annotator", "status", "is_tiebreak", "leased_at", "expires_at", "finished_at"],
-         ((n + 1, item, annotator, "submitted", False, now, now, now) for n, (item, _, annotator) in enumerate(pairs)))
-    copy(Label, ["item", "task", "annotator", "value", "details", "unsuitable", "unsuitable_reason", "note",
-                 "is_tiebreak", "created_at", "updated_at"],
-         ((item, n + 1, annotator,
-           "true" if (finals[item - 1] if rng.random() < 0.9 else not finals[item - 1]) else "false",
-           "{}", False, "", "", False, now, now)
-          for n, (item, _, annotator) in enumerate(pairs)))
+    copy(
+        Task,
+        ["id", "item", "annotator", "status", "is_tiebreak", "leased_at", "expires_at", "finished_at"],
+        ((n + 1, item, annotator, "submitted", False, now, now, now) for n, (item, _, annotator) in enumerate(pairs)),
+    )
+    copy(
+        Label,
+        [
+            "item",
+            "task",
+            "annotator",
+            "value",
+            "details",
+            "unsuitable",
+            "unsuitable_reason",
+            "note",
+            "is_tiebreak",
+            "created_at",
+            "updated_at",
+        ],
+        (
+            (
+                item,
+                n + 1,
+                annotator,
+                "true" if (finals[item - 1] if rng.random() < 0.9 else not finals[item - 1]) else "false",
+                "{}",
+                False,
+                "",
+                "",
+                False,
+                now,
+                now,
+            )
+            for n, (item, _, annotator) in enumerate(pairs)
+        ),
+    )
     with connection.cursor() as cursor:
         for model in (Question, Completion, Item, Task):
             table = model._meta.db_table
-            cursor.execute(f"SELECT setval(pg_get_serial_sequence(%s, 'id'), (SELECT MAX(id) FROM {quote(table)}))",
-                           [table])
+            cursor.execute(
+                f"SELECT setval(pg_get_serial_sequence(%s, 'id'), (SELECT MAX(id) FROM {quote(table)}))", [table]
+            )
         cursor.execute("ANALYZE")
     return project.pk
 
@@ -168,16 +297,25 @@ def run_export(args) -> None:
     project = AnnotationProject.objects.get(pk=args.project)
     options = {"per_type": args.per_type} if args.format == "verifybench" else {}
     started, cpu_started = time.perf_counter(), time.process_time()
-    job = services.create_export(project=project, format=args.format, file_types=args.file_types, options=options,
-                                 enqueue=False)
+    job = services.create_export(
+        project=project, format=args.format, file_types=args.file_types, options=options, enqueue=False
+    )
     job = services.run_export_now(job)
     elapsed = time.perf_counter() - started
-    print(json.dumps({
-        "status": job.status, "error": job.error, "rows": job.progress_done, "seconds": round(elapsed, 2),
-        "cpu_seconds": round(time.process_time() - cpu_started, 2), "bundle_bytes": job.bundle_size,
-        "files": (job.manifest or {}).get("files"),
-        "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-    }))
+    print(
+        json.dumps(
+            {
+                "status": job.status,
+                "error": job.error,
+                "rows": job.progress_done,
+                "seconds": round(elapsed, 2),
+                "cpu_seconds": round(time.process_time() - cpu_started, 2),
+                "bundle_bytes": job.bundle_size,
+                "files": (job.manifest or {}).get("files"),
+                "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -217,16 +355,32 @@ def main() -> None:
             print(f"populated in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         else:
             project_id = existing.pk
-        command = [sys.executable, __file__, "--run-export", "--database-url", args.database_url,
-                   "--project", str(project_id), "--export-root", root, "--format", args.format,
-                   "--per-type", str(args.per_type), "--file-types", *args.file_types]
+        command = [
+            sys.executable,
+            __file__,
+            "--run-export",
+            "--database-url",
+            args.database_url,
+            "--project",
+            str(project_id),
+            "--export-root",
+            root,
+            "--format",
+            args.format,
+            "--per-type",
+            str(args.per_type),
+            "--file-types",
+            *args.file_types,
+        ]
         child = subprocess.run(command, check=True, capture_output=True, text=True)
     measured = json.loads(child.stdout.strip().splitlines()[-1])
     if measured["status"] != "succeeded":
         sys.exit(f"export {measured['status']}: {measured['error']}")
-    print(f"{args.format} export of {measured['rows']:,} rows to {', '.join(args.file_types)}: "
-          f"{measured['seconds']:.1f} s wall ({measured['cpu_seconds']:.1f} s CPU), "
-          f"{measured['rows'] / measured['seconds']:,.0f} rows/s, bundle {measured['bundle_bytes'] / 1e6:.0f} MB")
+    print(
+        f"{args.format} export of {measured['rows']:,} rows to {', '.join(args.file_types)}: "
+        f"{measured['seconds']:.1f} s wall ({measured['cpu_seconds']:.1f} s CPU), "
+        f"{measured['rows'] / measured['seconds']:,.0f} rows/s, bundle {measured['bundle_bytes'] / 1e6:.0f} MB"
+    )
     for name, info in measured["files"].items():
         print(f"  {name}: {info['bytes'] / 1e6:.0f} MB")
     print(f"peak RSS of the export process: {measured['peak_rss_kb'] / 1024:.0f} MB")

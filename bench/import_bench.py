@@ -9,6 +9,7 @@ cached under var/bench/. The import then runs in a fresh child process against a
 tables are truncated first), and the script prints the wall and CPU time, rows per second and the peak resident
 memory of that process (and of its children).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,23 +29,53 @@ DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
 DATASET = "import-bench"
 
 MODELS = [
-    "Qwen2.5-7B-Instruct", "Qwen2.5-72B-Instruct", "Llama-3.1-8B-Instruct", "Llama-3.3-70B-Instruct",
-    "DeepSeek-R1-Distill-Qwen-7B", "DeepSeek-V3", "gpt-4o-mini", "gpt-4o", "claude-3.5-sonnet", "gemini-1.5-pro",
-    "Mistral-Large", "Yi-1.5-34B", "phi-4", "QwQ-32B", "Qwen3-32B", "internlm3-8b", "glm-4-9b", "gemma-2-27b",
+    "Qwen2.5-7B-Instruct",
+    "Qwen2.5-72B-Instruct",
+    "Llama-3.1-8B-Instruct",
+    "Llama-3.3-70B-Instruct",
+    "DeepSeek-R1-Distill-Qwen-7B",
+    "DeepSeek-V3",
+    "gpt-4o-mini",
+    "gpt-4o",
+    "claude-3.5-sonnet",
+    "gemini-1.5-pro",
+    "Mistral-Large",
+    "Yi-1.5-34B",
+    "phi-4",
+    "QwQ-32B",
+    "Qwen3-32B",
+    "internlm3-8b",
+    "glm-4-9b",
+    "gemma-2-27b",
 ]
 SOURCES = [
-    "math_reasoning/MATH", "math_reasoning/GSM8K", "math_reasoning/OlympiadBench", "math_reasoning/AIME",
-    "logic_reasoning/ZebraLogic", "logic_reasoning/BBH", "general_reasoning/MMLU-Pro", "general_reasoning/GPQA",
+    "math_reasoning/MATH",
+    "math_reasoning/GSM8K",
+    "math_reasoning/OlympiadBench",
+    "math_reasoning/AIME",
+    "logic_reasoning/ZebraLogic",
+    "logic_reasoning/BBH",
+    "general_reasoning/MMLU-Pro",
+    "general_reasoning/GPQA",
 ]
 ANSWER_TYPES = [
-    ("A1 - Integer", "A - Numeric Values"), ("A2 - Constant", "A - Numeric Values"),
-    ("A3 - Fraction/Float", "A - Numeric Values"), ("A4 - Radical", "A - Numeric Values"),
-    ("A5 - Complex Number", "A - Numeric Values"), ("A6 - Angle", "A - Numeric Values"),
-    ("A7 - Non-decimal number", "A - Numeric Values"), ("A8 - Multiple Values", "A - Numeric Values"),
-    ("B1 - Algebraic formula", "B - Expressions"), ("B2 - Equation", "B - Expressions"),
-    ("B3 - Interval", "B - Expressions"), ("B4 - Set", "B - Expressions"), ("B5 - Matrix/Vector", "B - Expressions"),
-    ("C1 - Single Choice", "C - Multiple Choice"), ("C2 - Multiple Choice", "C - Multiple Choice"),
-    ("C4 - Finite state selection", "C - Multiple Choice"), ("D1 - Specific", "D - String"),
+    ("A1 - Integer", "A - Numeric Values"),
+    ("A2 - Constant", "A - Numeric Values"),
+    ("A3 - Fraction/Float", "A - Numeric Values"),
+    ("A4 - Radical", "A - Numeric Values"),
+    ("A5 - Complex Number", "A - Numeric Values"),
+    ("A6 - Angle", "A - Numeric Values"),
+    ("A7 - Non-decimal number", "A - Numeric Values"),
+    ("A8 - Multiple Values", "A - Numeric Values"),
+    ("B1 - Algebraic formula", "B - Expressions"),
+    ("B2 - Equation", "B - Expressions"),
+    ("B3 - Interval", "B - Expressions"),
+    ("B4 - Set", "B - Expressions"),
+    ("B5 - Matrix/Vector", "B - Expressions"),
+    ("C1 - Single Choice", "C - Multiple Choice"),
+    ("C2 - Multiple Choice", "C - Multiple Choice"),
+    ("C4 - Finite state selection", "C - Multiple Choice"),
+    ("D1 - Specific", "D - String"),
     ("D2 - Semantic", "D - String"),
 ]
 WORDS = (
@@ -61,7 +92,9 @@ MIN_TEXT, MAX_TEXT = 1024, 20 * 1024
 def build_corpus(rng: random.Random, size: int = 4 * 1024 * 1024) -> str:
     parts, length = [], 0
     while length < size:
-        sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 24))) + (".\n" if rng.random() < 0.3 else ". ")
+        sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 24))) + (
+            ".\n" if rng.random() < 0.3 else ". "
+        )
         parts.append(sentence)
         length += len(sentence)
     return "".join(parts)
@@ -70,7 +103,7 @@ def build_corpus(rng: random.Random, size: int = 4 * 1024 * 1024) -> str:
 def text_of(rng: random.Random, corpus: str, label: str) -> str:
     length = int(math.exp(rng.uniform(math.log(MIN_TEXT), math.log(MAX_TEXT))))
     start = rng.randrange(0, len(corpus) - length)
-    return f"[{label}] " + corpus[start:start + length]
+    return f"[{label}] " + corpus[start : start + length]
 
 
 def generate(path: Path, questions: int, completions: int, seed: int) -> None:
@@ -152,12 +185,18 @@ def run_import(args) -> None:
         started, cpu_started = time.perf_counter(), time.process_time()
         report = services.import_jsonl(dataset_name=DATASET, source=args.file, progress=False)
         elapsed = time.perf_counter() - started
-        results.append({
-            "run": title, "seconds": round(elapsed, 2), "cpu_seconds": round(time.process_time() - cpu_started, 2),
-            "lines_per_second": round(report.lines / elapsed),
-            "questions_created": report.questions_created, "completions_created": report.completions_created,
-            "completions_unchanged": report.completions_unchanged, "prior_labels_created": report.prior_labels_created,
-        })
+        results.append(
+            {
+                "run": title,
+                "seconds": round(elapsed, 2),
+                "cpu_seconds": round(time.process_time() - cpu_started, 2),
+                "lines_per_second": round(report.lines / elapsed),
+                "questions_created": report.questions_created,
+                "completions_created": report.completions_created,
+                "completions_unchanged": report.completions_unchanged,
+                "prior_labels_created": report.prior_labels_created,
+            }
+        )
     if not args.keep:
         reset(Dataset)
     self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -196,11 +235,13 @@ def main() -> None:
     size_mb = args.file.stat().st_size / 1e6
     print(f"file: {args.file} ({size_mb:.0f} MB, {args.completions} completions over {args.questions} questions)")
     for run in measured["runs"]:
-        print(f"{run['run']}: {run['seconds']:.1f} s wall ({run['cpu_seconds']:.1f} s CPU in the importing process), "
-              f"{run['lines_per_second']:,} rows/s, "
-              f"{size_mb / run['seconds']:.0f} MB/s "
-              f"(questions created {run['questions_created']}, completions created {run['completions_created']}, "
-              f"unchanged {run['completions_unchanged']}, prior labels created {run['prior_labels_created']})")
+        print(
+            f"{run['run']}: {run['seconds']:.1f} s wall ({run['cpu_seconds']:.1f} s CPU in the importing process), "
+            f"{run['lines_per_second']:,} rows/s, "
+            f"{size_mb / run['seconds']:.0f} MB/s "
+            f"(questions created {run['questions_created']}, completions created {run['completions_created']}, "
+            f"unchanged {run['completions_unchanged']}, prior labels created {run['prior_labels_created']})"
+        )
     peak_mb = max(measured["peak_rss_kb"], measured["children_peak_rss_kb"]) / 1024
     print(f"peak RSS of the import process (including its children): {peak_mb:.0f} MB")
 

@@ -12,6 +12,7 @@ what one request of the browser does (browse_items + browse_rows) for each filte
 50 pages deep reached by keys, and a bulk priority change of 2,000 items. Prints p50 and max per case; --explain
 prints the plan of each first page.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,32 +79,45 @@ def fill(completions: int) -> int:
     dataset, _ = Dataset.objects.get_or_create(name="item browser bench")
     annotators = [User.objects.get_or_create(username=f"bench-annotator-{n}")[0] for n in range(20)]
     with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM annotation_itemevent WHERE item_id IN (SELECT id FROM annotation_item "
-                       "WHERE project_id IN (SELECT id FROM annotation_annotationproject WHERE dataset_id = %s))",
-                       [dataset.pk])
-        cursor.execute("DELETE FROM annotation_item WHERE project_id IN (SELECT id FROM annotation_annotationproject "
-                       "WHERE dataset_id = %s)", [dataset.pk])
+        cursor.execute(
+            "DELETE FROM annotation_itemevent WHERE item_id IN (SELECT id FROM annotation_item "
+            "WHERE project_id IN (SELECT id FROM annotation_annotationproject WHERE dataset_id = %s))",
+            [dataset.pk],
+        )
+        cursor.execute(
+            "DELETE FROM annotation_item WHERE project_id IN (SELECT id FROM annotation_annotationproject "
+            "WHERE dataset_id = %s)",
+            [dataset.pk],
+        )
         cursor.execute("DELETE FROM annotation_annotationproject WHERE dataset_id = %s", [dataset.pk])
-        cursor.execute("DELETE FROM grading_verdict WHERE completion_id IN (SELECT c.id FROM verifybench_completion c "
-                       "JOIN verifybench_question q ON q.id = c.question_id WHERE q.dataset_id = %s)", [dataset.pk])
+        cursor.execute(
+            "DELETE FROM grading_verdict WHERE completion_id IN (SELECT c.id FROM verifybench_completion c "
+            "JOIN verifybench_question q ON q.id = c.question_id WHERE q.dataset_id = %s)",
+            [dataset.pk],
+        )
         cursor.execute("DELETE FROM verifybench_question WHERE dataset_id = %s", [dataset.pk])
-        cursor.execute(f"""
+        cursor.execute(
+            f"""
             INSERT INTO verifybench_question (dataset_id, external_id, text, domain, source, subject, answer_type,
                 answer_class, image, metadata, content_hash, created_at)
-            SELECT %s, 'q' || i, 'Question ' || i || ': ' || {words_sql(12, 'q')}
+            SELECT %s, 'q' || i, 'Question ' || i || ': ' || {words_sql(12, "q")}
                     || CASE WHEN i %% 300 = 0 THEN ' hypergeometric' ELSE '' END, 'math_reasoning', 'bench', '',
                 (ARRAY['A1','A3','B1','B3','C1','D2'])[1 + i %% 6], (ARRAY['A','A','B','B','C','D'])[1 + i %% 6], '',
                 '{{}}', md5(i::text), now()
-            FROM generate_series(1, %s) AS i""", [dataset.pk, questions])
-        cursor.execute(f"""
+            FROM generate_series(1, %s) AS i""",
+            [dataset.pk, questions],
+        )
+        cursor.execute(
+            f"""
             INSERT INTO verifybench_completion (question_id, external_id, model_name, sampling, sample_index,
                 is_greedy, text, content_hash, metadata, created_at)
             SELECT q.id, 'c' || i, 'model-' || (i %% 12), '{{}}', 0, false,
-                {words_sql(40, 'c')} || CASE WHEN i %% 500 = 0 THEN ' hypergeometric' ELSE '' END, md5('c' || i),
+                {words_sql(40, "c")} || CASE WHEN i %% 500 = 0 THEN ' hypergeometric' ELSE '' END, md5('c' || i),
                 '{{}}', now()
             FROM generate_series(1, %s) AS i
             JOIN verifybench_question q ON q.dataset_id = %s AND q.external_id = 'q' || (1 + i %% %s)""",
-                       [completions, dataset.pk, questions])
+            [completions, dataset.pk, questions],
+        )
     from grading.models import VerifierConfig
 
     verifier, _ = VerifierConfig.objects.get_or_create(name="bench rules", defaults={"kind": "rule"})
@@ -111,15 +125,19 @@ def fill(completions: int) -> int:
     for user in annotators:
         ProjectMember.objects.get_or_create(project=project, user=user, role="annotator")
     with connection.cursor() as cursor:
-        cursor.execute("""
+        cursor.execute(
+            """
             INSERT INTO grading_verdict (completion_id, verifier_id, status, extracted_answer, explanation, reason,
                 raw_output, extraction_output, prompt_tokens, completion_tokens, cost, attempts, cache_hit, failed,
                 created_at, updated_at)
             SELECT c.id, %s, (ARRAY['correct','incorrect','inconclusive'])[1 + c.id %% 3], '', '', '', '', '', 0, 0,
                 0, 1, false, false, now(), now()
             FROM verifybench_completion c JOIN verifybench_question q ON q.id = c.question_id
-            WHERE q.dataset_id = %s""", [verifier.pk, dataset.pk])
-        cursor.execute("""
+            WHERE q.dataset_id = %s""",
+            [verifier.pk, dataset.pk],
+        )
+        cursor.execute(
+            """
             INSERT INTO annotation_item (project_id, subject_id, answer_type, state, resolution, required_labels,
                 label_count, started, final_value, excluded, priority, random_key, is_gold, resolved_at, created_at)
             SELECT %s, c.id, q.answer_type,
@@ -131,14 +149,21 @@ def fill(completions: int) -> int:
                 false,
                 CASE WHEN c.id %% 10 = 0 THEN now() END, now()
             FROM verifybench_completion c JOIN verifybench_question q ON q.id = c.question_id
-            WHERE q.dataset_id = %s""", [project.pk, dataset.pk])
-        cursor.execute("""
+            WHERE q.dataset_id = %s""",
+            [project.pk, dataset.pk],
+        )
+        cursor.execute(
+            """
             INSERT INTO annotation_itemevent (item_id, actor_id, kind, from_state, to_state, rationale, created_at)
             SELECT id, NULL, 'tiebreak_requested', 'in_progress', 'needs_tiebreak', '', now()
-            FROM annotation_item WHERE project_id = %s AND state = 'resolved'""", [project.pk])
+            FROM annotation_item WHERE project_id = %s AND state = 'resolved'""",
+            [project.pk],
+        )
         cursor.execute("ANALYZE")
-    print(f"filled {completions:,} completions, {questions:,} questions and items in "
-          f"{time.perf_counter() - started:.1f} s")
+    print(
+        f"filled {completions:,} completions, {questions:,} questions and items in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
     return project.pk
 
 
@@ -191,7 +216,7 @@ def main() -> None:
         "answer_type=B3": {"answer_type": "B3"},
         "q=hypergeometric (rare)": {"q": "hypergeometric"},
         "q=triangle (in most rows)": {"q": "triangle"},
-        "q=\"triangle angle\" + model": {"q": '"triangle angle"', "model": "model-3"},
+        'q="triangle angle" + model': {"q": '"triangle angle"', "model": "model-3"},
     }
     print(f"project {project.pk}: {project.items.count():,} items; {args.runs} runs per case; times in ms")
     print(f"{'case':34} {'sort':10} {'first p50':>10} {'max':>8} {'page 50 p50':>12} {'max':>8}")
@@ -207,8 +232,11 @@ def main() -> None:
                     break
                 key = page.next_key
             first = timed(partial(one_request, project, item_filter, sort, ""), args.runs)
-            deep = timed(partial(one_request, project, item_filter, sort, key), args.runs) if key else (
-                float("nan"), float("nan"))
+            deep = (
+                timed(partial(one_request, project, item_filter, sort, key), args.runs)
+                if key
+                else (float("nan"), float("nan"))
+            )
             print(f"{name:34} {sort:10} {first[0]:10.1f} {first[1]:8.1f} {deep[0]:12.1f} {deep[1]:8.1f}")
             if args.explain and sort == "id":
                 query = selectors.filtered_items(project, item_filter).order_by("id")[:51]

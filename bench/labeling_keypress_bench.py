@@ -10,6 +10,7 @@ counts the requests the page sends to the server while labeling. Between keys it
 been answered, as an annotator who reads each item does (the queue is then topped up). Prints p50/p95/max of key to
 paint and the requests per label.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -92,11 +93,17 @@ def make_project(labels: int, chars: int):
     text = make_completion(chars)
     for index in range(labels + 3):
         question = Question.objects.create(
-            dataset=dataset, external_id=f"q{index}", text=f"Compute $\\sum_{{k=1}}^{{{index + 2}}} \\frac{{1}}{{k(k+1)}}$.",
-            answer_type="A1", answer_class="A", content_hash=f"q{index}")
+            dataset=dataset,
+            external_id=f"q{index}",
+            text=f"Compute $\\sum_{{k=1}}^{{{index + 2}}} \\frac{{1}}{{k(k+1)}}$.",
+            answer_type="A1",
+            answer_class="A",
+            content_hash=f"q{index}",
+        )
         ReferenceAnswer.objects.create(question=question, final_answer="\\frac{1}{2}", solution="Telescoping.")
-        Completion.objects.create(question=question, external_id=f"c{index}", model_name="bench-model",
-                                  text=text, content_hash=f"c{index}")
+        Completion.objects.create(
+            question=question, external_id=f"c{index}", model_name="bench-model", text=text, content_hash=f"c{index}"
+        )
     annotator = User.objects.create_user("bench-annotator", password=PASSWORD)
     annotator.groups.add(Group.objects.get_or_create(name=roles.ANNOTATOR)[0])
     project = services.create_project(dataset=dataset, kind="correctness", name="keypress bench", labels_per_item=1)
@@ -112,8 +119,10 @@ def run(args, base_url: str) -> None:
     project, annotator = make_project(args.labels, args.chars)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+        )
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.add_init_script(MEASURE)
         page.goto(base_url + reverse("login"))
@@ -137,12 +146,18 @@ def run(args, base_url: str) -> None:
     stored = Label.objects.filter(annotator=annotator).count()
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-    print(f"database: postgresql, {args.labels} labels, completions of {args.chars} chars, "
-          f"load average {open('/proc/loadavg').read().split()[0]}")
-    print(f"key to next item painted: p50 {statistics.median(ordered):.1f} ms  p95 {p95:.1f} ms  "
-          f"max {ordered[-1]:.1f} ms  ({len(samples)} labels)")
-    print(f"requests per label: {len(requests) / args.labels:.2f} ({len(requests)} POSTs for {args.labels} labels; "
-          f"{opening_requests} to open the page's queue); labels stored: {stored}")
+    print(
+        f"database: postgresql, {args.labels} labels, completions of {args.chars} chars, "
+        f"load average {open('/proc/loadavg').read().split()[0]}"
+    )
+    print(
+        f"key to next item painted: p50 {statistics.median(ordered):.1f} ms  p95 {p95:.1f} ms  "
+        f"max {ordered[-1]:.1f} ms  ({len(samples)} labels)"
+    )
+    print(
+        f"requests per label: {len(requests) / args.labels:.2f} ({len(requests)} POSTs for {args.labels} labels; "
+        f"{opening_requests} to open the page's queue); labels stored: {stored}"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Creates a throwaway test database (test_<name> on PostgreSQL, in memory on SQLit
 completion of about --chars characters, an annotator holding its lease, and times GET /projects/<id>/label/ and
 the fragment endpoint. Prints p50/p95 wall-clock and CPU milliseconds per request.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,12 +58,19 @@ def run(args) -> None:
     text = make_completion(args.chars)
     dataset = Dataset.objects.create(name="labeling-bench")
     question = Question.objects.create(
-        dataset=dataset, external_id="q1", text="Compute $\\sum_{k=1}^{\\infty} \\frac{1}{k(k+1)}$.",
-        answer_type="A1", answer_class="A", content_hash="q1")
-    ReferenceAnswer.objects.create(question=question, final_answer="$1$",
-                                   solution="Telescoping gives \\boxed{1}. " * 20)
-    Completion.objects.create(question=question, external_id="c1", model_name="bench-model", text=text,
-                              content_hash="c1")
+        dataset=dataset,
+        external_id="q1",
+        text="Compute $\\sum_{k=1}^{\\infty} \\frac{1}{k(k+1)}$.",
+        answer_type="A1",
+        answer_class="A",
+        content_hash="q1",
+    )
+    ReferenceAnswer.objects.create(
+        question=question, final_answer="$1$", solution="Telescoping gives \\boxed{1}. " * 20
+    )
+    Completion.objects.create(
+        question=question, external_id="c1", model_name="bench-model", text=text, content_hash="c1"
+    )
     annotator = User.objects.create_user("bench-annotator", password="bench-pass-123")
     annotator.groups.add(Group.objects.get_or_create(name=roles.ANNOTATOR)[0])
     project = services.create_project(dataset=dataset, kind="correctness", name="bench")
@@ -84,8 +92,10 @@ def run(args) -> None:
 
         return request
 
-    print(f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}, completion {len(text)} chars, "
-          f"page {len(first.content)} bytes")
+    print(
+        f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}, completion {len(text)} chars, "
+        f"page {len(first.content)} bytes"
+    )
     report("labeling page (GET)", timings(get(page_url), args.runs))
     report("task fragment (GET)", timings(get(fragment_url), args.runs))
 

@@ -17,6 +17,7 @@ For each it prints agree / disagree / inconclusive per test file and the number 
 verdicts (said "correct" where the suite expects 0). math-verify has no "inconclusive": its False
 counts as a disagreement where the suite expects 1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,8 +60,21 @@ class Unused:
 
 # ------------------------------------------------------------------ obtaining and reading the suite
 
+
 def download_sdist(directory: Path) -> Path:
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", PACKAGE, "-d", str(directory), "-q"]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        PACKAGE,
+        "-d",
+        str(directory),
+        "-q",
+    ]
     subprocess.run(command, check=True)
     archives = sorted(directory.glob("math_verify-*.tar.gz"))
     if not archives:
@@ -147,16 +161,22 @@ def read_cases(file: str, source: str) -> tuple[list[Case], list[Unused]]:
                 values = dict(zip(names, values if isinstance(values, tuple) else (values,)))
                 if {"gold", "pred"} <= set(values) and ({"expected"} & set(values) or {"result"} & set(values)):
                     expected = values.get("expected", values.get("result"))
-                    options = {key: value for key, value in values.items() if key not in ("gold", "pred", "expected", "result")}
+                    options = {
+                        key: value for key, value in values.items() if key not in ("gold", "pred", "expected", "result")
+                    }
                     cases.append(Case(file, function.name, values["gold"], values["pred"], int(expected), options))
                 elif {"pred", "expected"} <= set(values) and isinstance(values["expected"], list):
                     # String extraction: parse(pred) is expected to give [normalized, original].
                     if values["expected"]:
                         cases.append(Case(file, function.name, str(values["expected"][-1]), values["pred"], 1))
                     else:
-                        unused.append(Unused(file, function.name, "expects no extraction at all, so there is no gold answer"))
+                        unused.append(
+                            Unused(file, function.name, "expects no extraction at all, so there is no gold answer")
+                        )
                 else:
-                    unused.append(Unused(file, function.name, f"parameters {sorted(values)} carry no gold/prediction pair"))
+                    unused.append(
+                        Unused(file, function.name, f"parameters {sorted(values)} carry no gold/prediction pair")
+                    )
         if parametrized:
             continue
         # Literal helper calls in a test body: assert compare_strings("gold", "pred", ...) == 1
@@ -179,11 +199,18 @@ def read_cases(file: str, source: str) -> tuple[list[Case], list[Unused]]:
                 cases.append(Case(file, function.name, gold, pred, int(expected), options))
                 found = True
         if not found and function.name.startswith("test_"):
-            unused.append(Unused(file, function.name, "tests parser or grader internals (mocks, sympy objects, configs), no gold/prediction strings"))
+            unused.append(
+                Unused(
+                    file,
+                    function.name,
+                    "tests parser or grader internals (mocks, sympy objects, configs), no gold/prediction strings",
+                )
+            )
     return cases, unused
 
 
 # ------------------------------------------------------------------ running
+
 
 def ours_end_to_end(case: Case, timeout: float) -> str:
     return verify(case.pred, case.gold, timeout=timeout).status
@@ -224,8 +251,12 @@ def report(title: str, cases: list[Case], statuses: list[str], seconds: float) -
         counts = per_file[file]
         total.update(counts)
         n = counts["agree"] + counts["disagree"] + counts["inconclusive"]
-        print(f"{file:<28}{n:>5}{counts['agree']:>7}{counts['disagree']:>10}{counts['inconclusive']:>10}{counts['false correct']:>15}")
-    print(f"{'total':<28}{len(cases):>5}{total['agree']:>7}{total['disagree']:>10}{total['inconclusive']:>10}{total['false correct']:>15}")
+        print(
+            f"{file:<28}{n:>5}{counts['agree']:>7}{counts['disagree']:>10}{counts['inconclusive']:>10}{counts['false correct']:>15}"
+        )
+    print(
+        f"{'total':<28}{len(cases):>5}{total['agree']:>7}{total['disagree']:>10}{total['inconclusive']:>10}{total['false correct']:>15}"
+    )
     return total
 
 
@@ -233,8 +264,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--sdist", help="use this already downloaded math_verify-0.9.0.tar.gz instead of calling pip")
-    parser.add_argument("--show", choices=("disagree", "inconclusive", "all", "none"), default="disagree",
-                        help="list the end-to-end cases that are not agreements (default: disagreements)")
+    parser.add_argument(
+        "--show",
+        choices=("disagree", "inconclusive", "all", "none"),
+        default="disagree",
+        help="list the end-to-end cases that are not agreements (default: disagreements)",
+    )
     parser.add_argument("--skip-math-verify", action="store_true")
     arguments = parser.parse_args()
 
@@ -247,14 +282,18 @@ def main() -> None:
         found, skipped = read_cases(file, sources[file])
         cases += found
         unused += skipped
-    print(f"{archive.name}: {len(sources)} test files; {len(cases)} usable gold/prediction/expected cases, {len(unused)} not usable")
+    print(
+        f"{archive.name}: {len(sources)} test files; {len(cases)} usable gold/prediction/expected cases, {len(unused)} not usable"
+    )
     for why, count in Counter(f"{item.file}::{item.test}: {item.why}" for item in unused).most_common():
         print(f"  not usable: {why}" + (f" (x{count})" if count > 1 else ""))
     with_options = [case for case in cases if case.options]
     if with_options:
-        print(f"  {len(with_options)} of the usable cases set a comparison option in the suite "
-              f"({', '.join(sorted({f'{k}={v}' for case in with_options for k, v in case.options.items()}))}); "
-              "they are run like the others")
+        print(
+            f"  {len(with_options)} of the usable cases set a comparison option in the suite "
+            f"({', '.join(sorted({f'{k}={v}' for case in with_options for k, v in case.options.items()}))}); "
+            "they are run like the others"
+        )
 
     results = {}
     for title, runner in (
@@ -270,14 +309,18 @@ def main() -> None:
         report(title, cases, statuses, time.perf_counter() - started)
 
     if arguments.show != "none":
-        wanted = {"disagree": {"disagree"}, "inconclusive": {"inconclusive"}, "all": {"disagree", "inconclusive"}}[arguments.show]
+        wanted = {"disagree": {"disagree"}, "inconclusive": {"inconclusive"}, "all": {"disagree", "inconclusive"}}[
+            arguments.show
+        ]
         print(f"\nend-to-end cases that are {' or '.join(sorted(wanted))}:")
         for index, (case, status) in enumerate(zip(cases, results["ours_end_to_end"])):
             if outcome(case, status) in wanted:
                 mv = results.get("math_verify_default", [None] * len(cases))[index]
                 verdict = verify(case.pred, case.gold, timeout=arguments.timeout)
-                print(f"- {case.file}::{case.test} expected={case.expected} ours={status} math-verify={mv}"
-                      f"{' options=' + str(case.options) if case.options else ''}")
+                print(
+                    f"- {case.file}::{case.test} expected={case.expected} ours={status} math-verify={mv}"
+                    f"{' options=' + str(case.options) if case.options else ''}"
+                )
                 print(f"    gold: {case.gold[:160]!r}")
                 print(f"    pred: {case.pred[-160:]!r}")
                 print(f"    why:  {verdict.explanation[:300]}")

@@ -5,6 +5,7 @@
 Prints p50/p95 in milliseconds for render_markdown and render_with_final_answer: wall-clock time, and the
 CPU time of this process (less disturbed when other work shares the machine's cores).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,8 +74,10 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 
 def report(name: str, samples: tuple[list[float], list[float]]) -> None:
     (wall50, wall95), (cpu50, cpu95) = percentiles(samples[0]), percentiles(samples[1])
-    print(f"{name:<26} wall p50 {wall50:6.2f} ms  p95 {wall95:6.2f} ms | cpu p50 {cpu50:6.2f} ms  p95 {cpu95:6.2f} ms"
-          f"  ({len(samples[0])} runs)")
+    print(
+        f"{name:<26} wall p50 {wall50:6.2f} ms  p95 {wall95:6.2f} ms | cpu p50 {cpu50:6.2f} ms  p95 {cpu95:6.2f} ms"
+        f"  ({len(samples[0])} runs)"
+    )
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ at the end. Then --claims claims (services.next_task, each lease released with s
 an annotator who already labeled --claimant-open open items that wait for someone else: p50 and p95, and the same
 with the started-items lookahead lifted (every started item walked first, as claims used to).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,17 @@ DEFAULT_BENCH_DB = "mathlabel_scale_bench"
 DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
 ANNOTATORS = 24
 MODELS = [
-    "Qwen2.5-7B-Instruct", "Qwen2.5-72B-Instruct", "Llama-3.1-8B-Instruct", "Llama-3.3-70B-Instruct",
-    "DeepSeek-V3", "gpt-4o-mini", "gpt-4o", "claude-3.5-sonnet", "gemini-1.5-pro", "Mistral-Large", "QwQ-32B",
+    "Qwen2.5-7B-Instruct",
+    "Qwen2.5-72B-Instruct",
+    "Llama-3.1-8B-Instruct",
+    "Llama-3.3-70B-Instruct",
+    "DeepSeek-V3",
+    "gpt-4o-mini",
+    "gpt-4o",
+    "claude-3.5-sonnet",
+    "gemini-1.5-pro",
+    "Mistral-Large",
+    "QwQ-32B",
     "Qwen3-32B",
 ]
 CODES = ["A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "B1", "B2", "B3", "B4", "B5", "C1", "C2", "C3", "D1", "D2"]
@@ -85,26 +95,41 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
     lease_end = now + timedelta(days=1)
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:
-        for model in (ProjectTally, Verdict, Label, Task, Item, ProjectMember, AnnotationProject, Completion,
-                      ReferenceAnswer, Question, Dataset):
+        for model in (
+            ProjectTally,
+            Verdict,
+            Label,
+            Task,
+            Item,
+            ProjectMember,
+            AnnotationProject,
+            Completion,
+            ReferenceAnswer,
+            Question,
+            Dataset,
+        ):
             cursor.execute(f"TRUNCATE {quote(model._meta.db_table)} RESTART IDENTITY CASCADE")
     VerifierConfig.objects.filter(name__startswith="scale-rule-").delete()
     User.objects.filter(username__startswith="scale-").delete()
-    annotators = User.objects.bulk_create([User(username=f"scale-annotator-{n}", password="!")
-                                           for n in range(ANNOTATORS)])
+    annotators = User.objects.bulk_create(
+        [User(username=f"scale-annotator-{n}", password="!") for n in range(ANNOTATORS)]
+    )
     claimant = User.objects.create(username="scale-claimant", password="!")
     researcher = User.objects.create(username="scale-researcher", password="!")
     for role in (roles.RESEARCHER, roles.ADMIN):  # an admin also adjudicates: the conflicts page is theirs
         researcher.groups.add(Group.objects.get_or_create(name=role)[0])
     claimant.groups.add(Group.objects.get_or_create(name=roles.ANNOTATOR)[0])
     dataset = Dataset.objects.create(name=f"scale-{size}")
-    project = AnnotationProject.objects.create(name=f"scale {size}", dataset=dataset, kind="correctness",
-                                               tiebreak_annotators=1)
+    project = AnnotationProject.objects.create(
+        name=f"scale {size}", dataset=dataset, kind="correctness", tiebreak_annotators=1
+    )
     ProjectMember.objects.bulk_create(
-        [ProjectMember(project=project, user=user, role=ProjectMember.Role.ANNOTATOR)
-         for user in [*annotators, claimant]])
-    verifiers = [VerifierConfig.objects.create(name=f"scale-rule-{n}", kind=VerifierConfig.Kind.RULE)
-                 for n in range(2)]
+        [
+            ProjectMember(project=project, user=user, role=ProjectMember.Role.ANNOTATOR)
+            for user in [*annotators, claimant]
+        ]
+    )
+    verifiers = [VerifierConfig.objects.create(name=f"scale-rule-{n}", kind=VerifierConfig.Kind.RULE) for n in range(2)]
 
     def copy(model, columns, rows):
         table = quote(model._meta.db_table)
@@ -115,17 +140,83 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
                     pg_copy.write_row(row)
 
     questions = max(1, size // 4)
-    copy(Question, ["id", "dataset", "external_id", "text", "domain", "source", "subject", "answer_type",
-                    "answer_class", "image", "metadata", "origin", "content_hash", "created_at"],
-         ((q + 1, dataset.pk, f"q{q}", f"Question {q}: compute $x^{q % 7}$.", "math_reasoning",
-           "math_reasoning/MATH", "", CODES[q % len(CODES)], CODES[q % len(CODES)][0], "", "{}", "{}", f"q{q}", now)
-          for q in range(questions)))
-    copy(ReferenceAnswer, ["question", "final_answer", "solution", "is_primary", "created_at"],
-         ((q + 1, str(q), "", True, now) for q in range(questions)))
-    copy(Completion, ["id", "question", "external_id", "model_name", "sampling", "sample_index", "is_greedy", "text",
-                      "content_hash", "metadata", "origin", "created_at"],
-         ((c + 1, c % questions + 1, f"c{c}", MODELS[c % len(MODELS)], "{}", c // questions, False,
-           f"So the answer is \\boxed{{{c % 11}}}.", f"c{c}", "{}", "{}", now) for c in range(size)))
+    copy(
+        Question,
+        [
+            "id",
+            "dataset",
+            "external_id",
+            "text",
+            "domain",
+            "source",
+            "subject",
+            "answer_type",
+            "answer_class",
+            "image",
+            "metadata",
+            "origin",
+            "content_hash",
+            "created_at",
+        ],
+        (
+            (
+                q + 1,
+                dataset.pk,
+                f"q{q}",
+                f"Question {q}: compute $x^{q % 7}$.",
+                "math_reasoning",
+                "math_reasoning/MATH",
+                "",
+                CODES[q % len(CODES)],
+                CODES[q % len(CODES)][0],
+                "",
+                "{}",
+                "{}",
+                f"q{q}",
+                now,
+            )
+            for q in range(questions)
+        ),
+    )
+    copy(
+        ReferenceAnswer,
+        ["question", "final_answer", "solution", "is_primary", "created_at"],
+        ((q + 1, str(q), "", True, now) for q in range(questions)),
+    )
+    copy(
+        Completion,
+        [
+            "id",
+            "question",
+            "external_id",
+            "model_name",
+            "sampling",
+            "sample_index",
+            "is_greedy",
+            "text",
+            "content_hash",
+            "metadata",
+            "origin",
+            "created_at",
+        ],
+        (
+            (
+                c + 1,
+                c % questions + 1,
+                f"c{c}",
+                MODELS[c % len(MODELS)],
+                "{}",
+                c // questions,
+                False,
+                f"So the answer is \\boxed{{{c % 11}}}.",
+                f"c{c}",
+                "{}",
+                "{}",
+                now,
+            )
+            for c in range(size)
+        ),
+    )
 
     annotator_ids = [user.pk for user in annotators]
     items, tasks, labels = [], [], []
@@ -148,37 +239,152 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
         else:
             row = ("pending", "", 2, [], None)
         state, resolution, required, given, final_value = row
-        items.append((item_id, project.pk, c + 1, CODES[(c % questions) % len(CODES)], state, resolution, required,
-                      len(given), bool(given), json.dumps(final_value) if final_value is not None else None, False,
-                      0, rng.random(), False, now if state == "resolved" else None, now))
+        items.append(
+            (
+                item_id,
+                project.pk,
+                c + 1,
+                CODES[(c % questions) % len(CODES)],
+                state,
+                resolution,
+                required,
+                len(given),
+                bool(given),
+                json.dumps(final_value) if final_value is not None else None,
+                False,
+                0,
+                rng.random(),
+                False,
+                now if state == "resolved" else None,
+                now,
+            )
+        )
         if state == "needs_tiebreak":
             tasks.append((len(tasks) + 1, item_id, fourth, "leased", True, now, lease_end, None))
         for annotator, value in given:
             tasks.append((len(tasks) + 1, item_id, annotator, "submitted", False, now, now, now))
-            labels.append((item_id, len(tasks), annotator, json.dumps(value) if value is not None else None, "{}",
-                           value is None, "unreadable" if value is None else "", "", False,
-                           round(rng.lognormvariate(3.5, 0.6), 1), now, now))
-    copy(Item, ["id", "project", "subject_id", "answer_type", "state", "resolution", "required_labels", "label_count",
-                "started", "final_value", "excluded", "priority", "random_key", "is_gold", "resolved_at",
-                "created_at"], items)
+            labels.append(
+                (
+                    item_id,
+                    len(tasks),
+                    annotator,
+                    json.dumps(value) if value is not None else None,
+                    "{}",
+                    value is None,
+                    "unreadable" if value is None else "",
+                    "",
+                    False,
+                    round(rng.lognormvariate(3.5, 0.6), 1),
+                    now,
+                    now,
+                )
+            )
+    copy(
+        Item,
+        [
+            "id",
+            "project",
+            "subject_id",
+            "answer_type",
+            "state",
+            "resolution",
+            "required_labels",
+            "label_count",
+            "started",
+            "final_value",
+            "excluded",
+            "priority",
+            "random_key",
+            "is_gold",
+            "resolved_at",
+            "created_at",
+        ],
+        items,
+    )
     copy(Task, ["id", "item", "annotator", "status", "is_tiebreak", "leased_at", "expires_at", "finished_at"], tasks)
-    copy(Label, ["item", "task", "annotator", "value", "details", "unsuitable", "unsuitable_reason", "note",
-                 "is_tiebreak", "seconds_spent", "created_at", "updated_at"], labels)
+    copy(
+        Label,
+        [
+            "item",
+            "task",
+            "annotator",
+            "value",
+            "details",
+            "unsuitable",
+            "unsuitable_reason",
+            "note",
+            "is_tiebreak",
+            "seconds_spent",
+            "created_at",
+            "updated_at",
+        ],
+        labels,
+    )
     statuses = ["correct"] * 5 + ["incorrect"] * 4 + ["inconclusive"]
-    copy(Verdict, ["completion", "verifier", "status", "extracted_answer", "explanation", "reason", "raw_output",
-                   "extraction_output", "prompt_tokens", "completion_tokens", "cost", "attempts", "cache_hit",
-                   "failed", "stage", "rule_status", "judge_status", "created_at", "updated_at"],
-         ((c + 1, verifier.pk, rng.choice(statuses), "", "", "", "", "", 0, 0, 0, 1, False, False, "", "", "", now,
-           now)
-          for verifier in verifiers for c in range(size)))
+    copy(
+        Verdict,
+        [
+            "completion",
+            "verifier",
+            "status",
+            "extracted_answer",
+            "explanation",
+            "reason",
+            "raw_output",
+            "extraction_output",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost",
+            "attempts",
+            "cache_hit",
+            "failed",
+            "stage",
+            "rule_status",
+            "judge_status",
+            "created_at",
+            "updated_at",
+        ],
+        (
+            (
+                c + 1,
+                verifier.pk,
+                rng.choice(statuses),
+                "",
+                "",
+                "",
+                "",
+                "",
+                0,
+                0,
+                0,
+                1,
+                False,
+                False,
+                "",
+                "",
+                "",
+                now,
+                now,
+            )
+            for verifier in verifiers
+            for c in range(size)
+        ),
+    )
     with connection.cursor() as cursor:
         for model in (Question, Completion, Item, Task):
             table = model._meta.db_table
-            cursor.execute(f"SELECT setval(pg_get_serial_sequence(%s, 'id'), (SELECT MAX(id) FROM {quote(table)}))",
-                           [table])
+            cursor.execute(
+                f"SELECT setval(pg_get_serial_sequence(%s, 'id'), (SELECT MAX(id) FROM {quote(table)}))", [table]
+            )
         cursor.execute("ANALYZE")
-    return {"project": project.pk, "dataset": dataset.pk, "researcher": researcher.pk, "claimant": claimant.pk,
-            "labels": len(labels), "claimant_open": claimant_items}
+    return {
+        "project": project.pk,
+        "dataset": dataset.pk,
+        "researcher": researcher.pk,
+        "claimant": claimant.pk,
+        "labels": len(labels),
+        "claimant_open": claimant_items,
+    }
 
 
 def measure(ids: dict, repeats: int, claims: int) -> dict:
@@ -214,9 +420,16 @@ def measure(ids: dict, repeats: int, claims: int) -> dict:
                 started = time.perf_counter()
                 response = client.get(url)
                 times.append(time.perf_counter() - started)
-        results.append({"route": name, "url": url, "status": response.status_code,
-                        "median_ms": statistics.median(times) * 1000, "queries": len(queries.captured_queries),
-                        "bytes": len(response.content)})
+        results.append(
+            {
+                "route": name,
+                "url": url,
+                "status": response.status_code,
+                "median_ms": statistics.median(times) * 1000,
+                "queries": len(queries.captured_queries),
+                "bytes": len(response.content),
+            }
+        )
     claimant = User.objects.get(pk=ids["claimant"])
     project_row = AnnotationProject.objects.get(pk=project)
 
@@ -230,8 +443,11 @@ def measure(ids: dict, repeats: int, claims: int) -> dict:
                 break
             services.skip_task(task, claimant)
         claim_times.sort()
-        return (claim_times[len(claim_times) // 2] * 1000, claim_times[int(len(claim_times) * 0.95) - 1] * 1000,
-                len(claim_times))
+        return (
+            claim_times[len(claim_times) // 2] * 1000,
+            claim_times[int(len(claim_times) * 0.95) - 1] * 1000,
+            len(claim_times),
+        )
 
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     p50, p95, count = claim_percentiles()
@@ -239,8 +455,15 @@ def measure(ids: dict, repeats: int, claims: int) -> dict:
     services.STARTED_LOOKAHEAD = 10**9  # every started item first, as claims did before the lookahead
     walk_p50, walk_p95, _ = claim_percentiles()
     services.STARTED_LOOKAHEAD = lookahead
-    return {"routes": results, "claim_p50_ms": p50, "claim_p95_ms": p95, "claims": count,
-            "walk_p50_ms": walk_p50, "walk_p95_ms": walk_p95, "peak_rss_mb": rss}
+    return {
+        "routes": results,
+        "claim_p50_ms": p50,
+        "claim_p95_ms": p95,
+        "claims": count,
+        "walk_p50_ms": walk_p50,
+        "walk_p95_ms": walk_p95,
+        "peak_rss_mb": rss,
+    }
 
 
 def main() -> None:
@@ -271,20 +494,40 @@ def main() -> None:
         keys = aggregates.rebuild(AnnotationProject.objects.get(pk=ids["project"]))
         rebuild_seconds = time.perf_counter() - started
         child = subprocess.run(
-            [sys.executable, __file__, "--database-url", database_url, "--repeats", str(args.repeats),
-             "--claims", str(args.claims), "--measure", json.dumps(ids)],
-            capture_output=True, text=True, check=True, cwd=REPO_ROOT)
+            [
+                sys.executable,
+                __file__,
+                "--database-url",
+                database_url,
+                "--repeats",
+                str(args.repeats),
+                "--claims",
+                str(args.claims),
+                "--measure",
+                json.dumps(ids),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO_ROOT,
+        )
         figures = json.loads(child.stdout.strip().splitlines()[-1])
-        print(f"\n{size:,} items, {ids['labels']:,} labels, {2 * size:,} verdicts (setup {setup_seconds:.0f} s; "
-              f"rebuild_aggregates {rebuild_seconds:.1f} s, {keys} tallies)")
+        print(
+            f"\n{size:,} items, {ids['labels']:,} labels, {2 * size:,} verdicts (setup {setup_seconds:.0f} s; "
+            f"rebuild_aggregates {rebuild_seconds:.1f} s, {keys} tallies)"
+        )
         print(f"{'request':<18} {'status':>6} {'median ms':>10} {'queries':>8} {'bytes':>10}")
         for row in figures["routes"]:
-            print(f"{row['route']:<18} {row['status']:>6} {row['median_ms']:>10.1f} {row['queries']:>8} "
-                  f"{row['bytes']:>10,}")
-        print(f"claim p50 {figures['claim_p50_ms']:.1f} ms, p95 {figures['claim_p95_ms']:.1f} ms over "
-              f"{figures['claims']} claims with {ids['claimant_open']:,} open items already labeled by the claimant "
-              f"(walking every started item first: p50 {figures['walk_p50_ms']:.1f} ms, "
-              f"p95 {figures['walk_p95_ms']:.1f} ms)")
+            print(
+                f"{row['route']:<18} {row['status']:>6} {row['median_ms']:>10.1f} {row['queries']:>8} "
+                f"{row['bytes']:>10,}"
+            )
+        print(
+            f"claim p50 {figures['claim_p50_ms']:.1f} ms, p95 {figures['claim_p95_ms']:.1f} ms over "
+            f"{figures['claims']} claims with {ids['claimant_open']:,} open items already labeled by the claimant "
+            f"(walking every started item first: p50 {figures['walk_p50_ms']:.1f} ms, "
+            f"p95 {figures['walk_p95_ms']:.1f} ms)"
+        )
         print(f"peak RSS of the web process after every page {figures['peak_rss_mb']:.0f} MB")
         print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
 

@@ -7,6 +7,7 @@ class and overall, plus wall time. Inconclusive counts as predicting "incorrect"
 rule-based verifier it also prints its calibrated abstention per type: coverage (the share of rows
 it decided, correct or incorrect) and the precision of those decided verdicts.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,7 +71,13 @@ def scores(pairs: list[tuple[bool, bool]]) -> dict:
 def run_answercheck(rows: list[dict], timeout: float) -> tuple[list[bool], list[str]]:
     predictions, statuses = [], []
     for row in rows:
-        verdict = verify(row["completion"], row["answer"], answer_type=row.get("answer_type"), question=row.get("question"), timeout=timeout)
+        verdict = verify(
+            row["completion"],
+            row["answer"],
+            answer_type=row.get("answer_type"),
+            question=row.get("question"),
+            timeout=timeout,
+        )
         predictions.append(verdict.status == "correct")
         statuses.append(verdict.status)
     return predictions, statuses
@@ -85,9 +92,17 @@ def abstention_table(rows: list[dict], statuses: list[str]) -> None:
         groups[code].append(pair)
         groups[f"[{code[0]}]"].append(pair)
         groups["overall"].append(pair)
-    print("\ncalibrated abstention (grading.answercheck): coverage = decided / n; precision = decided verdicts that agree with the label")
-    print(f"{'type':<8}{'n':>5}{'decided':>9}{'coverage':>10}{'precision':>11}{'correct-prec':>14}{'incorrect-prec':>16}")
-    order = sorted(key for key in groups if not key.startswith("[") and key != "overall") + sorted(key for key in groups if key.startswith("[")) + ["overall"]
+    print(
+        "\ncalibrated abstention (grading.answercheck): coverage = decided / n; precision = decided verdicts that agree with the label"
+    )
+    print(
+        f"{'type':<8}{'n':>5}{'decided':>9}{'coverage':>10}{'precision':>11}{'correct-prec':>14}{'incorrect-prec':>16}"
+    )
+    order = (
+        sorted(key for key in groups if not key.startswith("[") and key != "overall")
+        + sorted(key for key in groups if key.startswith("["))
+        + ["overall"]
+    )
     for key in order:
         pairs = groups[key]
         decided = [(gold, status) for gold, status in pairs if status != "inconclusive"]
@@ -111,7 +126,9 @@ def run_math_verify(rows: list[dict], timeout: float) -> list[bool]:
     predictions = []
     for row in rows:
         try:
-            gold = parse(row["answer"] if "\\boxed" in row["answer"] else f"${row['answer']}$", parsing_timeout=int(timeout))
+            gold = parse(
+                row["answer"] if "\\boxed" in row["answer"] else f"${row['answer']}$", parsing_timeout=int(timeout)
+            )
             answer = parse(row["completion"], parsing_timeout=int(timeout))
             predictions.append(bool(math_verify(gold, answer, timeout_seconds=int(timeout))))
         except Exception:
@@ -165,8 +182,12 @@ def main() -> None:
         print("\nanswercheck mistakes:")
         for row, predicted in zip(rows, ours):
             if predicted != bool(row["gold_correct"]):
-                verdict = verify(row["completion"], row["answer"], answer_type=row.get("answer_type"), question=row.get("question"))
-                print(f"  {row.get('completion_id')}: gold={row['gold_correct']} -> {verdict.status}: {verdict.explanation}")
+                verdict = verify(
+                    row["completion"], row["answer"], answer_type=row.get("answer_type"), question=row.get("question")
+                )
+                print(
+                    f"  {row.get('completion_id')}: gold={row['gold_correct']} -> {verdict.status}: {verdict.explanation}"
+                )
 
 
 if __name__ == "__main__":

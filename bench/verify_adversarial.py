@@ -6,6 +6,7 @@ Prints one line per input (seconds, verdict, within or OVER the bound) for verif
 alone on longer texts, for verify_batch and for verify() off the main thread (a child process does
 the work there; its start-up is part of the first call). Exits non-zero when an item is over.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,9 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=2.0, help="the verifier's time limit in seconds")
     arguments = parser.parse_args()
     limit, bound = arguments.limit, arguments.limit + SLACK
-    print(f"time limit {limit:.1f} s, bound {bound:.1f} s; load average {Path('/proc/loadavg').read_text().split()[:3] if Path('/proc/loadavg').exists() else '?'}")
+    print(
+        f"time limit {limit:.1f} s, bound {bound:.1f} s; load average {Path('/proc/loadavg').read_text().split()[:3] if Path('/proc/loadavg').exists() else '?'}"
+    )
     all_within = True
     worst = 0.0
     print("\nverify(), one item at a time")
@@ -52,7 +55,13 @@ def main() -> None:
         seconds = time.perf_counter() - started
         all_within &= line(name, seconds, bound, f"answer {None if answer is None else answer[:20]!r}")
     print("\nverify_batch, 5 items one after another (bound: 5 x (limit + 0.5 s))")
-    names = ["7000 unclosed boxes", "huge binomial", "700 nested braces", "5000 boxes", "two symbolic 12x12 determinants"]
+    names = [
+        "7000 unclosed boxes",
+        "huge binomial",
+        "700 nested braces",
+        "5000 boxes",
+        "two symbolic 12x12 determinants",
+    ]
     started = time.perf_counter()
     verdicts = verify_batch([BatchItem(*ADVERSARIAL[name]) for name in names], timeout=limit)
     seconds = time.perf_counter() - started
@@ -68,7 +77,9 @@ def main() -> None:
     thread = threading.Thread(target=worker)
     thread.start()
     thread.join()
-    all_within &= line("two symbolic 12x12 determinants, thread", outcome["seconds"], bound + 3, outcome["verdict"].status)
+    all_within &= line(
+        "two symbolic 12x12 determinants, thread", outcome["seconds"], bound + 3, outcome["verdict"].status
+    )
     print(f"\nslowest verify() item: {worst:.2f} s; all within the bound: {all_within}")
     sys.exit(0 if all_within else 1)
 

@@ -11,6 +11,7 @@ With --distinct N every row is different: N realistic completions of 1-8 KB of r
 inline and display math, intermediate results, self-checks) ending in varied answer forms, each
 against its own reference, so no comparison can be reused. math-verify is timed on the same rows.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,9 +53,17 @@ def synthetic_rows(count: int, seed: int = 11) -> list[BatchItem]:
         code, reference, finals = QUESTION_TEMPLATES[index % len(QUESTION_TEMPLATES)]
         n, m, d = generator.randint(2, 90), generator.randint(2, 40), generator.choice([3, 7, 9, 11])
         values = {
-            "n": n, "n1": n + 1, "m": m, "d": d, "m2": n + m, "n2x2": 2 * n * n,
-            "dec": f"{n / d:.3f}", "dec_bad": f"{n / d + 0.01:.3f}", "pi_dec": f"{n * 3.14159265:.2f}",
-            "letter": "ABCD"[index % 4], "other": "ABCD"[(index + 1) % 4],
+            "n": n,
+            "n1": n + 1,
+            "m": m,
+            "d": d,
+            "m2": n + m,
+            "n2x2": 2 * n * n,
+            "dec": f"{n / d:.3f}",
+            "dec_bad": f"{n / d + 0.01:.3f}",
+            "pi_dec": f"{n * 3.14159265:.2f}",
+            "letter": "ABCD"[index % 4],
+            "other": "ABCD"[(index + 1) % 4],
         }
         questions.append((code, reference.format(**values), [final.format(**values) for final in finals]))
     rows = []
@@ -80,10 +89,20 @@ REASONING_SENTENCES = [
 ]
 DISTINCT_ENDINGS = [
     ("A1", "{n}", "Therefore, the final answer is $\\boxed{{{a}}}$.", ["{n}", "{n1}"]),
-    ("A3", "\\frac{{{n}}}{{{d}}}", "**Final Answer**\n\\[\n\\boxed{{{a}}}\n\\]", ["\\frac{{{n}}}{{{d}}}", "{dec}", "\\frac{{{d}}}{{{n}}}"]),
+    (
+        "A3",
+        "\\frac{{{n}}}{{{d}}}",
+        "**Final Answer**\n\\[\n\\boxed{{{a}}}\n\\]",
+        ["\\frac{{{n}}}{{{d}}}", "{dec}", "\\frac{{{d}}}{{{n}}}"],
+    ),
     ("A2", "{n}\\pi", "Thus the area is $\\boxed{{{a}}}$ square units.", ["{n}\\pi", "{n1}\\pi"]),
     ("A4", "{n}\\sqrt{{2}}", "Final answer: ${a}$", ["{n}\\sqrt{{2}}", "\\sqrt{{{n2x2}}}", "{n}\\sqrt{{3}}"]),
-    ("A8", "{n}, -{m}", "The solutions are $x = {n}$ and $x = -{m}$, so the answer is $\\boxed{{{a}}}$.", ["{n}, -{m}", "-{m}, {n}", "{n}"]),
+    (
+        "A8",
+        "{n}, -{m}",
+        "The solutions are $x = {n}$ and $x = -{m}$, so the answer is $\\boxed{{{a}}}$.",
+        ["{n}, -{m}", "-{m}, {n}", "{n}"],
+    ),
     ("B1", "x^2+{n}x", "Hence $f(x) = \\boxed{{{a}}}$.", ["x(x+{n})", "x^2+{n1}x"]),
     ("B3", "[{n}, {m2})", "So the solution set is $\\boxed{{{a}}}$.", ["[{n}, {m2})", "({n}, {m2})"]),
     ("C1", "{letter}", "The answer is ({a}).", ["{letter}", "{other}"]),
@@ -99,16 +118,34 @@ def distinct_rows(count: int, seed: int = 23) -> list[BatchItem]:
         code, reference, ending, finals = DISTINCT_ENDINGS[index % len(DISTINCT_ENDINGS)]
         n, m, d = 100 + index, generator.randint(2, 400), generator.choice([3, 7, 9, 11, 13])
         values = {
-            "n": n, "n1": n + 1, "m": m, "d": d, "m2": n + m, "n2x2": 2 * n * n, "dec": f"{n / d:.4f}",
-            "letter": "ABCD"[index % 4], "other": "ABCD"[(index + 1) % 4],
+            "n": n,
+            "n1": n + 1,
+            "m": m,
+            "d": d,
+            "m2": n + m,
+            "n2x2": 2 * n * n,
+            "dec": f"{n / d:.4f}",
+            "letter": "ABCD"[index % 4],
+            "other": "ABCD"[(index + 1) % 4],
         }
         target = generator.uniform(1000, 8000)
         parts = []
         while sum(len(part) + 2 for part in parts) < target:
             x, y, z = generator.randint(2, 99), generator.randint(2, 99), generator.randint(2, 40)
-            parts.append(generator.choice(REASONING_SENTENCES).format(
-                x=x, y=y, z=z, s=x + y, p=x * y, q=x * x + y * y, d=2 * x, xx=x * x, disc=y * y - 4 * x * z, tri=z * (z + 1) // 2,
-            ))
+            parts.append(
+                generator.choice(REASONING_SENTENCES).format(
+                    x=x,
+                    y=y,
+                    z=z,
+                    s=x + y,
+                    p=x * y,
+                    q=x * x + y * y,
+                    d=2 * x,
+                    xx=x * x,
+                    disc=y * y - 4 * x * z,
+                    tri=z * (z + 1) // 2,
+                )
+            )
         final = generator.choice(finals).format(**values)
         completion = "\n\n".join(parts) + "\n\n" + ending.format(a=final, **values)
         rows.append(BatchItem(completion=completion, reference=reference.format(**values), answer_type=code))
@@ -131,15 +168,19 @@ def time_math_verify(rows: list[BatchItem], sample_size: int) -> tuple[float, in
 def run_distinct(count: int, workers_list: list[int], timeout: float) -> None:
     rows = distinct_rows(count)
     sizes = sorted(len(row.completion) for row in rows)
-    print(f"{len(rows)} distinct rows, completions {sizes[0]:,}-{sizes[-1]:,} characters (median {sizes[len(sizes) // 2]:,}); "
-          f"{len({(row.reference, row.completion) for row in rows})} distinct (reference, completion) texts")
+    print(
+        f"{len(rows)} distinct rows, completions {sizes[0]:,}-{sizes[-1]:,} characters (median {sizes[len(sizes) // 2]:,}); "
+        f"{len({(row.reference, row.completion) for row in rows})} distinct (reference, completion) texts"
+    )
     timings = {}
     for workers in workers_list:
         started = time.perf_counter()
         verdicts = verify_batch(rows, timeout=timeout, workers=workers)
         timings[workers] = time.perf_counter() - started
         statuses = Counter(verdict.status for verdict in verdicts)
-        print(f"answercheck.verify_batch, {workers} worker(s): {timings[workers]:.2f} s ({len(rows) / timings[workers]:,.0f} rows/s); {dict(statuses)}")
+        print(
+            f"answercheck.verify_batch, {workers} worker(s): {timings[workers]:.2f} s ({len(rows) / timings[workers]:,.0f} rows/s); {dict(statuses)}"
+        )
     seconds, sampled = time_math_verify(rows, len(rows))
     print(f"math-verify parse+verify, 1 process: {seconds:.2f} s on the same {sampled} rows (measured)")
     for workers, elapsed in timings.items():
@@ -152,7 +193,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[2])
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--math-verify-sample", type=int, default=2000)
-    parser.add_argument("--distinct", type=int, metavar="N", help="N distinct realistic rows (1-8 KB each) instead of repeated ones")
+    parser.add_argument(
+        "--distinct", type=int, metavar="N", help="N distinct realistic rows (1-8 KB each) instead of repeated ones"
+    )
     arguments = parser.parse_args()
 
     if arguments.distinct:

@@ -4,6 +4,7 @@ A git-ignored `.env` beside manage.py (written by `make install` with DEBUG=1 an
 what the environment does not set, so the README's commands work as written on a developer's machine. Without it,
 and without DEBUG, SECRET_KEY must be given.
 """
+
 import os
 from pathlib import Path
 
@@ -185,7 +186,8 @@ API_TOKEN_TTL_HOURS = float(os.environ.get("API_TOKEN_TTL_HOURS", str(24 * 30)))
 CACHE_URL = os.environ.get("CACHE_URL", "")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
-    if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "mathlabel"}
+    if CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "mathlabel"}
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "mathlabel API",

@@ -1,6 +1,7 @@
 """POST /api/auth/token/ gives a user their API token (throttled per address, refused while the username is locked
 out after failed attempts, a fresh token once the old one has expired); DELETE revokes the caller's own token.
 Admins revoke anyone's on the admin's Tokens page."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -53,10 +54,15 @@ class TokenView(ObtainAuthToken):
         return super().get_authenticators()
 
     @extend_schema(
-        request=inline_serializer("TokenRequest", {"username": serializers.CharField(),
-                                                   "password": serializers.CharField()}),
-        responses={200: inline_serializer("TokenResponse", {"token": serializers.CharField(),
-                                                            "expires": serializers.DateTimeField(allow_null=True)})},
+        request=inline_serializer(
+            "TokenRequest", {"username": serializers.CharField(), "password": serializers.CharField()}
+        ),
+        responses={
+            200: inline_serializer(
+                "TokenResponse",
+                {"token": serializers.CharField(), "expires": serializers.DateTimeField(allow_null=True)},
+            )
+        },
     )
     def post(self, request, *args, **kwargs):
         data = request.data if hasattr(request.data, "get") else {}

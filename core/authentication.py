@@ -1,5 +1,6 @@
 """API tokens that expire: a token older than API_TOKEN_TTL_HOURS is refused (and deleted), so a leaked token stops
 working by itself; 0 keeps tokens until they are revoked."""
+
 from __future__ import annotations
 
 from datetime import timedelta

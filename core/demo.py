@@ -12,6 +12,7 @@ changes nothing. Apps add their own steps (the demo dataset, an annotation proje
         dataset = context.datasets["demo"]
         ...
 """
+
 from __future__ import annotations
 
 import sys
@@ -96,7 +97,10 @@ def create_demo_users(context: DemoContext) -> None:
         if created:
             is_admin = role == roles.ADMIN
             user = user_model.objects.create_user(
-                username=username, password=DEMO_PASSWORD, is_staff=is_admin, is_superuser=is_admin,
+                username=username,
+                password=DEMO_PASSWORD,
+                is_staff=is_admin,
+                is_superuser=is_admin,
             )
             user.groups.add(Group.objects.get_or_create(name=role)[0])
         context.users[username] = user

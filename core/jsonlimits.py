@@ -4,6 +4,7 @@ Used for request bodies (core.parsers) and for import lines, so a line or a body
 message instead of a crash. A document with no more opening brackets than the limit cannot be too deep and is
 parsed as it is; otherwise its parsed value is walked without recursion.
 """
+
 from __future__ import annotations
 
 import json

@@ -3,6 +3,7 @@
 Pure module, no Django imports. The workflow engine is generic over these; each subject kind (core.subjects) brings
 its own rules, defined by the app that owns the subject.
 """
+
 from __future__ import annotations
 
 import math
@@ -89,7 +90,7 @@ class ScoreRules(LabelRules):
         scores = sorted(token for token in tokens if token != UNSUITABLE)
         if len(scores) < 2 or unsuitable:
             return False, None
-        close_pair = any(abs(a - b) <= threshold for i, a in enumerate(scores) for b in scores[i + 1:])
+        close_pair = any(abs(a - b) <= threshold for i, a in enumerate(scores) for b in scores[i + 1 :])
         if close_pair:
             return True, statistics.median(scores)
         return False, None

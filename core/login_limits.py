@@ -6,6 +6,7 @@ LOGIN_MAX_FAILURES failures, or an address five times as many, further attempts 
 `Retry-After` before any password is checked, so the right password does not help a guesser either. A successful
 sign-in clears its username's count.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -1,6 +1,7 @@
 """Middleware of the whole site: the sign-in rate limit (core.login_limits) in front of the login forms, and a
 database outage answered with 503 and Retry-After instead of a server error (with `server_error`, the 500 handler,
 for what fails outside a view)."""
+
 from __future__ import annotations
 
 import logging
@@ -24,8 +25,10 @@ def wants_json(request) -> bool:
 
 
 def plain_page(status: int, title: str, message: str) -> HttpResponse:
-    body = (f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title></head>"
-            f"<body><h1>{escape(title)}</h1><p>{escape(message)}</p></body></html>")
+    body = (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title></head>'
+        f"<body><h1>{escape(title)}</h1><p>{escape(message)}</p></body></html>"
+    )
     return HttpResponse(body, status=status, content_type="text/html; charset=utf-8")
 
 

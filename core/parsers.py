@@ -1,5 +1,6 @@
 """The API's JSON parser: DRF's, with a bounded nesting depth (JSON_MAX_DEPTH), so a body of `[[[[...]]]]` is a
 400 that says why, never a RecursionError and a 500."""
+
 from __future__ import annotations
 
 import codecs

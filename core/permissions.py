@@ -4,6 +4,7 @@ Annotators and adjudicators only ever see items through the annotation workflow,
 data endpoints (datasets, questions, references, completions, prior labels) are for researchers
 and admins. Other apps reuse these classes for their own endpoints.
 """
+
 from __future__ import annotations
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission

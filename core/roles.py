@@ -1,4 +1,5 @@
 """Roles are Django groups, created by a data migration."""
+
 from __future__ import annotations
 
 ANNOTATOR = "annotator"

@@ -1,5 +1,6 @@
 """The API's router: an id in a path is a number, so `/api/items/abc/` is a 404 from the URL resolver and never
 reaches a query that would fail on it. A viewset whose ids are not numbers sets its own `lookup_value_regex`."""
+
 from rest_framework.routers import SimpleRouter
 
 # Nineteen digits hold any bigint; a longer run of digits is no id (and converting thousands of digits is refused).

@@ -2,6 +2,7 @@
 (and the schema fuzz test) knows them: 401 and 403 (not signed in, not allowed), 404 for an operation on an object,
 409 for a write that conflicts with the object's state, 429 for the throttled sign-in, and 503 while the database
 cannot be reached. Each is a JSON object that usually says why in `detail`."""
+
 from __future__ import annotations
 
 ERROR_SCHEMA = {
@@ -22,8 +23,10 @@ PUBLIC = {("/api/auth/token/", "post")}
 
 
 def _error_response(code: str) -> dict:
-    return {"description": DESCRIPTIONS[code],
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    return {
+        "description": DESCRIPTIONS[code],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
 
 
 def add_error_responses(result, generator, request, public):

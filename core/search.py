@@ -4,6 +4,7 @@ On PostgreSQL a search is full text (English stemming, web-search syntax: words,
 a GIN index on `to_tsvector('english', column)` serves; the benchmark data creates those indexes on question and
 completion text. Elsewhere (SQLite in tests and development) every word must occur in the column, in any case.
 """
+
 from __future__ import annotations
 
 from django.db import connection

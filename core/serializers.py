@@ -1,4 +1,5 @@
 """Serializers every app's API shares."""
+
 from __future__ import annotations
 
 from rest_framework import serializers

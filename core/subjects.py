@@ -21,6 +21,7 @@ Verdicts of automatic verifiers are not the subject's own data: the app that kee
 app may also answer criteria of its own about the subjects (`register_subject_filter`, e.g. "the verifier X said
 incorrect"); the workflow asks every hook through `subject_id_filters` and never learns which app answered.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence

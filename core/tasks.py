@@ -1,4 +1,5 @@
 """Celery tasks of the shared core: run any registered background job, and recover jobs whose worker died."""
+
 from __future__ import annotations
 
 from celery import shared_task

@@ -1,4 +1,5 @@
 """The VerifyBench answer-type taxonomy. Pure data and parsing; no Django imports."""
+
 from __future__ import annotations
 
 import re
@@ -45,7 +46,9 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
     AnswerType("B5", "Matrix/Vector", r"\begin{pmatrix} -7 \\ 16 \end{pmatrix}", "A matrix or a vector."),
     AnswerType("C1", "Single Choice", "B", "One correct option out of several."),
     AnswerType("C2", "Multiple Choice", "A, C", "Several correct options out of several."),
-    AnswerType("C3", "Finite state selection", "True", "One state out of a finite set: true/false, yes/no, valid/invalid."),
+    AnswerType(
+        "C3", "Finite state selection", "True", "One state out of a finite set: true/false, yes/no, valid/invalid."
+    ),
     AnswerType("D1", "Specific", "photosynthesis", "A specific word or wording must appear."),
     AnswerType("D2", "Semantic", "the sequence diverges", "Natural language judged by semantic equivalence."),
 )

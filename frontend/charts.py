@@ -2,6 +2,7 @@
 
 Templates draw the shapes; nothing here produces markup, so every label goes through template escaping.
 """
+
 from __future__ import annotations
 
 import math
@@ -99,8 +100,14 @@ def _format(value: float) -> str:
 
 
 def grouped_bars(
-    rows: list[dict], *, category: str, series: tuple[str, ...], width: int = 720, height: int = 240,
-    max_x_ticks: int = 10, max_bar_width: float = 28,
+    rows: list[dict],
+    *,
+    category: str,
+    series: tuple[str, ...],
+    width: int = 720,
+    height: int = 240,
+    max_x_ticks: int = 10,
+    max_bar_width: float = 28,
 ) -> Chart:
     """Vertical bars, one group per row (e.g. per day) and one bar per series within the group."""
     chart = Chart(width, height, plot_left=44, plot_top=12, plot_width=width - 56, plot_height=height - 48)
@@ -116,18 +123,25 @@ def grouped_bars(
         group_left = chart.plot_left + index * group_width + (group_width - bar_width * len(series)) / 2
         for offset, name in enumerate(series):
             bar_height = chart.plot_height * row[name] / top
-            chart.bars.append(Bar(
-                x=round(group_left + offset * bar_width, 2), y=round(chart.plot_bottom - bar_height, 2),
-                width=round(bar_width, 2), height=round(bar_height, 2), series=name, value=row[name],
-                title=f"{row[category]}: {row[name]} {name}",
-            ))
+            chart.bars.append(
+                Bar(
+                    x=round(group_left + offset * bar_width, 2),
+                    y=round(chart.plot_bottom - bar_height, 2),
+                    width=round(bar_width, 2),
+                    height=round(bar_height, 2),
+                    series=name,
+                    value=row[name],
+                    title=f"{row[category]}: {row[name]} {name}",
+                )
+            )
         if index % label_every == 0:
             chart.x_ticks.append(Tick(round(group_left + bar_width * len(series) / 2, 2), str(row[category])))
     return chart
 
 
-def horizontal_bars(rows: list[dict], *, category: str, value: str, width: int = 720, row_height: int = 26,
-                    maximum: float = 1.0) -> Chart:
+def horizontal_bars(
+    rows: list[dict], *, category: str, value: str, width: int = 720, row_height: int = 26, maximum: float = 1.0
+) -> Chart:
     """One horizontal bar per row, for shares between 0 and `maximum`; rows with no value get no bar."""
     height = 28 + row_height * max(1, len(rows))
     chart = Chart(width, height, plot_left=90, plot_top=6, plot_width=width - 160, plot_height=row_height * len(rows))
@@ -141,9 +155,16 @@ def horizontal_bars(rows: list[dict], *, category: str, value: str, width: int =
             chart.value_labels.append(Tick(round(y + row_height / 2, 2), "n/a"))
             continue
         bar_width = chart.plot_width * max(0.0, min(share, maximum)) / maximum
-        chart.bars.append(Bar(
-            x=chart.plot_left, y=round(y + row_height * 0.15, 2), width=round(bar_width, 2),
-            height=round(row_height * 0.7, 2), series=value, value=share, title=f"{row[category]}: {share:.2f}",
-        ))
+        chart.bars.append(
+            Bar(
+                x=chart.plot_left,
+                y=round(y + row_height * 0.15, 2),
+                width=round(bar_width, 2),
+                height=round(row_height * 0.7, 2),
+                series=value,
+                value=share,
+                title=f"{row[category]}: {share:.2f}",
+            )
+        )
         chart.value_labels.append(Tick(round(y + row_height / 2, 2), f"{share:.2f}"))
     return chart

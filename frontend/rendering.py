@@ -5,6 +5,7 @@ text, `<span class="math" data-display="inline">` or `<div class="math" data-dis
 browser bundle typesets with KaTeX. Raw HTML in the input is escaped by the Markdown parser, and the
 result is sanitized with nh3 against a strict allowlist, so markup can only come from this module.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,15 +33,62 @@ _START = "\ue000"
 _END = "\ue001"
 _SENTINELS = re.compile("[\ue000\ue001]")
 
-ALLOWED_TAGS = frozenset({
-    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code", "pre",
-    "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td", "span", "div", "mark",
-})
+ALLOWED_TAGS = frozenset(
+    {
+        "p",
+        "br",
+        "hr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "strong",
+        "em",
+        "del",
+        "s",
+        "code",
+        "pre",
+        "blockquote",
+        "ul",
+        "ol",
+        "li",
+        "a",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "span",
+        "div",
+        "mark",
+    }
+)
 # Tags whose whole content goes, not only the tag (they never come from the renderer anyway).
-REMOVED_WITH_CONTENT = frozenset({
-    "script", "style", "iframe", "object", "embed", "noscript", "template", "textarea", "title", "svg", "math",
-    "frame", "frameset", "noembed", "noframes", "xmp", "select", "applet",
-})
+REMOVED_WITH_CONTENT = frozenset(
+    {
+        "script",
+        "style",
+        "iframe",
+        "object",
+        "embed",
+        "noscript",
+        "template",
+        "textarea",
+        "title",
+        "svg",
+        "math",
+        "frame",
+        "frameset",
+        "noembed",
+        "noframes",
+        "xmp",
+        "select",
+        "applet",
+    }
+)
 
 _cleaner = nh3.Cleaner(
     tags=set(ALLOWED_TAGS),
@@ -51,8 +99,11 @@ _cleaner = nh3.Cleaner(
         "div": {"data-display": {"block"}, "id": {FINAL_ANSWER_ID}},
         "mark": {"id": {FINAL_ANSWER_ID}},
     },
-    allowed_classes={"span": {"math"}, "div": {"math", FINAL_ANSWER_CLASS},
-                     "mark": {FINAL_ANSWER_CLASS, FINAL_ANSWER_DISPLAY_CLASS}},
+    allowed_classes={
+        "span": {"math"},
+        "div": {"math", FINAL_ANSWER_CLASS},
+        "mark": {FINAL_ANSWER_CLASS, FINAL_ANSWER_DISPLAY_CLASS},
+    },
     url_schemes={"http", "https", "mailto"},
     link_rel="noopener noreferrer nofollow",
     # Only absolute http(s)/mailto links: a relative link in a completion would point into this app.
@@ -66,6 +117,7 @@ def sanitize_html(html: str) -> str:
 
 
 # --- Math syntax the Markdown plugins do not cover: \( \), \[ \] and bare \boxed{} -------------------
+
 
 def _preceded_by_odd_backslashes(src: str, pos: int) -> bool:
     count = 0
@@ -86,11 +138,11 @@ def _bracket_math_inline(state: StateInline, silent: bool) -> bool:
     end = src.find(closer, pos + 2, state.posMax)
     while end != -1 and _preceded_by_odd_backslashes(src, end):
         end = src.find(closer, end + 1, state.posMax)
-    if end == -1 or not src[pos + 2:end].strip():
+    if end == -1 or not src[pos + 2 : end].strip():
         return False
     if not silent:
         token = state.push("math_inline" if opener == "(" else "math_inline_double", "math", 0)
-        token.content = src[pos + 2:end]
+        token.content = src[pos + 2 : end]
         token.markup = "\\" + opener
     state.pos = end + 2
     return True
@@ -119,7 +171,7 @@ def _boxed_inline(state: StateInline, silent: bool) -> bool:
         return False
     if not silent:
         token = state.push("math_inline", "math", 0)
-        token.content = src[pos:index + 1]
+        token.content = src[pos : index + 1]
         token.markup = "\\boxed"
     state.pos = index + 1
     return True
@@ -137,7 +189,7 @@ def _bracket_math_block(state: StateBlock, start_line: int, end_line: int, silen
     first = True
     while line < end_line:
         line_start = begin + 2 if first else state.bMarks[line] + state.tShift[line]
-        text = state.src[line_start:state.eMarks[line]]
+        text = state.src[line_start : state.eMarks[line]]
         if not first and not text.strip():
             return False
         closing = text.rstrip()
@@ -185,8 +237,9 @@ def build_markdown() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     # Remote images would make the reader's browser fetch arbitrary URLs: images render as their link text.
     md.disable("image")
-    dollarmath_plugin(md, allow_labels=False, allow_space=True, allow_digits=False,
-                      allow_blank_lines=False, double_inline=True)
+    dollarmath_plugin(
+        md, allow_labels=False, allow_space=True, allow_digits=False, allow_blank_lines=False, double_inline=True
+    )
     amsmath_plugin(md)
     md.block.ruler.before("fence", "math_block_brackets", _bracket_math_block)
     md.inline.ruler.before("escape", "math_brackets", _bracket_math_inline)
@@ -238,7 +291,7 @@ def render_snippet(text: str, limit: int) -> SafeString:
         raise TypeError(f"render_snippet expects str, got {type(text).__name__}")
     flat = " ".join(text.split())
     if len(flat) > limit:
-        flat = flat[:_snippet_cut(flat, limit)].rstrip() + "\u2026"
+        flat = flat[: _snippet_cut(flat, limit)].rstrip() + "\u2026"
     html = _markdown.renderInline(_neutralise_sentinels(flat)).replace('data-display="block"', 'data-display="inline"')
     return mark_safe(sanitize_html(html))  # noqa: S308 - sanitized just above
 
@@ -248,8 +301,30 @@ def render_snippet(text: str, limit: int) -> SafeString:
 _LEADING_BLOCK_MARKERS = re.compile(r"[ \t]*(?:(?:>[ \t]?)|(?:[-*+][ \t]+)|(?:\d{1,9}[.)][ \t]+)|(?:#{1,6}[ \t]+))*")
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*>")
 _VOID_TAGS = frozenset({"br", "hr", "img", "input"})
-_BLOCK_TAGS = frozenset({"div", "p", "pre", "ul", "ol", "li", "table", "blockquote", "h1", "h2", "h3", "h4",
-                         "h5", "h6", "hr", "thead", "tbody", "tr", "th", "td"})
+_BLOCK_TAGS = frozenset(
+    {
+        "div",
+        "p",
+        "pre",
+        "ul",
+        "ol",
+        "li",
+        "table",
+        "blockquote",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+    }
+)
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
@@ -283,7 +358,7 @@ def _wrap_inline(marked_html: str) -> str | None:
     start, end = marked_html.index(_START), marked_html.index(_END)
     if start > end:
         return None
-    inner = marked_html[start + 1:end]
+    inner = marked_html[start + 1 : end]
     balanced, has_block = _is_balanced(inner)
     if not balanced or not inner.strip():
         return None
@@ -291,8 +366,9 @@ def _wrap_inline(marked_html: str) -> str | None:
     classes = FINAL_ANSWER_CLASS
     if tag == "mark" and 'data-display="block"' in inner:
         classes = f"{FINAL_ANSWER_CLASS} {FINAL_ANSWER_DISPLAY_CLASS}"
-    return (f'{marked_html[:start]}<{tag} class="{classes}" id="{FINAL_ANSWER_ID}">'
-            f"{inner}</{tag}>{marked_html[end + 1:]}")
+    return (
+        f'{marked_html[:start]}<{tag} class="{classes}" id="{FINAL_ANSWER_ID}">{inner}</{tag}>{marked_html[end + 1 :]}'
+    )
 
 
 def _top_level_groups(tokens: list[Token]) -> list[tuple[int, int]]:
@@ -318,8 +394,11 @@ def _wrap_blocks(text: str, start: int, end: int) -> str:
     tokens = _markdown.parse(text)
     first_line = len(_LINE_BREAK.findall(text, 0, start))
     last_line = len(_LINE_BREAK.findall(text, 0, max(start, end - 1)))
-    touched = [(first, last) for first, last in _top_level_groups(tokens)
-               if tokens[first].map and tokens[first].map[0] <= last_line and first_line < tokens[first].map[1]]
+    touched = [
+        (first, last)
+        for first, last in _top_level_groups(tokens)
+        if tokens[first].map and tokens[first].map[0] <= last_line and first_line < tokens[first].map[1]
+    ]
     if touched:
         open_token = Token("html_block", "", 0)
         open_token.content = f'<div class="{FINAL_ANSWER_CLASS}" id="{FINAL_ANSWER_ID}">\n'
@@ -340,8 +419,18 @@ def _highlight_within_one_paragraph(text: str, start: int, end: int) -> str | No
     tokens = _markdown.parse(text, env)
     first_line = len(_LINE_BREAK.findall(text, 0, start))
     last_line = len(_LINE_BREAK.findall(text, 0, max(start, end - 1)))
-    target = next((token for token in tokens if token.type == "inline" and token.level == 1 and token.map
-                   and token.map[0] <= first_line and last_line < token.map[1]), None)
+    target = next(
+        (
+            token
+            for token in tokens
+            if token.type == "inline"
+            and token.level == 1
+            and token.map
+            and token.map[0] <= first_line
+            and last_line < token.map[1]
+        ),
+        None,
+    )
     if target is None:
         return None
     line_offsets = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
@@ -445,7 +534,7 @@ def wrap_bare_tex(text: str) -> str:
     def wrap(match: re.Match) -> str:
         run = match.group(0)
         core = run.rstrip(".,;:")
-        return f"${core}${run[len(core):]}"
+        return f"${core}${run[len(core) :]}"
 
     return _BARE_TEX_RUN.sub(wrap, text)
 
@@ -491,7 +580,11 @@ def render_explanation(text: str, limit: int = 600) -> SafeString:
 
 def verdict_rows(verdicts: list[dict]) -> list[dict]:
     """Verdicts with their extracted answer typeset as math and their explanation as Markdown with math."""
-    return [{**verdict,
-             "extracted_html": render_answer(verdict["extracted_answer"]) if verdict.get("extracted_answer") else "",
-             "explanation_html": render_explanation(verdict["explanation"]) if verdict.get("explanation") else ""}
-            for verdict in verdicts]
+    return [
+        {
+            **verdict,
+            "extracted_html": render_answer(verdict["extracted_answer"]) if verdict.get("extracted_answer") else "",
+            "explanation_html": render_explanation(verdict["explanation"]) if verdict.get("explanation") else "",
+        }
+        for verdict in verdicts
+    ]

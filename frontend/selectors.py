@@ -1,4 +1,5 @@
 """Read-side queries behind the pages."""
+
 from __future__ import annotations
 
 from django.db.models import BigIntegerField, OuterRef, Prefetch, Subquery, Sum, Value
@@ -26,8 +27,13 @@ def dataset_totals() -> dict:
 
 def _tally(*keys: str):
     """The sum of some of a project's tallies (annotation.aggregates), as a subquery: a few indexed rows a project."""
-    summed = (ProjectTally.objects.filter(project=OuterRef("pk"), key__in=keys).order_by()
-              .values("project").annotate(total=Sum("count")).values("total"))
+    summed = (
+        ProjectTally.objects.filter(project=OuterRef("pk"), key__in=keys)
+        .order_by()
+        .values("project")
+        .annotate(total=Sum("count"))
+        .values("total")
+    )
     return Coalesce(Subquery(summed, output_field=BigIntegerField()), Value(0))
 
 
@@ -41,21 +47,32 @@ def projects_with_item_counts(projects):
 
 def annotator_projects(user) -> list[dict]:
     """Active projects the user labels in, with their own progress."""
-    projects = AnnotationProject.objects.select_related("dataset").filter(
-        is_active=True, preparing=False, memberships__user=user, memberships__role=ProjectMember.Role.ANNOTATOR,
-        memberships__is_active=True,
-    ).distinct()
-    return [
-        {"project": project, "progress": annotation_selectors.my_progress(project, user)}
-        for project in projects
-    ]
+    projects = (
+        AnnotationProject.objects.select_related("dataset")
+        .filter(
+            is_active=True,
+            preparing=False,
+            memberships__user=user,
+            memberships__role=ProjectMember.Role.ANNOTATOR,
+            memberships__is_active=True,
+        )
+        .distinct()
+    )
+    return [{"project": project, "progress": annotation_selectors.my_progress(project, user)} for project in projects]
 
 
 def adjudicator_projects(user):
-    projects = AnnotationProject.objects.select_related("dataset").filter(
-        is_active=True, preparing=False, memberships__user=user, memberships__role=ProjectMember.Role.ADJUDICATOR,
-        memberships__is_active=True,
-    ).distinct()
+    projects = (
+        AnnotationProject.objects.select_related("dataset")
+        .filter(
+            is_active=True,
+            preparing=False,
+            memberships__user=user,
+            memberships__role=ProjectMember.Role.ADJUDICATOR,
+            memberships__is_active=True,
+        )
+        .distinct()
+    )
     return projects_with_item_counts(projects)
 
 
@@ -80,7 +97,11 @@ def completion_for_display(completion_id: int) -> Completion | None:
 def dataset_questions(dataset: Dataset):
     return (
         Question.objects.filter(dataset=dataset)
-        .prefetch_related(Prefetch("completions", queryset=Completion.objects.only(
-            "id", "question_id", "model_name", "sample_index", "external_id")))
+        .prefetch_related(
+            Prefetch(
+                "completions",
+                queryset=Completion.objects.only("id", "question_id", "model_name", "sample_index", "external_id"),
+            )
+        )
         .order_by("id")
     )

@@ -1,5 +1,6 @@
 """Server-rendered pages. Untrusted text (questions, references, completions) only reaches a template
 through frontend.rendering, which returns sanitized HTML."""
+
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
@@ -59,12 +60,16 @@ def completion_detail(request, completion_id: int):
         }
         for reference in question.references.all()
     ]
-    return render(request, "frontend/completion_detail.html", {
-        "completion": completion,
-        "question": question,
-        "question_html": render_markdown(question.text),
-        "references": references,
-        "completion_html": render_with_final_answer(completion.text, span),
-        "has_final_answer": span is not None,
-        "prior_labels": list(completion.prior_labels.all()),
-    })
+    return render(
+        request,
+        "frontend/completion_detail.html",
+        {
+            "completion": completion,
+            "question": question,
+            "question_html": render_markdown(question.text),
+            "references": references,
+            "completion_html": render_with_final_answer(completion.text, span),
+            "has_final_answer": span is not None,
+            "prior_labels": list(completion.prior_labels.all()),
+        },
+    )

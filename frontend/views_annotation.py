@@ -4,6 +4,7 @@ Everything an annotator sees of a task comes from annotation.selectors.task_payl
 people's labels, imported labels and (unless the project shows them) model names. The browser never renders
 Markdown: the labeling page swaps in task fragments rendered here.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,14 +47,16 @@ def taxonomy_choices() -> tuple[dict, ...]:
             example_html = render_markdown(answer_type.example)
         else:
             example_html = render_markdown(f"${answer_type.example}$")
-        choices.append({
-            "code": answer_type.code,
-            "name": answer_type.name,
-            "description": answer_type.description,
-            "coarse": answer_type.coarse,
-            "coarse_name": taxonomy.COARSE_CLASSES[answer_type.coarse],
-            "example_html": example_html,
-        })
+        choices.append(
+            {
+                "code": answer_type.code,
+                "name": answer_type.name,
+                "description": answer_type.description,
+                "coarse": answer_type.coarse,
+                "coarse_name": taxonomy.COARSE_CLASSES[answer_type.coarse],
+                "example_html": example_html,
+            }
+        )
     return tuple(choices)
 
 
@@ -143,8 +146,11 @@ def _task_id(body: dict, name: str = "task_id") -> int:
 
 def _held_ids(body: dict) -> set[int]:
     held = body.get("have", [])
-    if not isinstance(held, list) or len(held) > _MAX_HELD or any(
-            isinstance(value, bool) or not isinstance(value, int) for value in held):
+    if (
+        not isinstance(held, list)
+        or len(held) > _MAX_HELD
+        or any(isinstance(value, bool) or not isinstance(value, int) for value in held)
+    ):
         raise _BadRequest(f"have must be a list of at most {_MAX_HELD} task ids")
     return set(held)
 
@@ -189,12 +195,22 @@ def _apply(request, project: AnnotationProject, action: str, body: dict) -> dict
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0):
         raise _BadRequest("seconds_spent must be a number of seconds")
     result = services.submit_label(
-        task, request.user, value=body.get("value"), note=_text(body, "note", 20000),
-        unsuitable=body.get("unsuitable") is True, unsuitable_reason=_text(body, "unsuitable_reason", 5000),
+        task,
+        request.user,
+        value=body.get("value"),
+        note=_text(body, "note", 20000),
+        unsuitable=body.get("unsuitable") is True,
+        unsuitable_reason=_text(body, "unsuitable_reason", 5000),
         seconds_spent=float(seconds) if seconds is not None else None,
     )
-    return {"saved": {"task_id": task.pk, "value": result.label.value, "unsuitable": result.label.unsuitable,
-                      "created": result.created}}
+    return {
+        "saved": {
+            "task_id": task.pk,
+            "value": result.label.value,
+            "unsuitable": result.label.unsuitable,
+            "created": result.created,
+        }
+    }
 
 
 @login_required
@@ -257,6 +273,7 @@ def label_fragment(request, project_id: int):
 
 # ---------------------------------------------------------------- adjudication
 
+
 @login_required
 @require_GET
 def conflicts_page(request, project_id: int):
@@ -265,15 +282,30 @@ def conflicts_page(request, project_id: int):
     try:
         conflicts, next_key = selectors.conflicts_page(project, after)
     except selectors.InvalidFilter as exc:
-        return render(request, "annotation/conflicts.html", {"project": project, "rows": [], "error": str(exc)},
-                      status=400)
+        return render(
+            request, "annotation/conflicts.html", {"project": project, "rows": [], "error": str(exc)}, status=400
+        )
     summaries = selectors.summaries(conflicts)
-    rows = [{"item": item, "summary": summaries[item.pk], "review_url": review_url(item),
-             "item_url": reverse("item-detail", args=[item.pk])} for item in conflicts]
-    return render(request, "annotation/conflicts.html", {
-        "project": project, "rows": rows, "after": after, "next_key": next_key,
-        "total": selectors.conflict_count(project),
-    })
+    rows = [
+        {
+            "item": item,
+            "summary": summaries[item.pk],
+            "review_url": review_url(item),
+            "item_url": reverse("item-detail", args=[item.pk]),
+        }
+        for item in conflicts
+    ]
+    return render(
+        request,
+        "annotation/conflicts.html",
+        {
+            "project": project,
+            "rows": rows,
+            "after": after,
+            "next_key": next_key,
+            "total": selectors.conflict_count(project),
+        },
+    )
 
 
 def review_url(item: Item) -> str:
@@ -316,8 +348,13 @@ def adjudicate_page(request, item_id: int):
             error = "Choose a final value (or unsuitable) before deciding."
         else:
             try:
-                services.adjudicate(item, request.user, value=None if unsuitable else _decision_value(
-                    project, form["decision"]), unsuitable=unsuitable, rationale=form["rationale"])
+                services.adjudicate(
+                    item,
+                    request.user,
+                    value=None if unsuitable else _decision_value(project, form["decision"]),
+                    unsuitable=unsuitable,
+                    rationale=form["rationale"],
+                )
             except services.WorkflowError as exc:
                 error = str(exc)
             else:
@@ -334,22 +371,27 @@ def adjudicate_page(request, item_id: int):
         completion_html, has_final_answer = render_with_final_answer(completion["text"], span), span is not None
     reference = review["reference"]
     following = _next_conflict(project, after=item)
-    return render(request, "annotation/adjudicate.html", {
-        "project": project,
-        "item": item,
-        "review": review,
-        "history": [{**event, "at_display": readable_time(event["at"])} for event in selectors.history(item)],
-        "question_html": render_markdown(review["question"]["text"]),
-        "reference_answer_html": render_answer(reference["final_answer"]) if reference["final_answer"] else "",
-        "reference_answer_source": reference["final_answer"] or "",
-        "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
-        "completion_html": completion_html,
-        "verdicts": verdict_rows(review.get("verdicts") or []),
-        "has_final_answer": has_final_answer,
-        "is_answer_type": project.kind == ANSWER_TYPE,
-        "answer_types": taxonomy_choices(),
-        "can_decide": item.state == workflow.NEEDS_ADJUDICATION and not item.is_gold,
-        "form": form,
-        "error": error,
-        "next_conflict": following,
-    }, status=400 if error else 200)
+    return render(
+        request,
+        "annotation/adjudicate.html",
+        {
+            "project": project,
+            "item": item,
+            "review": review,
+            "history": [{**event, "at_display": readable_time(event["at"])} for event in selectors.history(item)],
+            "question_html": render_markdown(review["question"]["text"]),
+            "reference_answer_html": render_answer(reference["final_answer"]) if reference["final_answer"] else "",
+            "reference_answer_source": reference["final_answer"] or "",
+            "reference_solution_html": render_markdown(reference["solution"]) if reference["solution"] else "",
+            "completion_html": completion_html,
+            "verdicts": verdict_rows(review.get("verdicts") or []),
+            "has_final_answer": has_final_answer,
+            "is_answer_type": project.kind == ANSWER_TYPE,
+            "answer_types": taxonomy_choices(),
+            "can_decide": item.state == workflow.NEEDS_ADJUDICATION and not item.is_gold,
+            "form": form,
+            "error": error,
+            "next_conflict": following,
+        },
+        status=400 if error else 200,
+    )

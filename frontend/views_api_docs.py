@@ -6,6 +6,7 @@ keep drf-spectacular's context but render templates of this app: the viewers com
 static files (SWAGGER_UI_DIST / REDOC_DIST = "SIDECAR"), Swagger UI starts from a static script (src/api-docs.js)
 and the fonts are the system's.
 """
+
 from __future__ import annotations
 
 from drf_spectacular.settings import spectacular_settings

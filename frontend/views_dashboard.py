@@ -3,6 +3,7 @@
 The dashboard is a list of sections, each a template plus a function building its context from the project.
 More sections (verification runs, meta-evaluation) plug in with `register_section`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -35,6 +36,7 @@ def _require_researcher(user) -> None:
 
 # ---------------------------------------------------------------- project list and creation
 
+
 @login_required
 @require_GET
 def project_list(request):
@@ -50,23 +52,36 @@ class ProjectForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="Shown to annotators and on the dashboard.")
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), empty_label=None)
     kind = forms.ChoiceField()
-    labels_per_item = forms.IntegerField(min_value=1, max_value=10, initial=2,
-                                         help_text="Independent labels before an item can resolve by agreement.")
+    labels_per_item = forms.IntegerField(
+        min_value=1, max_value=10, initial=2, help_text="Independent labels before an item can resolve by agreement."
+    )
     tiebreak_annotators = forms.IntegerField(
-        min_value=0, max_value=5, initial=1,
-        help_text="Extra annotators asked when the first labels disagree; 0 sends disagreements to adjudication.")
+        min_value=0,
+        max_value=5,
+        initial=1,
+        help_text="Extra annotators asked when the first labels disagree; 0 sends disagreements to adjudication.",
+    )
     show_model_names = forms.BooleanField(required=False, help_text="Annotators see which model wrote a completion.")
-    lease_minutes = forms.IntegerField(min_value=1, max_value=1440, initial=30,
-                                       help_text="How long an annotator holds an item before it returns to the pool.")
-    annotators = forms.ModelMultipleChoiceField(queryset=get_user_model().objects.none(), required=False,
-                                                widget=forms.CheckboxSelectMultiple)
-    adjudicators = forms.ModelMultipleChoiceField(queryset=get_user_model().objects.none(), required=False,
-                                                  widget=forms.CheckboxSelectMultiple)
+    lease_minutes = forms.IntegerField(
+        min_value=1,
+        max_value=1440,
+        initial=30,
+        help_text="How long an annotator holds an item before it returns to the pool.",
+    )
+    annotators = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    adjudicators = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(), required=False, widget=forms.CheckboxSelectMultiple
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = [(kind.name, kind.extra.get("form_title", kind.title))
-                                       for kind in subjects.all_kinds() if kind.creatable_from_dataset]
+        self.fields["kind"].choices = [
+            (kind.name, kind.extra.get("form_title", kind.title))
+            for kind in subjects.all_kinds()
+            if kind.creatable_from_dataset
+        ]
         self.fields["annotators"].queryset = _users_with_role(roles.ANNOTATOR)
         self.fields["adjudicators"].queryset = _users_with_role(roles.ADJUDICATOR)
 
@@ -81,9 +96,14 @@ def project_new(request):
         try:
             with transaction.atomic():
                 project, job = setup.start_project(
-                    dataset=data["dataset"], kind=data["kind"], name=data["name"], created_by=request.user,
-                    labels_per_item=data["labels_per_item"], tiebreak_annotators=data["tiebreak_annotators"],
-                    show_model_names=data["show_model_names"], lease_minutes=data["lease_minutes"],
+                    dataset=data["dataset"],
+                    kind=data["kind"],
+                    name=data["name"],
+                    created_by=request.user,
+                    labels_per_item=data["labels_per_item"],
+                    tiebreak_annotators=data["tiebreak_annotators"],
+                    show_model_names=data["show_model_names"],
+                    lease_minutes=data["lease_minutes"],
                 )
                 for user in data["annotators"]:
                     services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
@@ -98,6 +118,7 @@ def project_new(request):
 
 
 # ---------------------------------------------------------------- dashboard sections
+
 
 @dataclass(frozen=True)
 class Section:
@@ -120,18 +141,29 @@ def progress_section(project: AnnotationProject) -> dict:
     total = counts["items"] or 1
     return {
         "counts": counts,
-        "states": [{"state": state, "name": state_names[state], "count": count,
-                    "share": count / total} for state, count in counts["by_state"].items()],
-        "resolutions": [{"resolution": resolution, "name": resolution_names[resolution], "count": count}
-                        for resolution, count in counts["by_resolution"].items()],
+        "states": [
+            {"state": state, "name": state_names[state], "count": count, "share": count / total}
+            for state, count in counts["by_state"].items()
+        ],
+        "resolutions": [
+            {"resolution": resolution, "name": resolution_names[resolution], "count": count}
+            for resolution, count in counts["by_resolution"].items()
+        ],
     }
 
 
 def agreement_section(project: AnnotationProject) -> dict:
     by_type = selectors.agreement_by_answer_type(project)
-    rows = [{"answer_type": answer_type, "raw_agreement": figures["raw_agreement"],
-             "cohens_kappa": figures["cohens_kappa"], "krippendorff_alpha": figures["krippendorff_alpha"],
-             "items_compared": figures["items_compared"]} for answer_type, figures in by_type.items()]
+    rows = [
+        {
+            "answer_type": answer_type,
+            "raw_agreement": figures["raw_agreement"],
+            "cohens_kappa": figures["cohens_kappa"],
+            "krippendorff_alpha": figures["krippendorff_alpha"],
+            "items_compared": figures["items_compared"],
+        }
+        for answer_type, figures in by_type.items()
+    ]
     return {
         "agreement": selectors.agreement_figures(project),
         "by_type": rows,
@@ -152,20 +184,31 @@ def annotators_section(project: AnnotationProject) -> dict:
     type, from the latest fit) beside the gold accuracy."""
     rows = selectors.annotator_table(project)
     fit = aggregation.latest_fit(project) if not project.judgement.numeric else None
-    active = (AnnotatorModelFit.objects.filter(project=project, status__in=aggregation.ACTIVE).order_by("-id").first()
-              if not project.judgement.numeric else None)
+    active = (
+        AnnotatorModelFit.objects.filter(project=project, status__in=aggregation.ACTIVE).order_by("-id").first()
+        if not project.judgement.numeric
+        else None
+    )
     estimates = (fit.summary or {}).get("annotators", {}) if fit is not None else {}
     if estimates:
-        names = dict(get_user_model().objects.filter(pk__in=[int(pk) for pk in estimates])
-                     .values_list("username", "pk"))
+        names = dict(
+            get_user_model().objects.filter(pk__in=[int(pk) for pk in estimates]).values_list("username", "pk")
+        )
         for row in rows:
             estimate = estimates.get(str(names.get(row["annotator"])))
             if estimate:
-                row["model"] = {**estimate, "by_type": [
-                    {"answer_type": key, **value} for key, value in sorted(estimate.get("by_type", {}).items())]}
+                row["model"] = {
+                    **estimate,
+                    "by_type": [
+                        {"answer_type": key, **value} for key, value in sorted(estimate.get("by_type", {}).items())
+                    ],
+                }
     return {
-        "annotators": rows, "model_fit": fit, "model_fit_active": active,
-        "model_offered": not project.judgement.numeric, "aggregation": project.get_aggregation_display(),
+        "annotators": rows,
+        "model_fit": fit,
+        "model_fit_active": active,
+        "model_offered": not project.judgement.numeric,
+        "aggregation": project.get_aggregation_display(),
     }
 
 
@@ -197,7 +240,9 @@ def _fit_parts(fit: AnnotatorModelFit) -> dict:
     return {
         "what_template": "jobs/kinds/model_fit_what.html",
         "result_template": "jobs/kinds/model_fit_result.html",
-        "project": fit.project, "summary": summary, "annotator_count": len(summary.get("annotators", {})),
+        "project": fit.project,
+        "summary": summary,
+        "annotator_count": len(summary.get("annotators", {})),
         "api_url": f"/api/jobs/annotator-model-{fit.pk}/",
         "home_url": reverse("dashboard-project", args=[fit.project_id]) + "#annotators-heading",
         "links": [],
@@ -214,7 +259,8 @@ def _setup_parts(job: ProjectSetupJob) -> dict:
     return {
         "what_template": "jobs/kinds/project_setup_what.html",
         "result_template": "jobs/kinds/project_setup_result.html",
-        "project": job.project, "succeeded": succeeded,
+        "project": job.project,
+        "succeeded": succeeded,
         "api_url": f"/api/jobs/project-setup-{job.pk}/",
         "home_url": project_url,
         # the job's page moves on to the project once its items are all there
@@ -236,7 +282,14 @@ def dashboard(request, project_id: int):
     members = selectors.active_members(project)
     aggregates.read_once(project)  # every section's figures from one read of the tallies
     sections = [{"template": section.template, **section.build(project)} for section in SECTIONS]
-    return render(request, "dashboard/dashboard.html", {
-        "project": project, "members": members, "sections": sections, "setup_job": setup.active_setup(project),
-        "can_adjudicate": selectors.can_adjudicate(project, request.user),
-    })
+    return render(
+        request,
+        "dashboard/dashboard.html",
+        {
+            "project": project,
+            "members": members,
+            "sections": sections,
+            "setup_job": setup.active_setup(project),
+            "can_adjudicate": selectors.can_adjudicate(project, request.user),
+        },
+    )

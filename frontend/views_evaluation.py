@@ -1,5 +1,6 @@
 """Evaluation pages for researchers: verifiers against human labels (meta-evaluation) and model stability
 (Pass@k, G-Pass@k_tau, mG-Pass@k) with a G-Pass@k-versus-tau chart drawn as inline SVG on the server."""
+
 from __future__ import annotations
 
 import re
@@ -171,10 +172,14 @@ def gpass_chart(entry: dict[str, Any], ks: list[int], taus: list[str]) -> LineCh
             x = round(chart.plot_left + float(passk.tau_fraction(tau)) * chart.plot_width, 2)
             y = round(chart.plot_bottom - value * chart.plot_height, 2)
             points.append((x, y, f"G-Pass@{k} at tau {tau}: {100 * value:.1f}%"))
-        chart.series.append(Series(
-            label=f"k = {k}", color=SERIES_COLORS[index % len(SERIES_COLORS)],
-            legend_y=chart.plot_top + 8 + 20 * index, points=points,
-        ))
+        chart.series.append(
+            Series(
+                label=f"k = {k}",
+                color=SERIES_COLORS[index % len(SERIES_COLORS)],
+                legend_y=chart.plot_top + 8 + 20 * index,
+                points=points,
+            )
+        )
     return chart
 
 
@@ -194,13 +199,15 @@ def _metric_rows(entry: dict[str, Any], ks: list[int], taus: list[str], *, g_pas
             keys += [(f"G-Pass@{k} tau={tau}", passk.g_pass_key(k, tau)) for tau in taus]
             keys.append((f"mG-Pass@{k}", passk.mg_pass_key(k)))
         for label, key in keys:
-            rows.append({
-                "label": label,
-                "key": key,
-                "value": entry.get(key),
-                "ci": entry["ci"].get(key),
-                "questions": entry["questions"].get(key),
-            })
+            rows.append(
+                {
+                    "label": label,
+                    "key": key,
+                    "value": entry.get(key),
+                    "ci": entry["ci"].get(key),
+                    "questions": entry["questions"].get(key),
+                }
+            )
     for row in rows:
         row["percent"] = _percent(row["value"])
         row["ci_percent"] = [100 * end for end in row["ci"]] if row["ci"] else None

@@ -1,5 +1,6 @@
 """Researcher pages of exports: the project dashboard's export section, starting an export, downloading a bundle.
 Rows and actions are the shared job ones."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -52,8 +53,9 @@ def project_export_new(request, project_id: int):
         if job is not None:
             messages.success(request, f"Export {job.pk} ({job.format}) started.")
             return redirect(reverse("dashboard-project", args=[project.pk]) + f"#{EXPORT_SECTION_ANCHOR}")
-    return render(request, "jobs/export_new.html", {"form": form, "project": project},
-                  status=400 if form.errors else 200)
+    return render(
+        request, "jobs/export_new.html", {"form": form, "project": project}, status=400 if form.errors else 200
+    )
 
 
 def _export_home(job: ExportJob) -> str:

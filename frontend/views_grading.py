@@ -4,6 +4,7 @@ competition leaderboards.
 Proofs, statements, solutions and rubric texts are untrusted Markdown: they reach templates only through
 frontend.rendering.render_markdown. Scores are always computed on the server by grading.proof_services.
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -38,18 +39,30 @@ def _rubric_view(rubric: Rubric) -> dict:
         "max_points": spec.max_points,
         "chains": [
             {
-                "key": chain.key, "title": chain.title or chain.key, "total": chain.total_points,
+                "key": chain.key,
+                "title": chain.title or chain.key,
+                "total": chain.total_points,
                 "checkpoints": [
-                    {"key": cp.key, "title": cp.title, "points": cp.points, "allow_partial": cp.allow_partial,
-                     "description_html": render_markdown(cp.description) if cp.description else ""}
+                    {
+                        "key": cp.key,
+                        "title": cp.title,
+                        "points": cp.points,
+                        "allow_partial": cp.allow_partial,
+                        "description_html": render_markdown(cp.description) if cp.description else "",
+                    }
                     for cp in chain.checkpoints
                 ],
             }
             for chain in spec.chains
         ],
         "deductions": [
-            {"key": d.key, "title": d.title, "kind": d.kind, "amount": d.amount,
-             "effect": f"cap at {d.amount}/{spec.max_points}" if d.kind == "cap" else f"−{d.amount}"}
+            {
+                "key": d.key,
+                "title": d.title,
+                "kind": d.kind,
+                "amount": d.amount,
+                "effect": f"cap at {d.amount}/{spec.max_points}" if d.kind == "cap" else f"−{d.amount}",
+            }
             for d in spec.deductions
         ],
         "zero_credit": [
@@ -73,20 +86,29 @@ def _form_choices(post, rubric_view: dict) -> dict:
                 errors.append(f"checkpoint {checkpoint['key']!r}: points must be a whole number, got {raw!r}")
     justifications = {
         key.removeprefix("justification-"): value
-        for key, value in post.items() if key.startswith("justification-") and value.strip()
+        for key, value in post.items()
+        if key.startswith("justification-") and value.strip()
     }
     return {
-        "chain": chain, "awarded": awarded, "deductions": post.getlist("deduction"),
-        "justifications": justifications, "note": post.get("note", ""), "errors": errors,
+        "chain": chain,
+        "awarded": awarded,
+        "deductions": post.getlist("deduction"),
+        "justifications": justifications,
+        "note": post.get("note", ""),
+        "errors": errors,
     }
 
 
 def _initial_choices(task_label: Label | None, rubric_view: dict) -> dict:
     if task_label is not None and task_label.details:
         details = task_label.details
-        return {"chain": details.get("chain"), "awarded": details.get("awarded", {}),
-                "deductions": details.get("deductions", []), "justifications": details.get("justifications", {}),
-                "note": task_label.note}
+        return {
+            "chain": details.get("chain"),
+            "awarded": details.get("awarded", {}),
+            "deductions": details.get("deductions", []),
+            "justifications": details.get("justifications", {}),
+            "note": task_label.note,
+        }
     first_chain = rubric_view["chains"][0]["key"] if rubric_view["chains"] else ""
     return {"chain": first_chain, "awarded": {}, "deductions": [], "justifications": {}, "note": ""}
 
@@ -95,20 +117,31 @@ def _initial_choices(task_label: Label | None, rubric_view: dict) -> dict:
 def proof_home(request):
     user = request.user
     grading_projects = list(annotation_selectors.projects_for(user).filter(kind=PROOF_GRADE))
-    grader_of = set(ProjectMember.objects.filter(
-        user=user, is_active=True, role=ProjectMember.Role.ANNOTATOR, project__in=grading_projects,
-    ).values_list("project_id", flat=True))
+    grader_of = set(
+        ProjectMember.objects.filter(
+            user=user,
+            is_active=True,
+            role=ProjectMember.Role.ANNOTATOR,
+            project__in=grading_projects,
+        ).values_list("project_id", flat=True)
+    )
     conflicts: list[Item] = []
     for project in grading_projects:
         if annotation_selectors.can_adjudicate(project, user):
             conflicts.extend(proof_selectors.proof_conflicts(project))
     summaries = annotation_selectors.summaries(conflicts)
-    return render(request, "grading/home.html", {
-        "grading_projects": [{"project": project, "can_grade": project.pk in grader_of} for project in grading_projects],
-        "is_researcher_view": roles.is_researcher(user),
-        "conflicts": [{"item": item, "summary": summaries[item.pk]} for item in conflicts],
-        "competitions": proof_selectors.competitions() if roles.is_researcher(user) else [],
-    })
+    return render(
+        request,
+        "grading/home.html",
+        {
+            "grading_projects": [
+                {"project": project, "can_grade": project.pk in grader_of} for project in grading_projects
+            ],
+            "is_researcher_view": roles.is_researcher(user),
+            "conflicts": [{"item": item, "summary": summaries[item.pk]} for item in conflicts],
+            "competitions": proof_selectors.competitions() if roles.is_researcher(user) else [],
+        },
+    )
 
 
 @login_required
@@ -137,7 +170,9 @@ def grade_page(request, task_id: int):
     label = Label.objects.filter(task=task).first()
     try:
         rubric_id = int(request.POST["rubric"]) if request.method == "POST" and request.POST.get("rubric") else None
-        rubric = proof_services.proof_task_rubric(task, rubric_id or (label.details.get("rubric_id") if label else None))
+        rubric = proof_services.proof_task_rubric(
+            task, rubric_id or (label.details.get("rubric_id") if label else None)
+        )
     except (ValueError, proof_services.ProofGradingError) as exc:
         messages.error(request, str(exc))
         return redirect("proof-home")
@@ -150,9 +185,14 @@ def grade_page(request, task_id: int):
         if not errors:
             try:
                 result = proof_services.grade_task(
-                    task, request.user, chain=choices["chain"], awarded=choices["awarded"],
-                    deductions=choices["deductions"], justifications=choices["justifications"],
-                    note=choices["note"], rubric_id=rubric.pk,
+                    task,
+                    request.user,
+                    chain=choices["chain"],
+                    awarded=choices["awarded"],
+                    deductions=choices["deductions"],
+                    justifications=choices["justifications"],
+                    note=choices["note"],
+                    rubric_id=rubric.pk,
                 )
             except proof_services.ProofGradingError as exc:
                 errors = exc.errors
@@ -160,24 +200,30 @@ def grade_page(request, task_id: int):
                 errors = [str(exc)]
             else:
                 messages.success(
-                    request, f"Saved: {result.score.total}/{rubric_view['max_points']} for proof {submission.anonymous_id}."
+                    request,
+                    f"Saved: {result.score.total}/{rubric_view['max_points']} for proof {submission.anonymous_id}.",
                 )
                 return redirect(f"{reverse('proof-home')}?graded={task.pk}")
-    return render(request, "grading/grade.html", {
-        "task": task,
-        "project": task.item.project,
-        "submission": submission,
-        "problem": problem,
-        "statement_html": render_markdown(problem.statement),
-        "solutions_html": [render_markdown(solution.text) for solution in problem.solutions.all()],
-        "proof_html": render_markdown(submission.text),
-        "rubric": rubric_view,
-        "rubric_spec": rubric.spec,
-        "choices": choices,
-        "errors": errors,
-        "already_graded": label is not None,
-        "guidelines": guidelines_panel(task.item.project, request.user, back_to=request.get_full_path()),
-    }, status=400 if errors else 200)
+    return render(
+        request,
+        "grading/grade.html",
+        {
+            "task": task,
+            "project": task.item.project,
+            "submission": submission,
+            "problem": problem,
+            "statement_html": render_markdown(problem.statement),
+            "solutions_html": [render_markdown(solution.text) for solution in problem.solutions.all()],
+            "proof_html": render_markdown(submission.text),
+            "rubric": rubric_view,
+            "rubric_spec": rubric.spec,
+            "choices": choices,
+            "errors": errors,
+            "already_graded": label is not None,
+            "guidelines": guidelines_panel(task.item.project, request.user, back_to=request.get_full_path()),
+        },
+        status=400 if errors else 200,
+    )
 
 
 def _grade_view(label_data: dict, rubrics: dict) -> dict:
@@ -189,14 +235,25 @@ def _grade_view(label_data: dict, rubrics: dict) -> dict:
     chain = spec.chain(details.get("chain", "")) if spec else None
     if chain is not None:
         for checkpoint in chain.checkpoints:
-            lines.append({"title": checkpoint.title, "points": checkpoint.points,
-                          "awarded": details.get("awarded", {}).get(checkpoint.key, 0),
-                          "justification": justifications.get(checkpoint.key, "")})
+            lines.append(
+                {
+                    "title": checkpoint.title,
+                    "points": checkpoint.points,
+                    "awarded": details.get("awarded", {}).get(checkpoint.key, 0),
+                    "justification": justifications.get(checkpoint.key, ""),
+                }
+            )
     for key in details.get("deductions", []):
         deduction = spec.deduction(key) if spec else None
-        deductions.append({"title": deduction.title if deduction else key,
-                           "effect": (f"cap at {deduction.amount}" if deduction.kind == "cap" else f"−{deduction.amount}")
-                           if deduction else "", "justification": justifications.get(key, "")})
+        deductions.append(
+            {
+                "title": deduction.title if deduction else key,
+                "effect": (f"cap at {deduction.amount}" if deduction.kind == "cap" else f"−{deduction.amount}")
+                if deduction
+                else "",
+                "justification": justifications.get(key, ""),
+            }
+        )
     return {
         "grader": label_data.get("grader", {}).get("username", ""),
         "score": label_data.get("value"),
@@ -239,19 +296,26 @@ def conflict_page(request, item_id: int):
                 return redirect("proof-conflict", item_id=item.pk)
     review = annotation_selectors.item_review(item)
     problem = submission.problem
-    return render(request, "grading/conflict.html", {
-        "item": item,
-        "submission": submission,
-        "review": review,
-        "problem": problem,
-        "statement_html": render_markdown(problem.statement),
-        "proof_html": render_markdown(submission.text),
-        "grades": [_grade_view(label, review["rubrics"]) for label in review["labels"]],
-        "can_decide": can_decide and item.state == "needs_adjudication",
-        "form": form,
-        "errors": errors,
-        "history": [{**event, "at_display": readable_time(event["at"])} for event in annotation_selectors.history(item)],
-    }, status=400 if errors else 200)
+    return render(
+        request,
+        "grading/conflict.html",
+        {
+            "item": item,
+            "submission": submission,
+            "review": review,
+            "problem": problem,
+            "statement_html": render_markdown(problem.statement),
+            "proof_html": render_markdown(submission.text),
+            "grades": [_grade_view(label, review["rubrics"]) for label in review["labels"]],
+            "can_decide": can_decide and item.state == "needs_adjudication",
+            "form": form,
+            "errors": errors,
+            "history": [
+                {**event, "at_display": readable_time(event["at"])} for event in annotation_selectors.history(item)
+            ],
+        },
+        status=400 if errors else 200,
+    )
 
 
 def _researcher_competition(request, competition_id: int) -> Competition:
@@ -263,9 +327,14 @@ def _researcher_competition(request, competition_id: int) -> Competition:
 @login_required
 def leaderboard_page(request, competition_id: int):
     competition = _researcher_competition(request, competition_id)
-    return render(request, "grading/leaderboard.html", {
-        **_leaderboard_context(competition), "projects": proof_selectors.proof_projects(competition),
-    })
+    return render(
+        request,
+        "grading/leaderboard.html",
+        {
+            **_leaderboard_context(competition),
+            "projects": proof_selectors.proof_projects(competition),
+        },
+    )
 
 
 def _leaderboard_context(competition: Competition) -> dict:

@@ -1,5 +1,6 @@
 """The import page: upload a file (drag and drop or a file picker), which a worker imports as a background job; the
 job's page shows its progress and then its line-numbered report."""
+
 from __future__ import annotations
 
 from django import forms
@@ -23,17 +24,22 @@ class ImportForm(forms.Form):
     file = forms.FileField(help_text="JSON Lines, CSV with a header row, or Parquet: one completion per row.")
     dataset = forms.CharField(max_length=200, help_text="An existing dataset, or the name of a new one.")
     format = forms.ChoiceField(required=False, help_text="Detected from the fields of the first row when left open.")
-    file_type = forms.ChoiceField(required=False, choices=[("", "Detect from the file"),
-                                                           *((name, name) for name in FILE_TYPES)])
+    file_type = forms.ChoiceField(
+        required=False, choices=[("", "Detect from the file"), *((name, name) for name in FILE_TYPES)]
+    )
     skip_invalid = forms.BooleanField(
-        required=False, label="Skip invalid rows",
+        required=False,
+        label="Skip invalid rows",
         help_text="Import the valid rows and keep the others, with their reasons, in a file to download. Without "
-                  "it, one invalid row rejects the whole file and nothing is written.")
+        "it, one invalid row rejects the whole file and nothing is written.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [("", "Detect from the file"),
-                                         *((name, name) for name in services.import_format_names())]
+        self.fields["format"].choices = [
+            ("", "Detect from the file"),
+            *((name, name) for name in services.import_format_names()),
+        ]
         self.fields["dataset"].widget.attrs["list"] = "dataset-names"
 
 
@@ -41,29 +47,38 @@ class ImportForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 def import_page(request):
     require_researcher(request.user)
-    form = ImportForm(request.POST or None, request.FILES or None,
-                      initial={"dataset": request.GET.get("dataset", "")})
+    form = ImportForm(request.POST or None, request.FILES or None, initial={"dataset": request.GET.get("dataset", "")})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             job = imports.create_import(
-                uploaded=data["file"], dataset_name=data["dataset"], fmt=data["format"],
-                file_type=data["file_type"], skip_invalid=data["skip_invalid"], created_by=request.user,
+                uploaded=data["file"],
+                dataset_name=data["dataset"],
+                fmt=data["format"],
+                file_type=data["file_type"],
+                skip_invalid=data["skip_invalid"],
+                created_by=request.user,
             )
         except (imports.UploadTooLarge, services.ImportRequestError) as exc:
             form.add_error("file", str(exc))
         else:
-            messages.success(request, f"Import {job.pk} of {job.source_name} is queued; its progress and report are "
-                                      "below.")
+            messages.success(
+                request, f"Import {job.pk} of {job.source_name} is queued; its progress and report are below."
+            )
             return redirect(reverse("job-detail", args=["import", job.pk]))
     recent = ImportJob.objects.select_related("created_by", "dataset").order_by("-created_at", "-id")
-    return render(request, "imports/import.html", {
-        "form": form,
-        "dataset_names": Dataset.objects.order_by("name").values_list("name", flat=True),
-        "rows": [job_row(job) for job in recent[:RECENT_IMPORTS]],
-        "back_url": reverse("dataset-import"),
-        "formats": services.import_format_names(),
-    }, status=400 if form.errors else 200)
+    return render(
+        request,
+        "imports/import.html",
+        {
+            "form": form,
+            "dataset_names": Dataset.objects.order_by("name").values_list("name", flat=True),
+            "rows": [job_row(job) for job in recent[:RECENT_IMPORTS]],
+            "back_url": reverse("dataset-import"),
+            "formats": services.import_format_names(),
+        },
+        status=400 if form.errors else 200,
+    )
 
 
 def _import_parts(job: ImportJob) -> dict:
@@ -77,7 +92,8 @@ def _import_parts(job: ImportJob) -> dict:
         "api_url": reverse("import-detail", args=[job.pk]),
         "home_url": reverse("dataset-import"),
         "links": [{"label": "Skipped rows", "url": reverse("import-rejects", args=[job.pk]), "download": True}]
-        if job.rejects_path else [],
+        if job.rejects_path
+        else [],
         "unit": "bytes",
     }
 

@@ -5,6 +5,7 @@ any size; filters on what a subject says go through the subject plug-ins. Resear
 (annotation.services.bulk_apply); admins override a final label from the item page. Every action is a plain POST
 form, and the subject's text reaches the page only through frontend.rendering.
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -31,8 +32,18 @@ from .rendering import (
     verdict_rows,
 )
 
-FILTER_FIELDS = ("state", "resolution", "disagreement", "model", "answer_type", "verifier", "verdict", "annotator",
-                 "gold", "q")
+FILTER_FIELDS = (
+    "state",
+    "resolution",
+    "disagreement",
+    "model",
+    "answer_type",
+    "verifier",
+    "verdict",
+    "annotator",
+    "gold",
+    "q",
+)
 PAGE_PARAMS = ("after", "before")
 
 
@@ -87,6 +98,7 @@ def _page_link(request, **params) -> str:
 
 # ---------------------------------------------------------------- the item browser
 
+
 @login_required
 @require_GET
 def item_browser(request, project_id: int):
@@ -95,8 +107,9 @@ def item_browser(request, project_id: int):
     sort = request.GET.get("sort") or "id"
     try:
         item_filter = selectors.filter_for(project, request.user, request.GET)
-        page = selectors.browse_items(project, item_filter, sort=sort, after=request.GET.get("after", ""),
-                                      before=request.GET.get("before", ""))
+        page = selectors.browse_items(
+            project, item_filter, sort=sort, after=request.GET.get("after", ""), before=request.GET.get("before", "")
+        )
     except selectors.InvalidFilter as exc:
         error, item_filter, sort = str(exc), selectors.ItemFilter(), "id"
         page = selectors.BrowsePage([], None, None)
@@ -106,35 +119,41 @@ def item_browser(request, project_id: int):
     options = selectors.filter_options(project, request.user)
     filter_query = QueryDict(mutable=True)
     filter_query.update(item_filter.as_params())
-    return render(request, "items/browser.html", {
-        "project": project,
-        "rows": rows,
-        "error": error,
-        "current": {name: request.GET.get(name, "") for name in FILTER_FIELDS} if not error else {},
-        "sort": sort,
-        "sorts": list(selectors.SORT_NAMES.items()),
-        "states": list(Item.State.choices),
-        "resolutions": [(value, name) for value, name in Item.Resolution.choices if value],
-        "answer_types": [(t.code, f"{t.code} - {t.name}") for t in taxonomy.ANSWER_TYPES],
-        "subject_params": options["subject_params"],
-        "choices": options["choices"],
-        "annotators": options["annotators"],
-        "filtered": bool(item_filter.as_params()),
-        "filter_query": filter_query.urlencode(),
-        "next_url": _page_link(request, after=page.next_key) if page.next_key else "",
-        "previous_url": _page_link(request, before=page.previous_key) if page.previous_key else "",
-        "first_url": _page_link(request) if page.previous_key else "",
-        "can_bulk": roles.is_researcher(request.user),
-        "bulk_limit": f"{services.BULK_LIMIT:,}",
-        "value_choices": _value_choices(project),
-        "can_adjudicate": selectors.can_adjudicate(project, request.user),
-    }, status=400 if error else 200)
+    return render(
+        request,
+        "items/browser.html",
+        {
+            "project": project,
+            "rows": rows,
+            "error": error,
+            "current": {name: request.GET.get(name, "") for name in FILTER_FIELDS} if not error else {},
+            "sort": sort,
+            "sorts": list(selectors.SORT_NAMES.items()),
+            "states": list(Item.State.choices),
+            "resolutions": [(value, name) for value, name in Item.Resolution.choices if value],
+            "answer_types": [(t.code, f"{t.code} - {t.name}") for t in taxonomy.ANSWER_TYPES],
+            "subject_params": options["subject_params"],
+            "choices": options["choices"],
+            "annotators": options["annotators"],
+            "filtered": bool(item_filter.as_params()),
+            "filter_query": filter_query.urlencode(),
+            "next_url": _page_link(request, after=page.next_key) if page.next_key else "",
+            "previous_url": _page_link(request, before=page.previous_key) if page.previous_key else "",
+            "first_url": _page_link(request) if page.previous_key else "",
+            "can_bulk": roles.is_researcher(request.user),
+            "bulk_limit": f"{services.BULK_LIMIT:,}",
+            "value_choices": _value_choices(project),
+            "can_adjudicate": selectors.can_adjudicate(project, request.user),
+        },
+        status=400 if error else 200,
+    )
 
 
 def _back(request, fallback: str):
     target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                  require_https=request.is_secure()):
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return redirect(target)
     return redirect(fallback)
 
@@ -161,9 +180,15 @@ def item_bulk(request, project_id: int):
         else:
             chosen = [raw for raw in request.POST.getlist("items") if raw.isdigit()]
             items = Item.objects.filter(project=project, pk__in=chosen)
-        result = services.bulk_apply(project, items, action, actor=request.user,
-                                     rationale=request.POST.get("rationale", ""),
-                                     value=_form_value(project, request.POST.get("value", "")), change=change)
+        result = services.bulk_apply(
+            project,
+            items,
+            action,
+            actor=request.user,
+            rationale=request.POST.get("rationale", ""),
+            value=_form_value(project, request.POST.get("value", "")),
+            change=change,
+        )
     except (selectors.InvalidFilter, services.WorkflowError) as exc:
         messages.error(request, f"Nothing was changed: {exc}.")
     else:
@@ -173,14 +198,14 @@ def item_bulk(request, project_id: int):
 
 # ---------------------------------------------------------------- one item
 
+
 def _subject_context(review: dict) -> dict:
     """The subject's text as safe HTML: question, reference and completion, or problem and (anonymous) proof."""
     context: dict = {}
     if "question" in review:
         reference = review["reference"]
         context["question_html"] = render_markdown(review["question"]["text"])
-        context["reference_answer_html"] = render_answer(reference["final_answer"]) if reference[
-            "final_answer"] else ""
+        context["reference_answer_html"] = render_answer(reference["final_answer"]) if reference["final_answer"] else ""
         context["reference_answer_source"] = reference["final_answer"] or ""
         context["reference_solution_html"] = render_markdown(reference["solution"]) if reference["solution"] else ""
     completion = review.get("completion")
@@ -242,8 +267,13 @@ def item_detail(request, item_id: int):
             error = "Choose the new final value (or unsuitable)."
         else:
             try:
-                services.override(item, request.user, value=None if unsuitable else _form_value(
-                    project, form["decision"]), unsuitable=unsuitable, rationale=form["rationale"])
+                services.override(
+                    item,
+                    request.user,
+                    value=None if unsuitable else _form_value(project, form["decision"]),
+                    unsuitable=unsuitable,
+                    rationale=form["rationale"],
+                )
             except (services.WorkflowError, labels.InvalidValue) as exc:
                 error = str(exc)
             else:
@@ -251,25 +281,34 @@ def item_detail(request, item_id: int):
                 return redirect(item_url(item))
     review = selectors.item_review(item)
     can_adjudicate = selectors.can_adjudicate(project, request.user)
-    return render(request, "items/detail.html", {
-        "project": project,
-        "item": item,
-        "review": review,
-        "labels": selectors.item_labels(item),
-        "verdicts": verdict_rows(review.get("verdicts") or []),
-        "history": [
-            {**event, "at_display": readable_time(event["at"]), "name": EVENT_NAMES.get(event["event"],
-             event["event"]), "detail": _event_detail(event, project.judgement)}
-            for event in selectors.history(item)
-        ],
-        "gold_display": project.judgement.display(item.gold_value) if item.gold_value is not None else "",
-        **_subject_context(review),
-        "is_proof": project.kind == PROOF_GRADE,
-        "decide_url": decide_url(item) if can_adjudicate and item.state == workflow.NEEDS_ADJUDICATION else "",
-        "can_bulk": roles.is_researcher(request.user),
-        "can_override": is_admin and item.state == workflow.RESOLVED and not item.is_gold,
-        "is_admin": is_admin,
-        "value_choices": _value_choices(project),
-        "form": form,
-        "error": error,
-    }, status=400 if error else 200)
+    return render(
+        request,
+        "items/detail.html",
+        {
+            "project": project,
+            "item": item,
+            "review": review,
+            "labels": selectors.item_labels(item),
+            "verdicts": verdict_rows(review.get("verdicts") or []),
+            "history": [
+                {
+                    **event,
+                    "at_display": readable_time(event["at"]),
+                    "name": EVENT_NAMES.get(event["event"], event["event"]),
+                    "detail": _event_detail(event, project.judgement),
+                }
+                for event in selectors.history(item)
+            ],
+            "gold_display": project.judgement.display(item.gold_value) if item.gold_value is not None else "",
+            **_subject_context(review),
+            "is_proof": project.kind == PROOF_GRADE,
+            "decide_url": decide_url(item) if can_adjudicate and item.state == workflow.NEEDS_ADJUDICATION else "",
+            "can_bulk": roles.is_researcher(request.user),
+            "can_override": is_admin and item.state == workflow.RESOLVED and not item.is_gold,
+            "is_admin": is_admin,
+            "value_choices": _value_choices(project),
+            "form": form,
+            "error": error,
+        },
+        status=400 if error else 200,
+    )

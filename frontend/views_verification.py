@@ -3,6 +3,7 @@
 The project dashboard gets a section with the project's runs; a dataset has its own page with its runs and the
 selection form; a selection's report has a page of its own. Rows and actions are the shared job ones.
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -29,13 +30,19 @@ RUN_SECTION_ANCHOR = "verification-runs"
 
 
 def runs_of_project(project: AnnotationProject):
-    return (VerificationRun.objects.filter(Q(project=project) | Q(dataset_id=project.dataset_id))
-            .select_related("verifier", "project", "created_by").order_by("-created_at", "-id"))
+    return (
+        VerificationRun.objects.filter(Q(project=project) | Q(dataset_id=project.dataset_id))
+        .select_related("verifier", "project", "created_by")
+        .order_by("-created_at", "-id")
+    )
 
 
 def runs_of_dataset(dataset: Dataset):
-    return (VerificationRun.objects.filter(Q(dataset=dataset) | Q(project__dataset=dataset))
-            .select_related("verifier", "project", "created_by").order_by("-created_at", "-id"))
+    return (
+        VerificationRun.objects.filter(Q(dataset=dataset) | Q(project__dataset=dataset))
+        .select_related("verifier", "project", "created_by")
+        .order_by("-created_at", "-id")
+    )
 
 
 def runs_section(project: AnnotationProject) -> dict:
@@ -67,28 +74,44 @@ def project_run_new(request, project_id: int):
         if run is not None:
             messages.success(request, f"Verification run {run.pk} with {run.verifier.name} started.")
             return redirect(reverse("dashboard-project", args=[project.pk]) + f"#{RUN_SECTION_ANCHOR}")
-    return render(request, "jobs/run_new.html", {
-        "form": form, "project": project, "dataset": project.dataset,
-        "action": reverse("jobs-project-run-new", args=[project.pk]),
-        "back_url": reverse("dashboard-project", args=[project.pk]),
-    }, status=400 if form.errors else 200)
+    return render(
+        request,
+        "jobs/run_new.html",
+        {
+            "form": form,
+            "project": project,
+            "dataset": project.dataset,
+            "action": reverse("jobs-project-run-new", args=[project.pk]),
+            "back_url": reverse("dashboard-project", args=[project.pk]),
+        },
+        status=400 if form.errors else 200,
+    )
 
 
 # ---------------------------------------------------------------- a dataset's jobs page
 
 
 def _dataset_page(request, dataset: Dataset, *, run_form=None, selection_form=None, status: int = 200):
-    selections = (SelectionRecord.objects.filter(dataset=dataset).select_related("project", "created_by")
-                  .prefetch_related("verifiers").order_by("-created_at", "-id"))
-    return render(request, "jobs/dataset_jobs.html", {
-        "dataset": dataset,
-        "rows": [job_row(run) for run in runs_of_dataset(dataset)[:RUNS_SHOWN]],
-        "run_form": run_form or RunForm(dataset=dataset, prefix="run"),
-        "selection_form": selection_form or SelectionForm(dataset=dataset, prefix="select"),
-        "has_verifiers": VerifierConfig.objects.exists(),
-        "selections": selections[:RUNS_SHOWN],
-        "back_url": reverse("jobs-dataset", args=[dataset.pk]),
-    }, status=status)
+    selections = (
+        SelectionRecord.objects.filter(dataset=dataset)
+        .select_related("project", "created_by")
+        .prefetch_related("verifiers")
+        .order_by("-created_at", "-id")
+    )
+    return render(
+        request,
+        "jobs/dataset_jobs.html",
+        {
+            "dataset": dataset,
+            "rows": [job_row(run) for run in runs_of_dataset(dataset)[:RUNS_SHOWN]],
+            "run_form": run_form or RunForm(dataset=dataset, prefix="run"),
+            "selection_form": selection_form or SelectionForm(dataset=dataset, prefix="select"),
+            "has_verifiers": VerifierConfig.objects.exists(),
+            "selections": selections[:RUNS_SHOWN],
+            "back_url": reverse("jobs-dataset", args=[dataset.pk]),
+        },
+        status=status,
+    )
 
 
 def _researcher_dataset(request, dataset_id: int) -> Dataset:
@@ -141,14 +164,26 @@ def _report_rows(record: SelectionRecord) -> dict:
     parameters = report.get("parameters") or record.parameters or {}
     strata_fields = parameters.get("strata") or []
     return {
-        "parameters": [(key.replace("_", " "), _shown(value)) for key, value in parameters.items()
-                       if key not in ("filters", "verifier", "verifiers", "seed")],
-        "filters": [(key.replace("_", " "), _shown(values))
-                    for key, values in (parameters.get("filters") or {}).items() if values],
+        "parameters": [
+            (key.replace("_", " "), _shown(value))
+            for key, value in parameters.items()
+            if key not in ("filters", "verifier", "verifiers", "seed")
+        ],
+        "filters": [
+            (key.replace("_", " "), _shown(values))
+            for key, values in (parameters.get("filters") or {}).items()
+            if values
+        ],
         "shortfalls": report.get("shortfalls") or [],
         "strata_fields": [name.replace("_", " ") for name in strata_fields],
-        "strata": [{"values": [row.get(name) or "—" for name in strata_fields], "available": row.get("available"),
-                    "allocated": row.get("allocated")} for row in report.get("strata") or []],
+        "strata": [
+            {
+                "values": [row.get(name) or "—" for name in strata_fields],
+                "available": row.get("available"),
+                "allocated": row.get("allocated"),
+            }
+            for row in report.get("strata") or []
+        ],
         "vote_splits": list((report.get("vote_splits") or {}).items()),
     }
 
@@ -170,16 +205,27 @@ def selection_report(request, selection_id: int):
         [qid for qid in question_ids if isinstance(qid, int)],
         [pick.get("completion_id") for pick in page.object_list if isinstance(pick.get("completion_id"), int)],
     )
-    picked = [{**pick, "question_external_id": questions.get(pick.get("question_id"), pick.get("question_id")),
-               "completion_external_id": completions.get(pick.get("completion_id"), pick.get("completion_id"))}
-              for pick in page.object_list]
-    rows["shortfalls"] = [{**row, "question_external_id": questions.get(row.get("question_id"), row.get("question_id"))}
-                          for row in rows["shortfalls"]]
-    return render(request, "jobs/selection_report.html", {
-        "record": record,
-        "report": record.report or {},
-        "verifiers": sorted(config.name for config in record.verifiers.all()),
-        "page": page,
-        "picks": picked,
-        **rows,
-    })
+    picked = [
+        {
+            **pick,
+            "question_external_id": questions.get(pick.get("question_id"), pick.get("question_id")),
+            "completion_external_id": completions.get(pick.get("completion_id"), pick.get("completion_id")),
+        }
+        for pick in page.object_list
+    ]
+    rows["shortfalls"] = [
+        {**row, "question_external_id": questions.get(row.get("question_id"), row.get("question_id"))}
+        for row in rows["shortfalls"]
+    ]
+    return render(
+        request,
+        "jobs/selection_report.html",
+        {
+            "record": record,
+            "report": record.report or {},
+            "verifiers": sorted(config.name for config in record.verifiers.all()),
+            "page": page,
+            "picks": picked,
+            **rows,
+        },
+    )

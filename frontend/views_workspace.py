@@ -4,6 +4,7 @@ invitation page; and the guidelines panel annotators see on their work pages.
 Every change goes through annotation.services, which applies the workflow's rules and records it in the project's
 change log. Every action is a POST form with a CSRF token that works without JavaScript.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -38,6 +39,7 @@ def _researcher_project(user, project_id: int) -> AnnotationProject:
 
 
 # ---------------------------------------------------------------- guidelines panel (annotators)
+
 
 @lru_cache(maxsize=128)
 def _rendered(text: str) -> str:
@@ -84,73 +86,103 @@ def guidelines_seen(request, project_id: int):
     if "application/json" in request.headers.get("Accept", ""):
         return JsonResponse({"seen_version": seen})
     back_to = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back_to, allowed_hosts={request.get_host()},
-                                           require_https=request.is_secure()):
+    if not url_has_allowed_host_and_scheme(
+        back_to, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         back_to = work_url(project, ProjectMember.Role.ANNOTATOR)
     return redirect(back_to)
 
 
 # ---------------------------------------------------------------- settings
 
+
 class SettingsForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="Shown to annotators and on the dashboard.")
     description = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="What the project is for, in a few sentences (Markdown). Annotators see it beside the guidelines.")
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="What the project is for, in a few sentences (Markdown). Annotators see it beside the guidelines.",
+    )
     guidelines = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 12}),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 12}),
         help_text="How to label (Markdown, with $math$). Saving a changed text makes a new version, which every "
-                  "annotator is shown on their next page load.")
+        "annotator is shown on their next page load.",
+    )
     labels_per_item = forms.IntegerField(min_value=1, max_value=10)
     tiebreak_annotators = forms.IntegerField(min_value=0, max_value=5, label="Tie-break annotators")
     agreement_threshold = forms.FloatField(
-        min_value=0, help_text="For scores (proof grades): two scores agree when they differ by at most this much. "
-                               "Applies to decisions taken from now on.")
+        min_value=0,
+        help_text="For scores (proof grades): two scores agree when they differ by at most this much. "
+        "Applies to decisions taken from now on.",
+    )
     lease_minutes = forms.IntegerField(
-        min_value=1, max_value=1440, help_text="How long an annotator holds an item; applies to new leases.")
-    verdict_visibility = forms.ChoiceField(choices=AnnotationProject.VerdictVisibility.choices,
-                                           help_text="Who sees automatic verdicts beside an item.")
+        min_value=1, max_value=1440, help_text="How long an annotator holds an item; applies to new leases."
+    )
+    verdict_visibility = forms.ChoiceField(
+        choices=AnnotationProject.VerdictVisibility.choices, help_text="Who sees automatic verdicts beside an item."
+    )
     show_model_names = forms.BooleanField(required=False, help_text="Annotators see which model wrote a completion.")
-    gold_rate = forms.FloatField(min_value=0, max_value=1,
-                                 help_text="Share of tasks drawn from gold items (0 to 1).")
-    is_active = forms.BooleanField(required=False, label="Open for labeling",
-                                   help_text="A closed project hands out no task; nothing is lost.")
+    gold_rate = forms.FloatField(min_value=0, max_value=1, help_text="Share of tasks drawn from gold items (0 to 1).")
+    is_active = forms.BooleanField(
+        required=False, label="Open for labeling", help_text="A closed project hands out no task; nothing is lost."
+    )
     # Not required: a form posted without them (an older page) keeps the project's values.
     aggregation = forms.ChoiceField(
-        required=False, choices=AnnotationProject._meta.get_field("aggregation").choices,
+        required=False,
+        choices=AnnotationProject._meta.get_field("aggregation").choices,
         help_text="Majority reproduces the published protocols (two labels, a third on disagreement, a plain "
-                  "majority). The annotator model weighs each annotator by their estimated reliability (fitted "
-                  "on all labels, gold items as anchors) and records the final label's posterior confidence.")
+        "majority). The annotator model weighs each annotator by their estimated reliability (fitted "
+        "on all labels, gold items as anchors) and records the final label's posterior confidence.",
+    )
     adaptive_redundancy = forms.BooleanField(
-        required=False, help_text="With the annotator model: ask for one label at a time and stop as soon as the "
-                                  "item's posterior confidence reaches the target; verifier verdicts count as weak "
-                                  "votes. Switch it before labeling starts, or once open items are settled.")
+        required=False,
+        help_text="With the annotator model: ask for one label at a time and stop as soon as the "
+        "item's posterior confidence reaches the target; verifier verdicts count as weak "
+        "votes. Switch it before labeling starts, or once open items are settled.",
+    )
     confidence_target = forms.FloatField(
-        required=False, min_value=0.51, max_value=0.999, help_text="Posterior confidence at which an item stops asking for labels.")
+        required=False,
+        min_value=0.51,
+        max_value=0.999,
+        help_text="Posterior confidence at which an item stops asking for labels.",
+    )
     max_labels = forms.IntegerField(
-        required=False, min_value=1, max_value=10, label="Label cap",
-        help_text="Adaptive redundancy: human labels at most; an item still unsure then goes to adjudication.")
+        required=False,
+        min_value=1,
+        max_value=10,
+        label="Label cap",
+        help_text="Adaptive redundancy: human labels at most; an item still unsure then goes to adjudication.",
+    )
     refit_every = forms.IntegerField(
-        required=False, min_value=0, max_value=100000, label="Refit after",
+        required=False,
+        min_value=0,
+        max_value=100000,
+        label="Refit after",
         help_text="New labels after which the annotator model is refitted in the background (0: only on demand, "
-                  "from the dashboard).")
+        "from the dashboard).",
+    )
 
     def __init__(self, *args, situation: dict, project: AnnotationProject, **kwargs):
         super().__init__(*args, **kwargs)
         waiting, started = situation["waiting_tiebreak"], situation["first_round_started"]
-        now = (f" Now: {waiting} item{'s' if waiting != 1 else ''} waiting for a tie-break, {started} in "
-               f"{'their' if started != 1 else 'its'} first round with labels.")
+        now = (
+            f" Now: {waiting} item{'s' if waiting != 1 else ''} waiting for a tie-break, {started} in "
+            f"{'their' if started != 1 else 'its'} first round with labels."
+        )
         self.fields["labels_per_item"].help_text = (
             "Independent labels before an item can resolve by agreement. A change applies to the items still in "
             "their first round; resolved items, and items waiting for adjudication, keep theirs. It cannot change "
-            "while items wait for a tie-break, and it cannot go down to a number some item has already reached."
-            + now)
+            "while items wait for a tie-break, and it cannot go down to a number some item has already reached." + now
+        )
         self.fields["tiebreak_annotators"].help_text = (
             "Extra annotators asked when the first labels disagree; 0 sends disagreements to adjudication. A change "
-            "applies to the items waiting for a tie-break; it cannot go down below what they already have." + now)
+            "applies to the items waiting for a tie-break; it cannot go down below what they already have." + now
+        )
         if project.kind != PROOF_GRADE:
-            self.fields["agreement_threshold"].help_text = (
-                "Used only for scores (proof grades); labels of this project agree when they are equal.")
+            self.fields[
+                "agreement_threshold"
+            ].help_text = "Used only for scores (proof grades); labels of this project agree when they are equal."
         if project.judgement.numeric:
             # scores follow the fixed protocol: the annotator model is for categorical labels
             for name in ("aggregation", "adaptive_redundancy", "confidence_target", "max_labels", "refit_every"):
@@ -166,15 +198,17 @@ def _settings_initial(project: AnnotationProject) -> dict:
 def project_settings(request, project_id: int):
     project = _researcher_project(request.user, project_id)
     situation = selectors.policy_situation(project)
-    form = SettingsForm(request.POST or None, initial=_settings_initial(project), situation=situation,
-                        project=project)
+    form = SettingsForm(request.POST or None, initial=_settings_initial(project), situation=situation, project=project)
     status = 200
     if request.method == "POST":
         if form.is_valid():
             values = dict(form.cleaned_data)
             guidelines = values.pop("guidelines")
-            values = {k: v for k, v in values.items()
-                      if not (k in ("aggregation", "confidence_target", "max_labels", "refit_every") and v in ("", None))}
+            values = {
+                k: v
+                for k, v in values.items()
+                if not (k in ("aggregation", "confidence_target", "max_labels", "refit_every") and v in ("", None))
+            }
             try:
                 services.update_project(project, actor=request.user, guidelines=guidelines, **values)
             except services.WorkflowError as exc:
@@ -189,23 +223,34 @@ def project_settings(request, project_id: int):
         {"version": version, "html": _rendered(version.text) if version.text else ""}
         for version in selectors.guidelines_history(project)
     ]
-    return render(request, "dashboard/settings.html", {
-        "project": project,
-        "form": form,
-        "guidelines_html": _rendered(project.guidelines) if project.guidelines else "",
-        "history": history,
-        "changes": selectors.recent_changes(project),
-        "can_adjudicate": selectors.can_adjudicate(project, request.user),
-    }, status=status)
+    return render(
+        request,
+        "dashboard/settings.html",
+        {
+            "project": project,
+            "form": form,
+            "guidelines_html": _rendered(project.guidelines) if project.guidelines else "",
+            "history": history,
+            "changes": selectors.recent_changes(project),
+            "can_adjudicate": selectors.can_adjudicate(project, request.user),
+        },
+        status=status,
+    )
 
 
 # ---------------------------------------------------------------- members and invitations
 
+
 def _candidates(project: AnnotationProject, role: str):
     """Active users with the role's group who are not already active members with that role."""
     current = ProjectMember.objects.filter(project=project, role=role, is_active=True).values("user_id")
-    return (get_user_model().objects.filter(groups__name=role, is_active=True).exclude(pk__in=current)
-            .order_by("username").distinct())
+    return (
+        get_user_model()
+        .objects.filter(groups__name=role, is_active=True)
+        .exclude(pk__in=current)
+        .order_by("username")
+        .distinct()
+    )
 
 
 class AddMemberForm(forms.Form):
@@ -226,39 +271,60 @@ class InvitationForm(forms.Form):
 
 
 class AccountForm(forms.Form):
-    username = forms.CharField(max_length=150, help_text="Letters, digits and @/./+/-/_ only.",
-                               validators=[get_user_model().username_validator])
+    username = forms.CharField(
+        max_length=150,
+        help_text="Letters, digits and @/./+/-/_ only.",
+        validators=[get_user_model().username_validator],
+    )
     email = forms.EmailField(required=False, help_text="Optional; kept with the account.")
-    days = forms.IntegerField(min_value=1, max_value=90, initial=services.INVITATION_DAYS,
-                              label="Password link valid for (days)")
+    days = forms.IntegerField(
+        min_value=1, max_value=90, initial=services.INVITATION_DAYS, label="Password link valid for (days)"
+    )
 
     prefix = "account"
 
 
-_MEMBER_CHANGES = [kind for kind in ProjectChange.Kind.values
-                   if kind not in (ProjectChange.Kind.SETTINGS, ProjectChange.Kind.GUIDELINES)]
+_MEMBER_CHANGES = [
+    kind
+    for kind in ProjectChange.Kind.values
+    if kind not in (ProjectChange.Kind.SETTINGS, ProjectChange.Kind.GUIDELINES)
+]
 
 
-def _members_page(request, project: AnnotationProject, *, status: int = 200, new_link: dict | None = None,
-                  forms_given: dict | None = None):
+def _members_page(
+    request,
+    project: AnnotationProject,
+    *,
+    status: int = 200,
+    new_link: dict | None = None,
+    forms_given: dict | None = None,
+):
     forms_given = forms_given or {}
     add_forms = [
-        {"role": role, "label": label,
-         "form": forms_given.get(role) or AddMemberForm(project=project, role=role),
-         "anyone_has_role": get_user_model().objects.filter(groups__name=role, is_active=True).exists()}
+        {
+            "role": role,
+            "label": label,
+            "form": forms_given.get(role) or AddMemberForm(project=project, role=role),
+            "anyone_has_role": get_user_model().objects.filter(groups__name=role, is_active=True).exists(),
+        }
         for role, label in ProjectMember.Role.choices
     ]
-    return render(request, "dashboard/members.html", {
-        "project": project,
-        "rows": selectors.member_rows(project),
-        "add_forms": add_forms,
-        "invitation_form": forms_given.get("invite") or InvitationForm(),
-        "account_form": forms_given.get("account") or AccountForm(),
-        "invitations": selectors.invitations(project),
-        "new_link": new_link,
-        "changes": selectors.recent_changes(project, limit=15, kinds=_MEMBER_CHANGES),
-        "can_adjudicate": selectors.can_adjudicate(project, request.user),
-    }, status=status)
+    return render(
+        request,
+        "dashboard/members.html",
+        {
+            "project": project,
+            "rows": selectors.member_rows(project),
+            "add_forms": add_forms,
+            "invitation_form": forms_given.get("invite") or InvitationForm(),
+            "account_form": forms_given.get("account") or AccountForm(),
+            "invitations": selectors.invitations(project),
+            "new_link": new_link,
+            "changes": selectors.recent_changes(project, limit=15, kinds=_MEMBER_CHANGES),
+            "can_adjudicate": selectors.can_adjudicate(project, request.user),
+        },
+        status=status,
+    )
 
 
 @login_required
@@ -294,8 +360,11 @@ def member_remove(request, project_id: int, member_id: int):
     except services.WorkflowError as exc:
         messages.error(request, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
     else:
-        messages.success(request, f"{member.user.username} was removed as {member.get_role_display().lower()}; "
-                                  "their labels stay and still count.")
+        messages.success(
+            request,
+            f"{member.user.username} was removed as {member.get_role_display().lower()}; "
+            "their labels stay and still count.",
+        )
     return redirect("project-members", project_id=project.pk)
 
 
@@ -311,10 +380,12 @@ def invitation_create(request, project_id: int):
     form = InvitationForm(request.POST)
     if not form.is_valid():
         return _members_page(request, project, status=400, forms_given={"invite": form})
-    invitation, token = services.create_invitation(project, role=form.cleaned_data["role"],
-                                                   days=form.cleaned_data["days"], actor=request.user)
-    return _members_page(request, project, status=201, new_link={
-        "url": _link(request, token), "invitation": invitation, "account": None})
+    invitation, token = services.create_invitation(
+        project, role=form.cleaned_data["role"], days=form.cleaned_data["days"], actor=request.user
+    )
+    return _members_page(
+        request, project, status=201, new_link={"url": _link(request, token), "invitation": invitation, "account": None}
+    )
 
 
 @login_required
@@ -326,13 +397,21 @@ def account_create(request, project_id: int):
     if form.is_valid():
         try:
             user, invitation, token = services.create_account(
-                project, username=form.cleaned_data["username"], email=form.cleaned_data["email"],
-                days=form.cleaned_data["days"], actor=request.user)
+                project,
+                username=form.cleaned_data["username"],
+                email=form.cleaned_data["email"],
+                days=form.cleaned_data["days"],
+                actor=request.user,
+            )
         except services.WorkflowError as exc:
             form.add_error("username", f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
         else:
-            return _members_page(request, project, status=201, new_link={
-                "url": _link(request, token), "invitation": invitation, "account": user})
+            return _members_page(
+                request,
+                project,
+                status=201,
+                new_link={"url": _link(request, token), "invitation": invitation, "account": user},
+            )
     return _members_page(request, project, status=400, forms_given={"account": form})
 
 
@@ -351,6 +430,7 @@ def invitation_revoke(request, project_id: int, invitation_id: int):
 
 
 # ---------------------------------------------------------------- the public invitation page
+
 
 class SignUpForm(UserCreationForm):
     email = forms.EmailField(required=False, help_text="Optional.")
@@ -377,8 +457,10 @@ def invitation(request, token: str):
     error, status = "", 200
     if account is not None:
         if signed_in and request.user.pk != account.pk:
-            error = (f"This link lets the account {account.username} choose its password. You are signed in as "
-                     f"{request.user.get_username()}: log out first to use it.")
+            error = (
+                f"This link lets the account {account.username} choose its password. You are signed in as "
+                f"{request.user.get_username()}: log out first to use it."
+            )
         else:
             form = SetPasswordForm(account, request.POST or None)
     elif not signed_in:
@@ -393,8 +475,11 @@ def invitation(request, token: str):
                     user = services.set_password_with_invitation(token, password=form.cleaned_data["new_password1"])
                 else:
                     user = services.sign_up_with_invitation(
-                        token, username=form.cleaned_data["username"], password=form.cleaned_data["password1"],
-                        email=form.cleaned_data.get("email") or "")
+                        token,
+                        username=form.cleaned_data["username"],
+                        password=form.cleaned_data["password1"],
+                        email=form.cleaned_data.get("email") or "",
+                    )
             else:
                 user = None
         except services.InvitationUnusable as exc:
@@ -410,16 +495,22 @@ def invitation(request, token: str):
                     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
                 elif account is not None:
                     update_session_auth_hash(request, user)  # a new password would end this session otherwise
-                messages.success(request, f"Welcome to {project.name}. You are now "
-                                          f"an {invitation.get_role_display().lower()} here.")
+                messages.success(
+                    request, f"Welcome to {project.name}. You are now an {invitation.get_role_display().lower()} here."
+                )
                 return redirect(work_url(project, invitation.role))
             status = 400
-    return render(request, "frontend/invitation.html", {
-        "invitation": invitation,
-        "project": project,
-        "account": account,
-        "form": form,
-        "error": error,
-        "signed_in": signed_in,
-        "login_url": f"{reverse('login')}?next={request.path}",
-    }, status=status)
+    return render(
+        request,
+        "frontend/invitation.html",
+        {
+            "invitation": invitation,
+            "project": project,
+            "account": account,
+            "form": form,
+            "error": error,
+            "signed_in": signed_in,
+            "login_url": f"{reverse('login')}?next={request.path}",
+        },
+        status=status,
+    )

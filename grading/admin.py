@@ -35,14 +35,27 @@ class PromptTemplateAdmin(admin.ModelAdmin):
             extraction_template=obj.extraction_template,
             created_by=request.user,
         )
-        obj.pk, obj.version, obj.created_at, obj.created_by_id = saved.pk, saved.version, saved.created_at, saved.created_by_id
+        obj.pk, obj.version, obj.created_at, obj.created_by_id = (
+            saved.pk,
+            saved.version,
+            saved.created_at,
+            saved.created_by_id,
+        )
         obj._state.adding = False
 
 
 @admin.register(VerifierConfig)
 class VerifierConfigAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "model", "base_url", "template", "cascade_judge", "concurrency_limit",
-                    "use_reference")
+    list_display = (
+        "name",
+        "kind",
+        "model",
+        "base_url",
+        "template",
+        "cascade_judge",
+        "concurrency_limit",
+        "use_reference",
+    )
     list_filter = ("kind", "use_reference")
     search_fields = ("name", "model")
 
@@ -105,8 +118,20 @@ class VerificationRunAdmin(admin.ModelAdmin):
     list_filter = ["status", "verifier"]
     search_fields = ["verifier__name", "dataset__name", "project__name"]
     list_select_related = ["verifier", "dataset", "project"]
-    readonly_fields = ["status", "total", "done", "counts", "error", "attempt", "run_token", "heartbeat_at",
-                       "created_by", "created_at", "started_at", "finished_at"]
+    readonly_fields = [
+        "status",
+        "total",
+        "done",
+        "counts",
+        "error",
+        "attempt",
+        "run_token",
+        "heartbeat_at",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
 
 
 @admin.register(SelectionRecord)

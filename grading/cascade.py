@@ -11,6 +11,7 @@ A cascade verifier configuration names an LLM judge and a sample rate. Each comp
 3. humans, on what the judge left inconclusive too, and on sampled completions where rules and judge disagree
    ("disputed"). The cascade's own verdict there is inconclusive: it makes no claim a human has to correct.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
 """System checks of the grading app."""
+
 from django.conf import settings
 from django.core.checks import Error, register
 
@@ -10,8 +11,10 @@ def judge_key_envs_are_not_server_secrets(app_configs, **kwargs):
     listed = sorted(set(getattr(settings, "JUDGE_API_KEY_ENVS", ())) & SERVER_SECRET_ENVS)
     if not listed:
         return []
-    return [Error(
-        f"JUDGE_API_KEY_ENVS lists server secrets ({', '.join(listed)}); judge configurations would be able to "
-        "send them to their endpoints. They are refused anyway; remove them from the setting.",
-        id="grading.E001",
-    )]
+    return [
+        Error(
+            f"JUDGE_API_KEY_ENVS lists server secrets ({', '.join(listed)}); judge configurations would be able to "
+            "send them to their endpoints. They are refused anyway; remove them from the setting.",
+            id="grading.E001",
+        )
+    ]

@@ -116,7 +116,9 @@ class PromptTemplate(models.Model):
 
     def save(self, *args, **kwargs):
         if self.pk is not None and self.is_used():
-            stored = PromptTemplate.objects.filter(pk=self.pk).values_list("name", "version", *self.CONTENT_FIELDS).first()
+            stored = (
+                PromptTemplate.objects.filter(pk=self.pk).values_list("name", "version", *self.CONTENT_FIELDS).first()
+            )
             if stored is not None and stored != (self.name, self.version, *self.content()):
                 raise TemplateInUseError(
                     f"{self} has verdicts; save the edit as a new version (save_prompt_template_version)."
@@ -132,7 +134,9 @@ class VerifierConfig(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    base_url = models.URLField(max_length=500, blank=True, help_text="OpenAI-compatible endpoint, e.g. http://host:8000/v1")
+    base_url = models.URLField(
+        max_length=500, blank=True, help_text="OpenAI-compatible endpoint, e.g. http://host:8000/v1"
+    )
     model = models.CharField(max_length=200, blank=True)
     api_key_env = models.CharField(
         max_length=100,
@@ -154,14 +158,19 @@ class VerifierConfig(models.Model):
     price_output_per_million = models.DecimalField(max_digits=12, decimal_places=4, default=0)
     use_reference = models.BooleanField(default=True)
     cascade_judge = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="cascades",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="cascades",
         limit_choices_to={"kind": "judge"},
         help_text="Cascade only: the LLM judge asked on what the rules leave inconclusive.",
     )
     cascade_sample_rate = models.FloatField(
-        default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        default=0.0,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Cascade only: the share of rule-decided completions also sent to the judge, to measure "
-                  "disagreement; where the two disagree, humans decide.",
+        "disagreement; where the two disagree, humans decide.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -171,12 +180,19 @@ class VerifierConfig(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(temperature__gte=0), name="verifier_temperature_not_negative"),
             models.CheckConstraint(condition=models.Q(timeout_seconds__gt=0), name="verifier_timeout_positive"),
-            models.CheckConstraint(condition=models.Q(concurrency_limit__gte=1), name="verifier_concurrency_at_least_one"),
+            models.CheckConstraint(
+                condition=models.Q(concurrency_limit__gte=1), name="verifier_concurrency_at_least_one"
+            ),
             models.CheckConstraint(
                 condition=models.Q(kind="rule")
                 | (models.Q(kind="cascade") & models.Q(cascade_judge__isnull=False))
-                | (models.Q(kind="judge") & ~models.Q(base_url="") & ~models.Q(model="") & ~models.Q(api_key_env="")
-                   & models.Q(template__isnull=False)),
+                | (
+                    models.Q(kind="judge")
+                    & ~models.Q(base_url="")
+                    & ~models.Q(model="")
+                    & ~models.Q(api_key_env="")
+                    & models.Q(template__isnull=False)
+                ),
                 name="judge_config_is_complete",
             ),
             models.CheckConstraint(
@@ -245,7 +261,11 @@ class Verdict(models.Model):
     completion = models.ForeignKey("verifybench.Completion", on_delete=models.CASCADE, related_name="verdicts")
     verifier = models.ForeignKey(VerifierConfig, on_delete=models.PROTECT, related_name="verdicts")
     prompt_template = models.ForeignKey(
-        PromptTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="verdicts",
+        PromptTemplate,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="verdicts",
         help_text="The template version the judge used; empty for rule-based verifiers.",
     )
     status = models.CharField(max_length=12, choices=Status.choices)
@@ -256,17 +276,19 @@ class Verdict(models.Model):
     extraction_output = models.TextField(blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
-    cost = models.DecimalField(max_digits=14, decimal_places=8, default=0, help_text="Spent on this run; 0 on a cache hit.")
+    cost = models.DecimalField(
+        max_digits=14, decimal_places=8, default=0, help_text="Spent on this run; 0 on a cache hit."
+    )
     attempts = models.PositiveIntegerField(default=0)
     cache_hit = models.BooleanField(default=False)
     failed = models.BooleanField(default=False, help_text="The endpoint could not be reached or kept failing.")
     stage = models.CharField(
-        max_length=10, blank=True, choices=CascadeStage.choices,
+        max_length=10,
+        blank=True,
+        choices=CascadeStage.choices,
         help_text="Cascade verdicts only: the stage that decided, or humans when the cascade left it to them.",
     )
-    rule_status = models.CharField(
-        max_length=12, blank=True, help_text="Cascade verdicts only: what the rules said."
-    )
+    rule_status = models.CharField(max_length=12, blank=True, help_text="Cascade verdicts only: what the rules said.")
     judge_status = models.CharField(
         max_length=12, blank=True, help_text="Cascade verdicts only: what the judge said; empty when not asked."
     )
@@ -278,7 +300,10 @@ class Verdict(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["completion", "verifier"], name="one_verdict_per_completion_and_verifier"),
         ]
-        indexes = [models.Index(fields=["verifier", "status"]), models.Index(fields=["verifier", "stage"], name="verdict_verifier_stage")]
+        indexes = [
+            models.Index(fields=["verifier", "status"]),
+            models.Index(fields=["verifier", "stage"], name="verdict_verifier_stage"),
+        ]
 
     def __str__(self):
         return f"{self.verifier} on {self.completion_id}: {self.status}"
@@ -329,7 +354,10 @@ class VerificationRun(BackgroundJob):
         "verifybench.Dataset", null=True, blank=True, on_delete=models.CASCADE, related_name="verification_runs"
     )
     project = models.ForeignKey(
-        "annotation.AnnotationProject", null=True, blank=True, on_delete=models.CASCADE,
+        "annotation.AnnotationProject",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
         related_name="verification_runs",
     )
     answer_types = models.JSONField(default=list, blank=True, help_text="Fine codes (A1) or coarse classes (A).")

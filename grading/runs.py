@@ -17,6 +17,7 @@ call makes the completion's verdict unusable like any judge run's, so a resume a
 Options (`VerificationRun.options`):
   chunk_delay  seconds to pause after each committed chunk (0 by default), so tests and demos can stop a run midway.
 """
+
 from __future__ import annotations
 
 import json
@@ -178,9 +179,15 @@ def create_run(
             raise RunRequestError(f"verifier {config.name!r} is not usable: {error.messages}") from None
     filters = clean_scope_filters(answer_types, domains, models)
     run = VerificationRun.objects.create(
-        verifier=verifier, dataset=dataset, project=project, answer_types=filters["answer_types"],
-        domains=filters["domains"], model_names=filters["models"], chunk_size=chunk_size,
-        options=clean_options(options), created_by=created_by,
+        verifier=verifier,
+        dataset=dataset,
+        project=project,
+        answer_types=filters["answer_types"],
+        domains=filters["domains"],
+        model_names=filters["models"],
+        chunk_size=chunk_size,
+        options=clean_options(options),
+        created_by=created_by,
     )
     if enqueue:
         _enqueue(run)
@@ -249,20 +256,27 @@ def verify_with_rules(completions: list[Completion]) -> list[RuleOutcome]:
     items = []
     for completion in completions:
         reference, is_solution = _reference_of(completion)
-        items.append(BatchItem(
-            completion=completion.text, reference=reference, answer_type=completion.question.answer_type or None,
-            question=completion.question.text, reference_is_solution=is_solution,
-        ))
+        items.append(
+            BatchItem(
+                completion=completion.text,
+                reference=reference,
+                answer_type=completion.question.answer_type or None,
+                question=completion.question.text,
+                reference_is_solution=is_solution,
+            )
+        )
     outcomes = []
     for verdict in verify_batch(items):
         decided = verdict.status != Verdict.Status.INCONCLUSIVE
-        outcomes.append(RuleOutcome(
-            status=verdict.status,
-            extracted_answer=verdict.extracted_answer or "",
-            explanation=verdict.explanation,
-            reason=f"rule-based comparison as {verdict.answer_type_used}" if decided else verdict.explanation,
-            raw_output=json.dumps(verdict.as_dict(), ensure_ascii=False),
-        ))
+        outcomes.append(
+            RuleOutcome(
+                status=verdict.status,
+                extracted_answer=verdict.extracted_answer or "",
+                explanation=verdict.explanation,
+                reason=f"rule-based comparison as {verdict.answer_type_used}" if decided else verdict.explanation,
+                raw_output=json.dumps(verdict.as_dict(), ensure_ascii=False),
+            )
+        )
     return outcomes
 
 
@@ -301,24 +315,40 @@ def _with_judge_cost(outcome: CascadeOutcome, judged: JudgeResult | None, judge:
     if judged is None:
         return outcome
     return replace(
-        outcome, extraction_output=judged.extraction_output, template_id=judged.template_id or judge.template_id,
-        prompt_tokens=judged.prompt_tokens, completion_tokens=judged.completion_tokens, cost=judged.cost,
-        attempts=judged.attempts, cache_hit=judged.cache_hit,
+        outcome,
+        extraction_output=judged.extraction_output,
+        template_id=judged.template_id or judge.template_id,
+        prompt_tokens=judged.prompt_tokens,
+        completion_tokens=judged.completion_tokens,
+        cost=judged.cost,
+        attempts=judged.attempts,
+        cache_hit=judged.cache_hit,
     )
 
 
 def _cascade_outcome(rule: RuleOutcome, judged: JudgeResult | None, judge: VerifierConfig) -> CascadeOutcome:
     if judged is not None and judged.failed:
-        return _with_judge_cost(CascadeOutcome(
-            status=Verdict.Status.INCONCLUSIVE, stage="", rule_status=rule.status, judge_status="",
-            extracted_answer=rule.extracted_answer, explanation=judged.explanation,
-            reason=f"the judge {judge.name} could not be asked: {judged.reason}", raw_output=judged.raw_output,
-            failed=True,
-        ), judged, judge)
+        return _with_judge_cost(
+            CascadeOutcome(
+                status=Verdict.Status.INCONCLUSIVE,
+                stage="",
+                rule_status=rule.status,
+                judge_status="",
+                extracted_answer=rule.extracted_answer,
+                explanation=judged.explanation,
+                reason=f"the judge {judge.name} could not be asked: {judged.reason}",
+                raw_output=judged.raw_output,
+                failed=True,
+            ),
+            judged,
+            judge,
+        )
     judge_status = judged.status if judged is not None else None
     decision = cascade.decide(rule.status, judge_status)
-    raw = {"rules": json.loads(rule.raw_output) if rule.raw_output else {},
-           "judge": judged.raw_output if judged is not None else None}
+    raw = {
+        "rules": json.loads(rule.raw_output) if rule.raw_output else {},
+        "judge": judged.raw_output if judged is not None else None,
+    }
     if decision.stage == cascade.RULES:
         checked = f"; the judge's sampled check said {judge_status}" if judged is not None else ""
         answer, explanation, reason = rule.extracted_answer, rule.explanation, f"rules: {rule.reason}{checked}"
@@ -332,11 +362,20 @@ def _cascade_outcome(rule: RuleOutcome, judged: JudgeResult | None, judge: Verif
             reason = f"for humans: the rules said {rule.status} but the judge {judge.name} said {judge_status}"
         else:
             reason = f"for humans: rules and judge {judge.name} both inconclusive ({judged.reason})"
-    return _with_judge_cost(CascadeOutcome(
-        status=decision.status, stage=decision.stage, rule_status=rule.status, judge_status=judge_status or "",
-        extracted_answer=answer, explanation=explanation, reason=reason,
-        raw_output=json.dumps(raw, ensure_ascii=False),
-    ), judged, judge)
+    return _with_judge_cost(
+        CascadeOutcome(
+            status=decision.status,
+            stage=decision.stage,
+            rule_status=rule.status,
+            judge_status=judge_status or "",
+            extracted_answer=answer,
+            explanation=explanation,
+            reason=reason,
+            raw_output=json.dumps(raw, ensure_ascii=False),
+        ),
+        judged,
+        judge,
+    )
 
 
 def verify_with_cascade(config: VerifierConfig, completions: list[Completion]) -> list[CascadeOutcome]:
@@ -345,7 +384,8 @@ def verify_with_cascade(config: VerifierConfig, completions: list[Completion]) -
     assert judge is not None  # a cascade always names its judge (a check constraint)
     rules = verify_with_rules(completions)
     asked = [
-        index for index, (completion, rule) in enumerate(zip(completions, rules, strict=True))
+        index
+        for index, (completion, rule) in enumerate(zip(completions, rules, strict=True))
         if cascade.needs_judge(rule.status, cascade.is_sampled(config.pk, completion.pk, config.cascade_sample_rate))
     ]
     judged = dict(zip(asked, verify_with_judge(judge, [completions[index] for index in asked]), strict=True))
@@ -382,8 +422,9 @@ def _commit_chunk(execution: Execution, chunk: list[Completion], results: list) 
         # A chunk already verified is kept; a cancel acts after it.
         locked = execution.owned(honour_cancel=False)
         previously_failed = set(
-            Verdict.objects.filter(verifier_id=run.verifier_id, completion_id__in=ids, failed=True)
-            .values_list("completion_id", flat=True)
+            Verdict.objects.filter(verifier_id=run.verifier_id, completion_id__in=ids, failed=True).values_list(
+                "completion_id", flat=True
+            )
         )
         counts = {key: int(locked.counts.get(key, 0)) for key in COUNT_KEYS}
         done = locked.progress_done
@@ -437,7 +478,16 @@ def execute_run(run_id: int, attempt: int | None = None) -> VerificationRun | No
     return runner.run(VERIFICATION_RUN.name, run_id, attempt)
 
 
-VERIFICATION_RUN = runner.register(JobKind(
-    name="verification-run", title="Verification run", noun="run", model=VerificationRun, execute=_execute,
-    resumable=True, on_start=_start_fresh, reset=_start_over, stale_setting="VERIFICATION_STALE_SECONDS",
-))
+VERIFICATION_RUN = runner.register(
+    JobKind(
+        name="verification-run",
+        title="Verification run",
+        noun="run",
+        model=VerificationRun,
+        execute=_execute,
+        resumable=True,
+        on_start=_start_fresh,
+        reset=_start_over,
+        stale_setting="VERIFICATION_STALE_SECONDS",
+    )
+)

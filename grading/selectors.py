@@ -1,4 +1,5 @@
 """Queries of the grading app: selection candidates from stored verdicts, run and selection payloads."""
+
 from __future__ import annotations
 
 from django.db import connection, transaction
@@ -52,11 +53,17 @@ def cascade_verdict_groups(verifier_id: int, completion_ids, *, since=None, proj
     labels = final_label_items(project).filter(subject_id=OuterRef("completion_id"))
     groups = (
         _cascade_verdicts(verifier_id, completion_ids, since)
-        .annotate(says_correct=Exists(labels.filter(final_value=True)),
-                  says_incorrect=Exists(labels.filter(final_value=False)))
+        .annotate(
+            says_correct=Exists(labels.filter(final_value=True)),
+            says_incorrect=Exists(labels.filter(final_value=False)),
+        )
         .values("stage", "status", "rule_status", "judge_status", "says_correct", "says_incorrect")
-        .annotate(n=Count("pk"), prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens"),
-                  cost=Sum("cost"))
+        .annotate(
+            n=Count("pk"),
+            prompt_tokens=Sum("prompt_tokens"),
+            completion_tokens=Sum("completion_tokens"),
+            cost=Sum("cost"),
+        )
         .order_by()
     )
     rows = []

@@ -1,4 +1,5 @@
 """Writes and business rules of the grading app."""
+
 from __future__ import annotations
 
 from decimal import Decimal

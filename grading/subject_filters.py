@@ -4,6 +4,7 @@ Registered with `core.subjects` from GradingConfig.ready() as the `verdicts` sub
 (a verifier configuration's id) and `verdict` (correct, incorrect or inconclusive), for every subject kind whose
 subject is a completion.
 """
+
 from __future__ import annotations
 
 from core import subjects
@@ -42,8 +43,11 @@ def verdict_choices(kind_name: str, dataset_id: int) -> dict[str, list[tuple[str
 
 
 VERDICTS = SubjectFilter(
-    name="verdicts", criteria=("verifier", "verdict"), applies_to=_on_completions,
-    filter_subject_ids=completions_by_verdict, choices=verdict_choices,
+    name="verdicts",
+    criteria=("verifier", "verdict"),
+    applies_to=_on_completions,
+    filter_subject_ids=completions_by_verdict,
+    choices=verdict_choices,
 )
 
 

@@ -6,6 +6,7 @@ an item with a final human label (resolved, not excluded, not gold): ``vl``, the
 reads) and per pair of verifiers (ids in order, a verifier with itself included) ``vp|<a>|<b>|<status a>|<status
 b>`` (their agreement). A final value that is no correctness label counts as ``vb`` instead.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,16 +34,21 @@ def verdict_contribution(project: AnnotationProject, items: Sequence[Item]) -> C
     if not subjects:
         return tally
     by_subject: dict[int, dict[int, str]] = {}
-    for completion_id, verifier_id, status in (Verdict.objects.filter(completion_id__in=subjects)
-                                               .values_list("completion_id", "verifier_id", "status")):
+    for completion_id, verifier_id, status in Verdict.objects.filter(completion_id__in=subjects).values_list(
+        "completion_id", "verifier_id", "status"
+    ):
         by_subject.setdefault(completion_id, {})[verifier_id] = status
     labeled = [item for item in items if has_final_label(item)]
-    about = {
-        completion_id: (model, answer_class or "", answer_type or "")
-        for completion_id, model, answer_class, answer_type in Completion.objects.filter(
-            pk__in=[item.subject_id for item in labeled]).values_list(
-                "pk", "model_name", "question__answer_class", "question__answer_type")
-    } if labeled else {}
+    about = (
+        {
+            completion_id: (model, answer_class or "", answer_type or "")
+            for completion_id, model, answer_class, answer_type in Completion.objects.filter(
+                pk__in=[item.subject_id for item in labeled]
+            ).values_list("pk", "model_name", "question__answer_class", "question__answer_type")
+        }
+        if labeled
+        else {}
+    )
     for item in items:
         if item.is_gold:
             continue

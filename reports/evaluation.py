@@ -4,6 +4,7 @@ models by Pass@k / G-Pass@k_tau / mG-Pass@k from human labels or verdicts.
 The figures themselves come from the pure modules `core.metrics.judge_eval` and
 `core.metrics.passk`; this module only gathers their input rows and reports what it left out.
 """
+
 from __future__ import annotations
 
 import csv
@@ -113,7 +114,9 @@ def _human_label(row: dict[str, Any]) -> bool:
     try:
         return CorrectnessRules().clean(row["final_value"])
     except InvalidValue as error:
-        raise EvaluationError(f"item {row['item_id']}: final value {row['final_value']!r} is not a correctness label") from error
+        raise EvaluationError(
+            f"item {row['item_id']}: final value {row['final_value']!r} is not a correctness label"
+        ) from error
 
 
 def labeled_rows(project: AnnotationProject) -> list[dict[str, Any]]:
@@ -161,14 +164,16 @@ def meta_evaluate(project: AnnotationProject, verifier_names: Sequence[str] | No
         verifiers = selectors.verifiers_with_verdicts_on_project(project)
     labeled = kept.get("vl", 0) - kept.get("vb", 0)
     confusion: dict[int, list[tuple[bool, str, str | None, str | None, str | None, int]]] = {
-        v.pk: [] for v in verifiers}
+        v.pk: [] for v in verifiers
+    }
     pairs: dict[tuple[int, int], Counter] = {}
     for key, count in kept.items():
         if key.startswith("v|"):
             _, verifier_id, answer_class, answer_type, human, status, model = key.split("|", 6)
             if int(verifier_id) in confusion:
                 confusion[int(verifier_id)].append(
-                    (human == "1", status, answer_class or None, answer_type or None, json.loads(model), count))
+                    (human == "1", status, answer_class or None, answer_type or None, json.loads(model), count)
+                )
         elif key.startswith("vp|"):
             _, first, second, first_status, second_status = key.split("|")
             pairs.setdefault((int(first), int(second)), Counter())[(first_status, second_status)] += count
@@ -181,8 +186,16 @@ def meta_evaluate(project: AnnotationProject, verifier_names: Sequence[str] | No
         cascade = None
         if verifier.kind == VerifierConfig.Kind.CASCADE:
             cascade = cascade_figures(verifier.pk, final_label_items(project).values("subject_id"), project=project)
-        reports.append(VerifierReport(verifier=verifier, labeled_items=labeled, evaluation=verdict_evaluation,
-                                      missing_item_ids=missing, missing_count=missing_count, cascade=cascade))
+        reports.append(
+            VerifierReport(
+                verifier=verifier,
+                labeled_items=labeled,
+                evaluation=verdict_evaluation,
+                missing_item_ids=missing,
+                missing_count=missing_count,
+                cascade=cascade,
+            )
+        )
 
     agreement: dict[str, dict[str, dict[str, Any]]] | None = None
     if len(verifiers) > 1:
@@ -227,30 +240,34 @@ def meta_evaluation_csv_rows(result: MetaEvaluation) -> list[dict[str, Any]]:
                 )
             rows.append(full)
         for stage in (report.cascade or {}).get("stages", []):
-            rows.append({
-                **blank,
-                "verifier": report.verifier.name,
-                "scope": "cascade_stage",
-                "name": stage["stage"],
-                "n": stage["decided"],
-                "decided_coverage": "" if stage["coverage"] is None else stage["coverage"],
-                "decided_precision": "" if stage["precision"] is None else stage["precision"],
-                "tokens": stage["tokens"],
-                "cost": stage["cost"],
-            })
+            rows.append(
+                {
+                    **blank,
+                    "verifier": report.verifier.name,
+                    "scope": "cascade_stage",
+                    "name": stage["stage"],
+                    "n": stage["decided"],
+                    "decided_coverage": "" if stage["coverage"] is None else stage["coverage"],
+                    "decided_precision": "" if stage["precision"] is None else stage["precision"],
+                    "tokens": stage["tokens"],
+                    "cost": stage["cost"],
+                }
+            )
         if result.agreement:
             for other, cell in result.agreement[report.verifier.name].items():
                 if other == report.verifier.name:
                     continue
-                rows.append({
-                    **blank,
-                    "verifier": report.verifier.name,
-                    "scope": "agreement",
-                    "name": other,
-                    "n": cell["shared_items"],
-                    "agreement": "" if cell["agreement"] is None else cell["agreement"],
-                    "kappa": "" if cell["kappa"] is None else cell["kappa"],
-                })
+                rows.append(
+                    {
+                        **blank,
+                        "verifier": report.verifier.name,
+                        "scope": "agreement",
+                        "name": other,
+                        "n": cell["shared_items"],
+                        "agreement": "" if cell["agreement"] is None else cell["agreement"],
+                        "kappa": "" if cell["kappa"] is None else cell["kappa"],
+                    }
+                )
     return rows
 
 
@@ -309,7 +326,12 @@ def _samples_from_project(dataset: Dataset, project: AnnotationProject) -> tuple
     rows = labeled_rows(project)
     # Completion ids tell samples apart; imported sample indices may all be 0.
     samples = [
-        {"question_id": row["question_id"], "model": row["model"], "correct": row["human_correct"], "greedy": row["is_greedy"]}
+        {
+            "question_id": row["question_id"],
+            "model": row["model"],
+            "correct": row["human_correct"],
+            "greedy": row["is_greedy"],
+        }
         for row in rows
     ]
     warnings = []
@@ -330,15 +352,19 @@ def _samples_from_verifier(dataset: Dataset, verifier: VerifierConfig) -> tuple[
         if status is None:
             unjudged += 1
             continue
-        samples.append({
-            "question_id": completion["question_id"],
-            "model": completion["model"],
-            "correct": status == "correct",
-            "greedy": completion["is_greedy"],
-        })
+        samples.append(
+            {
+                "question_id": completion["question_id"],
+                "model": completion["model"],
+                "correct": status == "correct",
+                "greedy": completion["is_greedy"],
+            }
+        )
     warnings = []
     if unjudged:
-        warnings.append(f"{unjudged} completion(s) of {dataset.name} have no verdict from {verifier.name} and are left out")
+        warnings.append(
+            f"{unjudged} completion(s) of {dataset.name} have no verdict from {verifier.name} and are left out"
+        )
     return samples, warnings
 
 
@@ -380,8 +406,14 @@ class KChoice:
         return passk.follows_recommendation(self.samples_per_question, self.ks)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ks": self.ks, "samples_per_question": self.samples_per_question, "fewest": self.fewest,
-                "most": self.most, "single_sample": self.single_sample, "recommended": self.recommended}
+        return {
+            "ks": self.ks,
+            "samples_per_question": self.samples_per_question,
+            "fewest": self.fewest,
+            "most": self.most,
+            "single_sample": self.single_sample,
+            "recommended": self.recommended,
+        }
 
 
 def choose_ks(samples: Sequence[dict[str, Any]]) -> KChoice | None:

@@ -1,4 +1,5 @@
 """Report jobs: an export bundle of a project's final labels."""
+
 from django.db import models
 
 from core.jobs.models import BackgroundJob
@@ -23,4 +24,3 @@ class ExportJob(BackgroundJob):
 
     def __str__(self):
         return f"export {self.pk} ({self.format}, {self.status})"
-

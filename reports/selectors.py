@@ -1,4 +1,5 @@
 """Queries behind the reports: final human labels, verdict statuses, and the samples of a dataset."""
+
 from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Subquery
@@ -22,8 +23,9 @@ def final_correctness_labels(project) -> list[dict]:
         Completion.objects.filter(pk__in=items.values("subject_id"))
         .annotate(item_id=Subquery(item_of))
         .order_by("item_id")
-        .values_list("item_id", "pk", "question_id", "model_name", "question__answer_class", "is_greedy",
-                     "question__answer_type")
+        .values_list(
+            "item_id", "pk", "question_id", "model_name", "question__answer_class", "is_greedy", "question__answer_type"
+        )
     )
     finals = dict(items.values_list("subject_id", "final_value").iterator(chunk_size=5000))
     return [
@@ -37,23 +39,34 @@ def final_correctness_labels(project) -> list[dict]:
             "answer_type": answer_type or None,
             "final_value": finals[completion_id],
         }
-        for item_id, completion_id, question_id, model, answer_class, is_greedy, answer_type
-        in rows.iterator(chunk_size=5000)
+        for item_id, completion_id, question_id, model, answer_class, is_greedy, answer_type in rows.iterator(
+            chunk_size=5000
+        )
     ]
 
 
 def first_bad_final_value(project) -> dict | None:
     """A resolved, non-excluded, non-gold item whose final value is not true or false: {item_id, final_value}."""
-    item = (Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
-            .exclude(final_value=True).exclude(final_value=False).order_by("pk").values("pk", "final_value").first())
+    item = (
+        Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
+        .exclude(final_value=True)
+        .exclude(final_value=False)
+        .order_by("pk")
+        .values("pk", "final_value")
+        .first()
+    )
     return {"item_id": item["pk"], "final_value": item["final_value"]} if item else None
 
 
 def items_missing_verdicts(project, verifier, limit: int) -> list[int]:
     """Ids of the first `limit` items with a final human label that the verifier has no verdict on."""
     judged = Verdict.objects.filter(verifier=verifier, completion_id=OuterRef("subject_id"))
-    return list(Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
-                .exclude(Exists(judged)).order_by("pk").values_list("pk", flat=True)[:limit])
+    return list(
+        Item.objects.filter(project=project, state=workflow.RESOLVED, excluded=False, is_gold=False)
+        .exclude(Exists(judged))
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
 
 
 def verdict_statuses(verifier_ids, completion_ids=None, dataset=None) -> dict[int, dict[int, str]]:

@@ -1,4 +1,5 @@
 """Writes and business rules of the reports: the lifecycle of export jobs."""
+
 from __future__ import annotations
 
 from core.jobs import runner as jobs
@@ -12,7 +13,13 @@ class ExportRequestError(jobs.JobRequestError):
 
 
 def create_export(
-    *, project, format: str, file_types=None, options=None, created_by=None, enqueue: bool = True,  # noqa: A002
+    *,
+    project,
+    format: str,  # noqa: A002
+    file_types=None,
+    options=None,
+    created_by=None,
+    enqueue: bool = True,
 ):
     """Validate an export request, create its ExportJob and queue it once the transaction commits."""
     try:
@@ -26,7 +33,10 @@ def create_export(
             f"{format} exports need a {export_format.project_kind} project; project {project.pk} is {project.kind}"
         )
     job = ExportJob.objects.create(
-        project=project, format=export_format.name, file_types=cleaned_types, options=dict(options or {}),
+        project=project,
+        format=export_format.name,
+        file_types=cleaned_types,
+        options=dict(options or {}),
         created_by=created_by,
     )
     if enqueue:

@@ -1,4 +1,5 @@
 """Shared fixtures: users with roles, API clients, a real Celery worker on Redis."""
+
 from __future__ import annotations
 
 import itertools
@@ -150,10 +151,29 @@ class WorkerProcess:
         self._log = open(self.log_path, "w")
         beat = ["-B", "--schedule", str(Path(settings.VAR_DIR) / f"beat-{self.name}")] if self.beat else []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", self.queue,
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=info",
-             "-n", f"{self.name}@%h", *beat],
-            cwd=REPO_ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "-Q",
+                self.queue,
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--loglevel=info",
+                "-n",
+                f"{self.name}@%h",
+                *beat,
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -228,8 +248,15 @@ def chromium_launch_options() -> dict:
     return {
         "executable_path": CHROMIUM,
         "headless": True,
-        "args": ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
     }
 
 

@@ -5,6 +5,7 @@ ids of real objects (the demo data, plus an open task, a proof task, a selection
 that exist nowhere; each URL is then read with a browser's Accept header (the browsable API) and as JSON, by an
 anonymous visitor and by a user of each role.
 """
+
 from __future__ import annotations
 
 import io
@@ -89,26 +90,40 @@ def lab(db, settings, tmp_path):
     proof_task = annotation_services.next_task(proofs, users["annotator"])
     assert open_task is not None and proof_task is not None
     verifier = VerifierConfig.objects.get(name="sympy-rules")
-    selection_services.select_for_annotation(dataset=correctness.dataset, strategy="verifybench", verifiers=[verifier],
-                                             seed=1, target=8, name="walk", created_by=users["researcher"])
+    selection_services.select_for_annotation(
+        dataset=correctness.dataset,
+        strategy="verifybench",
+        verifiers=[verifier],
+        seed=1,
+        target=8,
+        name="walk",
+        created_by=users["researcher"],
+    )
     export = export_services.create_export(project=correctness, format="verifybench-hard", enqueue=False)
     runner.run("export", export.pk, export.attempt)
     queued_export = export_services.create_export(project=correctness, format="verifybench-hard", enqueue=False)
     AllowedJudgeHost.objects.create(host="judge.example.org", created_by=users["admin"])
-    invitation, invitation_token = annotation_services.create_invitation(correctness, role=ProjectMember.Role.ANNOTATOR, days=7,
-                                                          actor=users["researcher"])
+    invitation, invitation_token = annotation_services.create_invitation(
+        correctness, role=ProjectMember.Role.ANNOTATOR, days=7, actor=users["researcher"]
+    )
     settings.IMPORT_UPLOAD_DIR = tmp_path / "uploads"
     row = {"question_id": "walk-1", "question": "1+1?", "reference_answer": "2", "completion": "2", "model": "m"}
     upload = SimpleUploadedFile("walk.jsonl", (json.dumps(row) + "\n{broken\n").encode())
     done_import = imports.create_import(uploaded=upload, dataset_name="walk", skip_invalid=True, enqueue=False)
     runner.run("import", done_import.pk, done_import.attempt)
-    queued_import = imports.create_import(uploaded=SimpleUploadedFile("again.jsonl", json.dumps(row).encode()),
-                                          dataset_name="walk", enqueue=False)
+    queued_import = imports.create_import(
+        uploaded=SimpleUploadedFile("again.jsonl", json.dumps(row).encode()), dataset_name="walk", enqueue=False
+    )
     assert ExportJob.objects.get(pk=export.pk).status == ExportJob.Status.SUCCEEDED
 
     waiting = Item.objects.filter(state=Item.State.NEEDS_ADJUDICATION)
-    items = sorted({*_ids(Item.objects.filter(project=correctness)), *_ids(waiting, 1),
-                    *_ids(Item.objects.filter(project=proofs), 1)})
+    items = sorted(
+        {
+            *_ids(Item.objects.filter(project=correctness)),
+            *_ids(waiting, 1),
+            *_ids(Item.objects.filter(project=proofs), 1),
+        }
+    )
     real = {
         "dataset": _ids(Dataset.objects),
         "question": _ids(Question.objects, 1),
@@ -131,8 +146,7 @@ def lab(db, settings, tmp_path):
         "member": _ids(ProjectMember.objects.filter(project=correctness), 2),
         "invitation": [invitation.pk],
     }
-    real["job"] = [f"{kind.name}-{pk}" for kind in runner.kinds()
-                   for pk in _ids(kind.model.objects, 1)]
+    real["job"] = [f"{kind.name}-{pk}" for kind in runner.kinds() for pk in _ids(kind.model.objects, 1)]
     missing = {key: [MISSING] for key in real}
     missing["job"] = [f"{runner.kinds()[0].name}-{MISSING}", f"no-such-kind-{MISSING}"]
     for kind, ids in real.items():
@@ -165,8 +179,14 @@ def urls_for(route: Route, ids: dict[str, list]) -> list[str]:
 def test_the_walk_covers_the_whole_api():
     routes = api_routes()
     paths = {route.path for route in routes}
-    assert {"/api/items/<pk>/history/", "/api/items/<pk>/override/", "/api/docs/", "/api/redoc/",
-            "/api/projects/<project_id>/meta-eval/", "/api/jobs/<pk>/cancel/"} <= paths
+    assert {
+        "/api/items/<pk>/history/",
+        "/api/items/<pk>/override/",
+        "/api/docs/",
+        "/api/redoc/",
+        "/api/projects/<project_id>/meta-eval/",
+        "/api/jobs/<pk>/cancel/",
+    } <= paths
     assert len(routes) > 60
 
 
@@ -281,9 +301,15 @@ def _page_urls(route: Route, lab) -> list[str]:
     """The URLs of a page or an API route with real ids; a page's job is the finished export."""
     real = lab["real"]
     export_id = real["export"][0]
-    fixed = {"kind": "export", "action": "cancel", "format": "json", "token": lab["invitation_token"],
-             "job_id": export_id if "/jobs/" in route.path or route.path.startswith("/exports/") else
-             real["verification-run"][0]}
+    fixed = {
+        "kind": "export",
+        "action": "cancel",
+        "format": "json",
+        "token": lab["invitation_token"],
+        "job_id": export_id
+        if "/jobs/" in route.path or route.path.startswith("/exports/")
+        else real["verification-run"][0],
+    }
     url = route.path
     for parameter in route.parameters:
         if parameter in fixed:
@@ -324,8 +350,11 @@ def test_no_get_changes_a_row(lab):
                     before = _rows_written()
                     response = client.get(url, HTTP_ACCEPT=accept)
                     opened += 1
-                    changed = {table: count - before.get(table, 0) for table, count in _rows_written().items()
-                               if count != before.get(table, 0)}
+                    changed = {
+                        table: count - before.get(table, 0)
+                        for table, count in _rows_written().items()
+                        if count != before.get(table, 0)
+                    }
                     if changed:
                         writes.append(f"GET {url} as {role} ({accept_name}, {response.status_code}) wrote {changed}")
     assert opened > 1000

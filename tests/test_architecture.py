@@ -2,6 +2,7 @@
 
 The layer contract between apps and the purity contract of the pure modules are import-linter contracts
 (pyproject.toml, run by `make test` as `lint-imports`)."""
+
 from __future__ import annotations
 
 import importlib

@@ -1,6 +1,7 @@
 """Signing in resists guessing: the token endpoint is throttled, wrong passwords lock a username out of every sign-in
 form, tokens expire and can be revoked, every role's password passes Django's full validators, and outside DEBUG
 cookies are secure and HSTS is on unless SECURE_COOKIES=0."""
+
 from __future__ import annotations
 
 import io
@@ -131,17 +132,27 @@ def test_an_admin_revokes_anyones_token(person, admin_role_user):
 @pytest.mark.django_db
 def test_add_user_refuses_weak_passwords_for_every_role(role, password):
     with pytest.raises(CommandError):
-        call_command("add_user", "weakling-user", "--role", role, "--password-stdin",
-                     stdin=io.StringIO(password + "\n"), stdout=io.StringIO())
+        call_command(
+            "add_user",
+            "weakling-user",
+            "--role",
+            role,
+            "--password-stdin",
+            stdin=io.StringIO(password + "\n"),
+            stdout=io.StringIO(),
+        )
 
 
 def _settings_outside_debug(**env) -> dict:
-    code = ("import json, django; django.setup(); from django.conf import settings as s; print(json.dumps("
-            "[s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS]))")
+    code = (
+        "import json, django; django.setup(); from django.conf import settings as s; print(json.dumps("
+        "[s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS]))"
+    )
     environment = {key: value for key, value in os.environ.items() if key != "PYTEST_VERSION"}
     environment.update({"DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": "x" * 50, **env})
-    output = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=environment, check=True,
-                            capture_output=True, text=True).stdout
+    output = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=environment, check=True, capture_output=True, text=True
+    ).stdout
     secure, csrf, hsts = json.loads(output.strip().splitlines()[-1])
     return {"secure": secure, "csrf": csrf, "hsts": hsts}
 

@@ -2,6 +2,7 @@
 again once it is back. The test starts a private PostgreSQL instance of its own (initdb and pg_ctl in a temporary
 directory, on a free port) and a server pointed at it, then stops and restarts that instance; the shared server is
 never touched."""
+
 from __future__ import annotations
 
 import glob
@@ -76,8 +77,13 @@ def request(port: int, method: str, path: str, *, body: dict | None = None, head
 
 
 def token_request(port: int):
-    return request(port, "POST", "/api/auth/token/", body={"username": "nobody", "password": "wrong-password"},
-                   headers={"Accept": "application/json"})
+    return request(
+        port,
+        "POST",
+        "/api/auth/token/",
+        body={"username": "nobody", "password": "wrong-password"},
+        headers={"Accept": "application/json"},
+    )
 
 
 def page_request(port: int):
@@ -106,16 +112,34 @@ def test_a_database_outage_answers_503_with_retry_after_and_recovers():
     try:
         cluster.init()
         cluster.start()
-        env = {**os.environ, "DATABASE_URL": cluster.url, "DEBUG": "0", "SECRET_KEY": "outage-test-" + "k" * 40,
-               "SECURE_COOKIES": "0", "ALLOWED_HOSTS": "127.0.0.1", "DATABASE_RETRY_AFTER_SECONDS": "7",
-               "VAR_DIR": str(directory / "var")}
+        env = {
+            **os.environ,
+            "DATABASE_URL": cluster.url,
+            "DEBUG": "0",
+            "SECRET_KEY": "outage-test-" + "k" * 40,
+            "SECURE_COOKIES": "0",
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "DATABASE_RETRY_AFTER_SECONDS": "7",
+            "VAR_DIR": str(directory / "var"),
+        }
         env.pop("PYTEST_VERSION", None)
         env.pop("DJANGO_SETTINGS_MODULE", None)
-        subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=REPO_ROOT, env=env, check=True,
-                       capture_output=True, timeout=600)
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput"],
+            cwd=REPO_ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
         port = free_port()
-        server = subprocess.Popen([sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-                                  cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         assert wait_for(lambda: token_request(port)[0] == 400)
         assert page_request(port)[0] == 302  # to the login page: the session was looked up and not found
 

@@ -1,5 +1,6 @@
 """JSON nested too deeply is refused with a clear message wherever JSON comes in: request bodies (a 400, even
 anonymously), import lines from an upload and from the command, proof import lines; never a RecursionError."""
+
 from __future__ import annotations
 
 import io
@@ -39,8 +40,9 @@ def test_a_deep_body_to_the_token_endpoint_is_a_400_even_anonymously():
     assert "nested too deeply" in response.json()["detail"]
 
 
-@pytest.mark.parametrize("url", ["/api/exports/", "/api/grading/verifiers/",
-                                 "/api/grading/judge-hosts/", "/api/projects/"])
+@pytest.mark.parametrize(
+    "url", ["/api/exports/", "/api/grading/verifiers/", "/api/grading/judge-hosts/", "/api/projects/"]
+)
 def test_a_deep_body_to_any_endpoint_is_a_400(url, admin_role_user, api_client_for, settings):
     settings.JSON_MAX_DEPTH = 20
     client = api_client_for(admin_role_user)
@@ -50,12 +52,14 @@ def test_a_deep_body_to_any_endpoint_is_a_400(url, admin_role_user, api_client_f
         assert "nested too deeply" in response.json()["detail"]
 
 
-def test_a_deep_import_line_is_a_line_error_in_an_upload(researcher, api_client_for,
-                                                         django_capture_on_commit_callbacks):
+def test_a_deep_import_line_is_a_line_error_in_an_upload(
+    researcher, api_client_for, django_capture_on_commit_callbacks
+):
     researcher_client = api_client_for(researcher)
     upload = jsonl_upload(verifybench_line("d1", "d1-a"), DEEP)
-    job, report = upload_and_import(researcher_client, django_capture_on_commit_callbacks, file=upload,
-                                    dataset="deep", format="verifybench")
+    job, report = upload_and_import(
+        researcher_client, django_capture_on_commit_callbacks, file=upload, dataset="deep", format="verifybench"
+    )
     assert job["status"] == "failed"
     (error,) = report["errors"]
     assert error["line"] == 2 and "nested too deeply" in error["reason"]
@@ -68,8 +72,9 @@ def test_a_deep_import_line_is_a_line_error_from_the_command(tmp_path):
     path.write_text(verifybench_line("d1", "d1-a") + "\n" + DEEP + "\n")
     err = io.StringIO()
     with pytest.raises(CommandError) as raised:
-        call_command("import_jsonl", "--dataset", "deep", "--format", "verifybench", str(path),
-                     stdout=io.StringIO(), stderr=err)
+        call_command(
+            "import_jsonl", "--dataset", "deep", "--format", "verifybench", str(path), stdout=io.StringIO(), stderr=err
+        )
     assert raised.value.returncode == 1
     assert "line 2" in err.getvalue() and "nested too deeply" in err.getvalue()
     assert "RecursionError" not in err.getvalue()

@@ -1,5 +1,6 @@
 """A database shaped like the one before the floor plan was re-cut (items with one foreign key per subject, export
 jobs in the benchmark-data app, runs with done/total) migrates forward with its rows intact, and back again."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,25 +39,49 @@ def test_rows_of_the_previous_floor_plan_survive_the_migrations_both_ways():
     Verifier = old.get_model("grading", "VerifierConfig")
 
     dataset = Dataset.objects.create(name="before")
-    question = Question.objects.create(dataset=dataset, external_id="q1", text="1+1?", answer_type="A1",
-                                       answer_class="A", content_hash="h")
-    completion = Completion.objects.create(question=question, external_id="c1", model_name="m", text="2",
-                                           content_hash="h")
+    question = Question.objects.create(
+        dataset=dataset, external_id="q1", text="1+1?", answer_type="A1", answer_class="A", content_hash="h"
+    )
+    completion = Completion.objects.create(
+        question=question, external_id="c1", model_name="m", text="2", content_hash="h"
+    )
     competition = Competition.objects.create(name="Olympiad", dataset=dataset)
     problem = Problem.objects.create(competition=competition, problem_idx="1", statement="Prove it.")
     proof = Submission.objects.create(problem=problem, model_name="m", text="Proof.", anonymous_id="P-old")
-    projects = {kind: Project.objects.create(name=kind, dataset=dataset, kind=kind)
-                for kind in ("correctness", "answer_type", "proof_grade")}
-    by_completion = Item.objects.create(project=projects["correctness"], completion=completion, required_labels=2,
-                                        random_key=0.1, state="resolved", final_value=True, resolution="agreement")
-    by_question = Item.objects.create(project=projects["answer_type"], question=question, required_labels=2,
-                                      random_key=0.2)
-    by_proof = Item.objects.create(project=projects["proof_grade"], proof_submission=proof, required_labels=2,
-                                   random_key=0.3)
-    export = ExportJob.objects.create(project=projects["correctness"], format="verifybench-hard", status="succeeded",
-                                      progress_done=1, progress_total=1, finished_at=timezone.now())
-    run = Run.objects.create(verifier=Verifier.objects.create(name="rules", kind="rule"), dataset=dataset,
-                             status="succeeded", total=1, done=1)
+    projects = {
+        kind: Project.objects.create(name=kind, dataset=dataset, kind=kind)
+        for kind in ("correctness", "answer_type", "proof_grade")
+    }
+    by_completion = Item.objects.create(
+        project=projects["correctness"],
+        completion=completion,
+        required_labels=2,
+        random_key=0.1,
+        state="resolved",
+        final_value=True,
+        resolution="agreement",
+    )
+    by_question = Item.objects.create(
+        project=projects["answer_type"], question=question, required_labels=2, random_key=0.2
+    )
+    by_proof = Item.objects.create(
+        project=projects["proof_grade"], proof_submission=proof, required_labels=2, random_key=0.3
+    )
+    export = ExportJob.objects.create(
+        project=projects["correctness"],
+        format="verifybench-hard",
+        status="succeeded",
+        progress_done=1,
+        progress_total=1,
+        finished_at=timezone.now(),
+    )
+    run = Run.objects.create(
+        verifier=Verifier.objects.create(name="rules", kind="rule"),
+        dataset=dataset,
+        status="succeeded",
+        total=1,
+        done=1,
+    )
 
     new = migrate(latest())
     NewItem, NewExport = new.get_model("annotation", "Item"), new.get_model("reports", "ExportJob")
@@ -67,8 +92,12 @@ def test_rows_of_the_previous_floor_plan_survive_the_migrations_both_ways():
     assert (items[by_proof.pk].subject_id, items[by_proof.pk].answer_type) == (proof.pk, "")
     assert items[by_completion.pk].final_value is True and items[by_completion.pk].resolution == "agreement"
     moved = NewExport.objects.get(pk=export.pk)
-    assert (moved.project_id, moved.status, moved.progress_done, moved.log) == (projects["correctness"].pk,
-                                                                                "succeeded", 1, [])
+    assert (moved.project_id, moved.status, moved.progress_done, moved.log) == (
+        projects["correctness"].pk,
+        "succeeded",
+        1,
+        [],
+    )
     renamed = NewRun.objects.get(pk=run.pk)
     assert (renamed.progress_total, renamed.progress_done, renamed.redo_from) == (1, 1, None)
 

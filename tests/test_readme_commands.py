@@ -1,5 +1,6 @@
 """README.md's commands work as written: `make run` and `make test` exist, every `make <target>` it mentions is in
 the Makefile, and every other command line in its code blocks runs, in order, on a fresh database."""
+
 import os
 import re
 import shutil
@@ -87,8 +88,11 @@ def test_every_readme_line_is_covered_by_a_check():
     """A line is run (manage.py, curl), or its make target is checked (make), or it sets the environment."""
     for block in readme_shell_blocks():
         for line in command_lines(block):
-            assert re.match(r"^(\.venv/bin/python manage\.py |make |export [A-Z_]+=|[A-Z_]+=\S+ make |"
-                            r"TOKEN=\$\(curl |TASK=\$\(curl |curl )", line), f"a README line no test covers: {line}"
+            assert re.match(
+                r"^(\.venv/bin/python manage\.py |make |export [A-Z_]+=|[A-Z_]+=\S+ make |"
+                r"TOKEN=\$\(curl |TASK=\$\(curl |curl )",
+                line,
+            ), f"a README line no test covers: {line}"
 
 
 # The files the README's commands name, with content of their kind (kept small).
@@ -99,9 +103,16 @@ def _native_rows() -> list[dict]:
         for model in ("lab-model-a", "lab-model-b"):
             for sample in range(4):
                 right = (question + sample + (model == "lab-model-b")) % 3 != 0
-                rows.append({"question_id": question, "question": f"What is {question} + 2?",
-                             "reference_answer": answer, "model": model, "sample_index": sample,
-                             "completion": f"Adding gives $\\boxed{{{answer if right else question + 3}}}$."})
+                rows.append(
+                    {
+                        "question_id": question,
+                        "question": f"What is {question} + 2?",
+                        "reference_answer": answer,
+                        "model": model,
+                        "sample_index": sample,
+                        "completion": f"Adding gives $\\boxed{{{answer if right else question + 3}}}$.",
+                    }
+                )
     return rows
 
 
@@ -114,12 +125,26 @@ def write_readme_inputs(folder: Path) -> None:
         (folder / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
 
     jsonl("outputs.jsonl", _native_rows())
-    jsonl("verifybench_hard.jsonl", [
-        {"question_id": f"h{index}", "question": f"Simplify {index}/{2 * index}.", "answer": "\\frac{1}{2}",
-         "completion_id": f"h{index}-{model}", "completion": f"It is {'1/2' if correct else '2'}.",
-         "completion_model": model, "gold_correct": correct, "answer_type": "A3 - Fraction",
-         "answer_subtype": "A - Numeric Values", "source": "readme", "annotator": [1, 2]}
-        for index in range(1, 7) for model, correct in (("m1", True), ("m2", False))])
+    jsonl(
+        "verifybench_hard.jsonl",
+        [
+            {
+                "question_id": f"h{index}",
+                "question": f"Simplify {index}/{2 * index}.",
+                "answer": "\\frac{1}{2}",
+                "completion_id": f"h{index}-{model}",
+                "completion": f"It is {'1/2' if correct else '2'}.",
+                "completion_model": model,
+                "gold_correct": correct,
+                "answer_type": "A3 - Fraction",
+                "answer_subtype": "A - Numeric Values",
+                "source": "readme",
+                "annotator": [1, 2],
+            }
+            for index in range(1, 7)
+            for model, correct in (("m1", True), ("m2", False))
+        ],
+    )
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["uuid", "problem_statement", "golden_answer", "model", "model_output", "label"])
@@ -127,19 +152,48 @@ def write_readme_inputs(folder: Path) -> None:
         writer.writerow([f"u{index}", f"Find the limit {index}.", "0", "judge-x", "The limit is 0.", "true"])
     writer.writerow(["u-bad", "", "0", "judge-x", "no statement", "maybe"])  # skipped by --skip-invalid
     (folder / "mu_math.csv").write_text(buffer.getvalue())
-    jsonl("usamo_2025_proofs.jsonl", [
-        {"problem_idx": 1, "problem": "Prove that $n^3 - n$ is divisible by 6.", "points": 7,
-         "grading_scheme": [{"title": "Factor", "points": 3, "desc": "(n-1)n(n+1)"},
-                            {"title": "Conclude", "points": 4, "desc": "2 and 3 divide a product of three"}]},
-        {"problem_idx": 1, "model_name": "prover-1", "model_config": {"temperature": 0.6}, "idx_answer": 0,
-         "answer": "$n^3-n=(n-1)n(n+1)$, three consecutive integers, so 2 and 3 divide it."}])
-    jsonl("rows.jsonl", [
-        {"completion_id": "r1", "question": "What is 2+2?", "answer": "4", "completion": "\\boxed{4}"},
-        {"completion_id": "r2", "question": "Half of 1?", "answer": "\\frac12", "completion": "It is 0.5"}])
-    jsonl("samples.jsonl", [
-        {"question_id": question, "model": model, "sample_index": sample,
-         "correct": (question + sample + len(model)) % 4 != 0}
-        for question in range(6) for model in ("m1", "m22") for sample in range(8)])
+    jsonl(
+        "usamo_2025_proofs.jsonl",
+        [
+            {
+                "problem_idx": 1,
+                "problem": "Prove that $n^3 - n$ is divisible by 6.",
+                "points": 7,
+                "grading_scheme": [
+                    {"title": "Factor", "points": 3, "desc": "(n-1)n(n+1)"},
+                    {"title": "Conclude", "points": 4, "desc": "2 and 3 divide a product of three"},
+                ],
+            },
+            {
+                "problem_idx": 1,
+                "model_name": "prover-1",
+                "model_config": {"temperature": 0.6},
+                "idx_answer": 0,
+                "answer": "$n^3-n=(n-1)n(n+1)$, three consecutive integers, so 2 and 3 divide it.",
+            },
+        ],
+    )
+    jsonl(
+        "rows.jsonl",
+        [
+            {"completion_id": "r1", "question": "What is 2+2?", "answer": "4", "completion": "\\boxed{4}"},
+            {"completion_id": "r2", "question": "Half of 1?", "answer": "\\frac12", "completion": "It is 0.5"},
+        ],
+    )
+    jsonl(
+        "samples.jsonl",
+        [
+            {
+                "question_id": question,
+                "model": model,
+                "sample_index": sample,
+                "correct": (question + sample + len(model)) % 4 != 0,
+            }
+            for question in range(6)
+            for model in ("m1", "m22")
+            for sample in range(8)
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -149,9 +203,12 @@ def fresh_clone(tmp_path_factory):
     folder = tmp_path_factory.mktemp("clone")
     (folder / "manage.py").symlink_to(REPO_ROOT / "manage.py")
     (folder / ".venv").symlink_to(REPO_ROOT / ".venv")
-    environment = {name: value for name, value in os.environ.items()
-                   if not name.startswith(("DATABASE_", "CELERY_", "DJANGO_", "PYTEST", "JUDGE_", "OPENAI_"))
-                   and name not in ("DEBUG", "SECRET_KEY", "VAR_DIR", "EXPORT_ROOT")}
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("DATABASE_", "CELERY_", "DJANGO_", "PYTEST", "JUDGE_", "OPENAI_"))
+        and name not in ("DEBUG", "SECRET_KEY", "VAR_DIR", "EXPORT_ROOT")
+    }
     environment["VAR_DIR"] = str(folder / "var")
     write_readme_inputs(folder)
     for command in make_run_preparation():
@@ -160,9 +217,17 @@ def fresh_clone(tmp_path_factory):
 
 
 def run_shell(command: str, folder: Path, environment: dict[str, str]) -> subprocess.CompletedProcess:
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=folder, env=environment,
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"{command}\n--- stdout\n{result.stdout[-3000:]}\n--- stderr\n{result.stderr[-3000:]}"
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", command],
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, (
+        f"{command}\n--- stdout\n{result.stdout[-3000:]}\n--- stderr\n{result.stderr[-3000:]}"
+    )
     return result
 
 
@@ -184,8 +249,13 @@ def test_the_readme_api_calls_run_as_written(fresh_clone):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([".venv/bin/python", "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-                              cwd=folder, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [".venv/bin/python", "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=folder,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:

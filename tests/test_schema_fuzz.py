@@ -5,6 +5,7 @@ Schemathesis generates the requests from the schema the app serves (derandomized
 SCHEMA_FUZZ_EXAMPLES examples per operation and role, 10 by default: about 2,800 requests, which keeps the test to a
 few minutes on two cores) and sends them to a live server over HTTP. Path ids are drawn from the schema and, half of the
 time, are ids of real objects of the demo data, so the answers of found objects are checked too."""
+
 from __future__ import annotations
 
 import io
@@ -56,18 +57,27 @@ def real_ids(users) -> dict[str, list]:
     runner.run("export", export.pk, export.attempt)
     AllowedJudgeHost.objects.get_or_create(host="judge.example.org", defaults={"created_by": users["admin"]})
     ids = {
-        "completions": _first(Completion.objects), "datasets": _first(Dataset.objects),
-        "exports": _first(ExportJob.objects), "grading/competitions": _first(Competition.objects),
+        "completions": _first(Completion.objects),
+        "datasets": _first(Dataset.objects),
+        "exports": _first(ExportJob.objects),
+        "grading/competitions": _first(Competition.objects),
         "grading/items": _first(Item.objects.filter(project__kind="proof_grade")),
-        "grading/judge-hosts": _first(AllowedJudgeHost.objects), "grading/rubrics": _first(Rubric.objects),
-        "grading/runs": _first(VerificationRun.objects), "grading/selections": _first(SelectionRecord.objects),
+        "grading/judge-hosts": _first(AllowedJudgeHost.objects),
+        "grading/rubrics": _first(Rubric.objects),
+        "grading/runs": _first(VerificationRun.objects),
+        "grading/selections": _first(SelectionRecord.objects),
         "grading/tasks": _first(Task.objects.filter(item__project__kind="proof_grade")),
-        "grading/verifiers": _first(VerifierConfig.objects), "imports": [], "items": _first(Item.objects),
-        "prior-labels": _first(PriorLabel.objects), "projects": _first(AnnotationProject.objects),
-        "questions": _first(Question.objects), "references": _first(ReferenceAnswer.objects),
+        "grading/verifiers": _first(VerifierConfig.objects),
+        "imports": [],
+        "items": _first(Item.objects),
+        "prior-labels": _first(PriorLabel.objects),
+        "projects": _first(AnnotationProject.objects),
+        "questions": _first(Question.objects),
+        "references": _first(ReferenceAnswer.objects),
         "tasks": [task.pk] if task else _first(Task.objects),
         "jobs": [f"{kind.name}-{pk}" for kind in runner.kinds() for pk in _first(kind.model.objects)[:1]],
-        "member_id": _first(ProjectMember.objects), "invitation_id": [],
+        "member_id": _first(ProjectMember.objects),
+        "invitation_id": [],
     }
     return {key: value for key, value in ids.items() if value}
 
@@ -92,9 +102,15 @@ def _exercise(operation, strategy, base_url: str, headers: dict, problems: set[s
     calls = 0
     session = requests.Session()
 
-    @hypothesis.settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                         suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate],
-                         verbosity=hypothesis.Verbosity.quiet)
+    @hypothesis.settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.generate],
+        verbosity=hypothesis.Verbosity.quiet,
+    )
     @hypothesis.given(case=strategy)
     def exercise(case):
         nonlocal calls
@@ -108,8 +124,10 @@ def _exercise(operation, strategy, base_url: str, headers: dict, problems: set[s
             case.validate_response(response, checks=CHECKS)
         except (Failure, FailureGroup) as error:
             for problem in error.exceptions if isinstance(error, FailureGroup) else [error]:
-                problems.add(f"{response.status_code} {type(problem).__name__}: {str(problem.title)[:80]}: {str(problem.message)[:400]} "
-                             f"[{case.method} {case.formatted_path} query={case.query} body={str(case.body)[:120]}]")
+                problems.add(
+                    f"{response.status_code} {type(problem).__name__}: {str(problem.title)[:80]}: {str(problem.message)[:400]} "
+                    f"[{case.method} {case.formatted_path} query={case.query} body={str(case.body)[:120]}]"
+                )
 
     def run() -> int:
         exercise()
@@ -128,8 +146,9 @@ def jobs_stay_queued():
     runner.set_dispatcher(lambda kind, job_id, attempt: run_job.delay(kind, job_id, attempt))
 
 
-def test_every_operation_keeps_to_its_schema_for_every_role(live_server, transactional_db, settings, tmp_path,
-                                                             jobs_stay_queued):
+def test_every_operation_keeps_to_its_schema_for_every_role(
+    live_server, transactional_db, settings, tmp_path, jobs_stay_queued
+):
     settings.EXPORT_ROOT = tmp_path / "exports"
     settings.IMPORT_UPLOAD_DIR = tmp_path / "uploads"
     settings.API_TOKEN_THROTTLE_RATE = "100000/min"
@@ -152,15 +171,25 @@ def test_every_operation_keeps_to_its_schema_for_every_role(live_server, transac
             strategies = [operation.as_strategy()]
             fixed = fixed_path_parameters(operation.path, ids)
             if fixed and len(fixed) == len(re.findall(r"\{(\w+)\}", operation.path)):
-                strategies += [st.fixed_dictionaries({name: st.sampled_from(values) for name, values in fixed.items()})
-                               .flatmap(lambda chosen, op=operation: op.as_strategy(path_parameters=chosen))]
+                strategies += [
+                    st.fixed_dictionaries({name: st.sampled_from(values) for name, values in fixed.items()}).flatmap(
+                        lambda chosen, op=operation: op.as_strategy(path_parameters=chosen)
+                    )
+                ]
 
-            exercise = _exercise(operation, st.one_of(strategies), live_server.url, headers,
-                                 failures[(operation.method.upper(), operation.path, role)])
+            exercise = _exercise(
+                operation,
+                st.one_of(strategies),
+                live_server.url,
+                headers,
+                failures[(operation.method.upper(), operation.path, role)],
+            )
             calls += exercise()
 
     failures = {key: problems for key, problems in failures.items() if problems}
-    report = "\n".join(f"{method} {path} as {role}: {sorted(problems)[0]}"
-                       for (method, path, role), problems in sorted(failures.items()))
+    report = "\n".join(
+        f"{method} {path} as {role}: {sorted(problems)[0]}"
+        for (method, path, role), problems in sorted(failures.items())
+    )
     assert calls >= len([op for op in operations if re.search(ONLY, op.path)]) * len(ROLES)
     assert not failures, f"{len(failures)} failing operation/role pairs in {calls} calls:\n{report}"

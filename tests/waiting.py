@@ -1,4 +1,5 @@
 """Polling for tests that watch a separate process (a Celery worker) change the database."""
+
 import time
 
 

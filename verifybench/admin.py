@@ -1,6 +1,7 @@
 """Admin for the benchmark data. Imported content (question, reference and completion texts) is read-only here;
 classification fields stay editable so a researcher can correct an answer type. New content arrives through the
 JSONL import page, which calls the same import service as the API and the command line."""
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -22,10 +23,12 @@ class ImportUploadForm(forms.Form):
     file = forms.FileField(help_text="JSON Lines, CSV with a header row, or Parquet: one record per row.")
     dataset = forms.CharField(max_length=200, help_text="Name of the dataset to import into; created if new.")
     format = forms.ChoiceField(
-        choices=lambda: [("", "Detect from the file"), *((name, name) for name in services.import_format_names())], required=False,
+        choices=lambda: [("", "Detect from the file"), *((name, name) for name in services.import_format_names())],
+        required=False,
     )
     skip_invalid = forms.BooleanField(
-        required=False, help_text="Import the valid lines and skip the invalid ones instead of rejecting the file.",
+        required=False,
+        help_text="Import the valid lines and skip the invalid ones instead of rejecting the file.",
     )
 
 
@@ -38,9 +41,13 @@ class DatasetAdmin(admin.ModelAdmin):
     fields = ["name", "description", "created_by", "created_at"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(
-            question_count=Count("questions", distinct=True),
-            completion_count=Count("questions__completions", distinct=True),
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                question_count=Count("questions", distinct=True),
+                completion_count=Count("questions__completions", distinct=True),
+            )
         )
 
     @admin.display(ordering="question_count", description="questions")
@@ -66,14 +73,17 @@ class DatasetAdmin(admin.ModelAdmin):
         """Uploads go to the same background import as the import page; the job's page shows progress and report."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = ImportUploadForm(request.POST or None, request.FILES or None,
-                                initial={"dataset": request.GET.get("dataset", "")})
+        form = ImportUploadForm(
+            request.POST or None, request.FILES or None, initial={"dataset": request.GET.get("dataset", "")}
+        )
         if request.method == "POST" and form.is_valid():
             uploaded = form.cleaned_data["file"]
             try:
                 job = imports.create_import(
-                    uploaded=uploaded, dataset_name=form.cleaned_data["dataset"],
-                    fmt=form.cleaned_data["format"] or "", skip_invalid=form.cleaned_data["skip_invalid"],
+                    uploaded=uploaded,
+                    dataset_name=form.cleaned_data["dataset"],
+                    fmt=form.cleaned_data["format"] or "",
+                    skip_invalid=form.cleaned_data["skip_invalid"],
                     created_by=request.user,
                 )
             except (imports.UploadTooLarge, services.ImportRequestError) as exc:
@@ -130,8 +140,20 @@ class QuestionAdmin(admin.ModelAdmin):
     list_select_related = ["dataset"]
     search_fields = ["external_id", "text", "source", "subject"]
     readonly_fields = ["dataset", "external_id", "text", "source", "image", "metadata", "content_hash", "created_at"]
-    fields = ["dataset", "external_id", "text", "image", "domain", "source", "subject", "answer_type", "answer_class",
-              "metadata", "content_hash", "created_at"]
+    fields = [
+        "dataset",
+        "external_id",
+        "text",
+        "image",
+        "domain",
+        "source",
+        "subject",
+        "answer_type",
+        "answer_class",
+        "metadata",
+        "content_hash",
+        "created_at",
+    ]
     inlines = [ReferenceAnswerInline, CompletionInline]
 
     @admin.display(description="question")
@@ -168,8 +190,18 @@ class CompletionAdmin(admin.ModelAdmin):
     list_filter = ["question__dataset", "model_name", "question__answer_class", "question__answer_type", "is_greedy"]
     list_select_related = ["question__dataset"]
     search_fields = ["external_id", "model_name", "question__external_id", "text"]
-    readonly_fields = ["question", "external_id", "model_name", "sampling", "sample_index", "is_greedy", "text",
-                       "content_hash", "metadata", "created_at"]
+    readonly_fields = [
+        "question",
+        "external_id",
+        "model_name",
+        "sampling",
+        "sample_index",
+        "is_greedy",
+        "text",
+        "content_hash",
+        "metadata",
+        "created_at",
+    ]
     inlines = [PriorLabelInline]
 
     @admin.display(ordering="question__dataset__name")

@@ -4,6 +4,7 @@ On PostgreSQL the rows go in with COPY through psycopg, from a thread that write
 inside the import's transaction; elsewhere with bulk_create. Everything happens in the caller's transaction, so an
 import that is rejected leaves nothing behind.
 """
+
 from __future__ import annotations
 
 import json
@@ -185,32 +186,52 @@ class DatabaseWriter:
         completion_id = record.completion.external_id if record.completion else None
         conflicts = []
         if known.content_hash != question.content_hash:
-            conflicts.append(Conflict(
-                line, question.external_id, completion_id, "question",
-                "the stored question has a different text or reference answer",
-            ))
+            conflicts.append(
+                Conflict(
+                    line,
+                    question.external_id,
+                    completion_id,
+                    "question",
+                    "the stored question has a different text or reference answer",
+                )
+            )
         if known.answer_type and question.answer_type and known.answer_type != question.answer_type:
-            conflicts.append(Conflict(
-                line, question.external_id, completion_id, "answer_type",
-                f"stored as {known.answer_type}, the file says {question.answer_type}",
-            ))
+            conflicts.append(
+                Conflict(
+                    line,
+                    question.external_id,
+                    completion_id,
+                    "answer_type",
+                    f"stored as {known.answer_type}, the file says {question.answer_type}",
+                )
+            )
         return conflicts
 
     def _completion_conflicts(self, line, record, stored: _StoredCompletion, stored_labels) -> list[Conflict]:
         question, completion, label = record.question, record.completion, record.prior_label
         conflicts = []
         if stored.content_hash != completion.content_hash:
-            conflicts.append(Conflict(
-                line, question.external_id, completion.external_id, "completion",
-                "the stored completion has a different text or model",
-            ))
+            conflicts.append(
+                Conflict(
+                    line,
+                    question.external_id,
+                    completion.external_id,
+                    "completion",
+                    "the stored completion has a different text or model",
+                )
+            )
         stored_label = stored_labels.get(stored.id)
         if label is not None and stored_label is not None and stored_label != label.is_correct:
-            conflicts.append(Conflict(
-                line, question.external_id, completion.external_id, "prior_label",
-                f"stored as {'correct' if stored_label else 'incorrect'}, "
-                f"the file says {'correct' if label.is_correct else 'incorrect'}",
-            ))
+            conflicts.append(
+                Conflict(
+                    line,
+                    question.external_id,
+                    completion.external_id,
+                    "prior_label",
+                    f"stored as {'correct' if stored_label else 'incorrect'}, "
+                    f"the file says {'correct' if label.is_correct else 'incorrect'}",
+                )
+            )
         return conflicts
 
     # -- lookups of stored rows -----------------------------------------------------------------------------------
@@ -287,8 +308,13 @@ class DatabaseWriter:
             return
         written = [
             WrittenRecord(
-                line=outcome.line, record=outcome.record, dataset_id=self.dataset.pk, question_id=known.id,
-                completion_id=slot[0], question_created=not known.stored_before, completion_created=created,
+                line=outcome.line,
+                record=outcome.record,
+                dataset_id=self.dataset.pk,
+                question_id=known.id,
+                completion_id=slot[0],
+                question_created=not known.stored_before,
+                completion_created=created,
             )
             for outcome, known, slot, created in accepted
         ]
@@ -297,7 +323,7 @@ class DatabaseWriter:
 
 def _chunks(items: list, size: int) -> Iterator[list]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def _json_type_name(value: Any) -> str:
@@ -314,37 +340,67 @@ class _ORMInserter:
     """bulk_create, for SQLite and any database without COPY. Returns primary keys in input order."""
 
     def insert_questions(self, dataset_id, questions: list[QuestionRecord], now) -> list[int]:
-        objs = Question.objects.bulk_create([
-            Question(
-                dataset_id=dataset_id, external_id=q.external_id, text=q.text, domain=q.domain, source=q.source,
-                subject=q.subject, answer_type=q.answer_type, answer_class=q.answer_class, metadata=q.metadata,
-                content_hash=q.content_hash, origin=q.origin,
-            ) for q in questions
-        ])
+        objs = Question.objects.bulk_create(
+            [
+                Question(
+                    dataset_id=dataset_id,
+                    external_id=q.external_id,
+                    text=q.text,
+                    domain=q.domain,
+                    source=q.source,
+                    subject=q.subject,
+                    answer_type=q.answer_type,
+                    answer_class=q.answer_class,
+                    metadata=q.metadata,
+                    content_hash=q.content_hash,
+                    origin=q.origin,
+                )
+                for q in questions
+            ]
+        )
         return [obj.pk for obj in objs]
 
     def insert_references(self, references: list[tuple[int, QuestionRecord]], now) -> None:
-        ReferenceAnswer.objects.bulk_create([
-            ReferenceAnswer(question_id=qid, final_answer=q.final_answer, solution=q.solution, is_primary=True)
-            for qid, q in references
-        ])
+        ReferenceAnswer.objects.bulk_create(
+            [
+                ReferenceAnswer(question_id=qid, final_answer=q.final_answer, solution=q.solution, is_primary=True)
+                for qid, q in references
+            ]
+        )
 
     def insert_completions(self, completions: list[tuple[int, CompletionRecord]], now) -> list[int]:
-        objs = Completion.objects.bulk_create([
-            Completion(
-                question_id=qid, external_id=c.external_id, model_name=c.model_name, sampling=c.sampling,
-                sample_index=c.sample_index, is_greedy=c.is_greedy, text=c.text, content_hash=c.content_hash,
-                metadata=c.metadata, origin=c.origin,
-            ) for qid, c in completions
-        ])
+        objs = Completion.objects.bulk_create(
+            [
+                Completion(
+                    question_id=qid,
+                    external_id=c.external_id,
+                    model_name=c.model_name,
+                    sampling=c.sampling,
+                    sample_index=c.sample_index,
+                    is_greedy=c.is_greedy,
+                    text=c.text,
+                    content_hash=c.content_hash,
+                    metadata=c.metadata,
+                    origin=c.origin,
+                )
+                for qid, c in completions
+            ]
+        )
         return [obj.pk for obj in objs]
 
     def insert_prior_labels(self, labels: list[tuple[int, PriorLabelRecord]], source_format, source_file, now):
-        PriorLabel.objects.bulk_create([
-            PriorLabel(completion_id=cid, is_correct=label.is_correct, source_format=source_format,
-                       annotators=label.annotators, source_file=source_file)
-            for cid, label in labels
-        ])
+        PriorLabel.objects.bulk_create(
+            [
+                PriorLabel(
+                    completion_id=cid,
+                    is_correct=label.is_correct,
+                    source_format=source_format,
+                    annotators=label.annotators,
+                    source_file=source_file,
+                )
+                for cid, label in labels
+            ]
+        )
 
 
 class _BackgroundWriter:
@@ -449,11 +505,39 @@ class _CopyInserter:
         ids = self._allocate_ids(Question, len(questions))
         self._copy(
             Question,
-            ["id", "dataset", "external_id", "text", "domain", "source", "subject", "answer_type", "answer_class",
-             "image", "metadata", "origin", "content_hash", "created_at"],
+            [
+                "id",
+                "dataset",
+                "external_id",
+                "text",
+                "domain",
+                "source",
+                "subject",
+                "answer_type",
+                "answer_class",
+                "image",
+                "metadata",
+                "origin",
+                "content_hash",
+                "created_at",
+            ],
             (
-                (pk, dataset_id, q.external_id, q.text, q.domain, q.source, q.subject, q.answer_type,
-                 q.answer_class, "", _json(q.metadata), _json(q.origin), q.content_hash, now)
+                (
+                    pk,
+                    dataset_id,
+                    q.external_id,
+                    q.text,
+                    q.domain,
+                    q.source,
+                    q.subject,
+                    q.answer_type,
+                    q.answer_class,
+                    "",
+                    _json(q.metadata),
+                    _json(q.origin),
+                    q.content_hash,
+                    now,
+                )
                 for pk, q in zip(ids, questions)
             ),
         )
@@ -470,11 +554,35 @@ class _CopyInserter:
         ids = self._allocate_ids(Completion, len(completions))
         self._copy(
             Completion,
-            ["id", "question", "external_id", "model_name", "sampling", "sample_index", "is_greedy", "text",
-             "content_hash", "metadata", "origin", "created_at"],
+            [
+                "id",
+                "question",
+                "external_id",
+                "model_name",
+                "sampling",
+                "sample_index",
+                "is_greedy",
+                "text",
+                "content_hash",
+                "metadata",
+                "origin",
+                "created_at",
+            ],
             (
-                (pk, qid, c.external_id, c.model_name, _json(c.sampling), c.sample_index, c.is_greedy, c.text,
-                 c.content_hash, _json(c.metadata), _json(c.origin), now)
+                (
+                    pk,
+                    qid,
+                    c.external_id,
+                    c.model_name,
+                    _json(c.sampling),
+                    c.sample_index,
+                    c.is_greedy,
+                    c.text,
+                    c.content_hash,
+                    _json(c.metadata),
+                    _json(c.origin),
+                    now,
+                )
                 for pk, (qid, c) in zip(ids, completions)
             ),
         )
@@ -484,6 +592,8 @@ class _CopyInserter:
         self._copy(
             PriorLabel,
             ["completion", "is_correct", "source_format", "annotators", "source_file", "imported_at"],
-            ((cid, label.is_correct, source_format, _json(label.annotators), source_file, now)
-             for cid, label in labels),
+            (
+                (cid, label.is_correct, source_format, _json(label.annotators), source_file, now)
+                for cid, label in labels
+            ),
         )

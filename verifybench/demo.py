@@ -1,4 +1,5 @@
 """Demo step of the benchmark data: the demo VerifyBench dataset, imported like any file."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -4,6 +4,7 @@ An import runs `services.import_jsonl` in one transaction: it is all or nothing,
 written nothing, and resuming it starts over from the stored upload. The report (line by line) is kept on the job;
 a file of skipped lines (`skip_invalid`) is kept beside the upload and served by the job's API, never by its path.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -30,14 +31,23 @@ def upload_dir() -> Path:
     return root
 
 
-def create_import(*, uploaded, dataset_name: str, fmt: str = "", file_type: str = "", skip_invalid: bool = False,
-                  created_by=None, enqueue: bool = True) -> ImportJob:
+def create_import(
+    *,
+    uploaded,
+    dataset_name: str,
+    fmt: str = "",
+    file_type: str = "",
+    skip_invalid: bool = False,
+    created_by=None,
+    enqueue: bool = True,
+) -> ImportJob:
     """Store an uploaded file (a file object with a name) and queue its import."""
     if not dataset_name.strip():
         raise services.ImportRequestError("a dataset name is required")
     if fmt and fmt not in services.import_format_names():
         raise services.ImportRequestError(
-            f"unknown format {fmt!r}; choose one of {', '.join(services.import_format_names())}")
+            f"unknown format {fmt!r}; choose one of {', '.join(services.import_format_names())}"
+        )
     if file_type and file_type not in FILE_TYPES:
         raise services.ImportRequestError(f"unknown file type {file_type!r}; choose one of {', '.join(FILE_TYPES)}")
     name = f"{uuid.uuid4().hex}.upload"
@@ -45,17 +55,23 @@ def create_import(*, uploaded, dataset_name: str, fmt: str = "", file_type: str 
     limit = settings.IMPORT_MAX_UPLOAD_BYTES
     size = 0
     with open(target, "wb") as out:
-        for chunk in (uploaded.chunks() if hasattr(uploaded, "chunks") else iter(lambda: uploaded.read(1 << 20), b"")):
+        for chunk in uploaded.chunks() if hasattr(uploaded, "chunks") else iter(lambda: uploaded.read(1 << 20), b""):
             size += len(chunk)
             if size > limit:
                 out.close()
                 target.unlink(missing_ok=True)
-                raise UploadTooLarge(f"the file is larger than the upload limit of {limit:,} bytes "
-                                     "(IMPORT_MAX_UPLOAD_BYTES)")
+                raise UploadTooLarge(
+                    f"the file is larger than the upload limit of {limit:,} bytes (IMPORT_MAX_UPLOAD_BYTES)"
+                )
             out.write(chunk)
     job = ImportJob.objects.create(
-        dataset_name=dataset_name.strip(), format=fmt, file_type=file_type, skip_invalid=skip_invalid,
-        source_name=Path(getattr(uploaded, "name", "") or "upload").name[:500], upload_path=name, size=size,
+        dataset_name=dataset_name.strip(),
+        format=fmt,
+        file_type=file_type,
+        skip_invalid=skip_invalid,
+        source_name=Path(getattr(uploaded, "name", "") or "upload").name[:500],
+        upload_path=name,
+        size=size,
         created_by=created_by,
     )
     if enqueue:
@@ -84,15 +100,24 @@ def _execute(execution: Execution) -> None:
     succeeded = []
 
     def succeed(report) -> None:
-        execution.succeed(report=_public(report.to_dict()), dataset_id=report.dataset_id, progress_done=job.size,
-                          rejects_path=rejects if report.rejects_path else "")
+        execution.succeed(
+            report=_public(report.to_dict()),
+            dataset_id=report.dataset_id,
+            progress_done=job.size,
+            rejects_path=rejects if report.rejects_path else "",
+        )
         succeeded.append(True)
 
     try:
         report = services.import_jsonl(
-            dataset_name=job.dataset_name, source=source, fmt=job.format or None, skip_invalid=job.skip_invalid,
-            rejects_path=upload_dir() / rejects if rejects else None, created_by=job.created_by,
-            source_name=job.source_name, file_type=job.file_type or None,
+            dataset_name=job.dataset_name,
+            source=source,
+            fmt=job.format or None,
+            skip_invalid=job.skip_invalid,
+            rejects_path=upload_dir() / rejects if rejects else None,
+            created_by=job.created_by,
+            source_name=job.source_name,
+            file_type=job.file_type or None,
             on_progress=lambda done, total: execution.beat(done=done, total=total or job.size),
             before_commit=succeed,
         )
@@ -121,7 +146,15 @@ def rejects_file(job: ImportJob) -> Path | None:
     return path if path.is_file() else None
 
 
-IMPORT = runner.register(JobKind(
-    name="import", title="Import", model=ImportJob, execute=_execute, resumable=False, on_start=_start,
-    reset=_forget_result, stale_setting="IMPORT_STALE_SECONDS",
-))
+IMPORT = runner.register(
+    JobKind(
+        name="import",
+        title="Import",
+        model=ImportJob,
+        execute=_execute,
+        resumable=False,
+        on_start=_start,
+        reset=_forget_result,
+        stale_setting="IMPORT_STALE_SECONDS",
+    )
+)

@@ -2,6 +2,7 @@
 
 Pure module, no Django imports.
 """
+
 from __future__ import annotations
 
 from core import taxonomy
@@ -14,9 +15,16 @@ ANSWER_TYPE = "answer_type"
 class CorrectnessRules(LabelRules):
     name = CORRECTNESS
     ALIASES = {
-        True: True, False: False,
-        "correct": True, "incorrect": False, "true": True, "false": False,
-        "yes": True, "no": False, "1": True, "0": False,  # 1 and 0 hash like True and False
+        True: True,
+        False: False,
+        "correct": True,
+        "incorrect": False,
+        "true": True,
+        "false": False,
+        "yes": True,
+        "no": False,
+        "1": True,
+        "0": False,  # 1 and 0 hash like True and False
     }
 
     def clean(self, raw):

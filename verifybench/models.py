@@ -23,9 +23,10 @@ class Dataset(models.Model):
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
     field_types = models.JSONField(
-        default=dict, blank=True,
-        help_text="JSON types the imported files gave each public id field, e.g. {\"question_id\": [\"int\"]}; exports "
-                  "keep them.",
+        default=dict,
+        blank=True,
+        help_text='JSON types the imported files gave each public id field, e.g. {"question_id": ["int"]}; exports '
+        "keep them.",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -114,7 +115,9 @@ class Completion(models.Model):
     class Meta:
         ordering = ["question_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["question", "external_id"], name="completion_external_id_unique_per_question"),
+            models.UniqueConstraint(
+                fields=["question", "external_id"], name="completion_external_id_unique_per_question"
+            ),
         ]
 
     def __str__(self):

@@ -1,4 +1,5 @@
 """Read-only queries over the benchmark data."""
+
 from __future__ import annotations
 
 from django.db.models import BigIntegerField, Count, OuterRef, Subquery, Value
@@ -15,12 +16,16 @@ def dataset_stats(dataset: Dataset) -> dict:
     by_answer_type = {
         (answer_type or "unclassified"): count
         for answer_type, count in Question.objects.filter(dataset=dataset)
-        .order_by("answer_type").values_list("answer_type").annotate(count=Count("id"))
+        .order_by("answer_type")
+        .values_list("answer_type")
+        .annotate(count=Count("id"))
     }
     by_model = {
         model: count
         for model, count in Completion.objects.filter(question__dataset=dataset)
-        .order_by("model_name").values_list("model_name").annotate(count=Count("id"))
+        .order_by("model_name")
+        .values_list("model_name")
+        .annotate(count=Count("id"))
     }
     return {
         "questions": sum(by_answer_type.values()),
@@ -42,13 +47,19 @@ def datasets_with_counts(datasets=None):
     """Datasets annotated with question_count, completion_count and model_count, each a correlated count of one
     dataset's own rows (index scans), instead of one join of every dataset with every completion."""
     datasets = Dataset.objects.all() if datasets is None else datasets
-    questions = (Question.objects.filter(dataset=OuterRef("pk")).order_by().values("dataset")
-                 .annotate(n=Count("pk")).values("n"))
+    questions = (
+        Question.objects.filter(dataset=OuterRef("pk")).order_by().values("dataset").annotate(n=Count("pk")).values("n")
+    )
     completions = Completion.objects.filter(question__dataset=OuterRef("pk")).order_by().values("question__dataset")
     return datasets.annotate(
         question_count=Coalesce(Subquery(questions, output_field=BigIntegerField()), Value(0)),
-        completion_count=Coalesce(Subquery(completions.annotate(n=Count("pk")).values("n"),
-                                           output_field=BigIntegerField()), Value(0)),
-        model_count=Coalesce(Subquery(completions.annotate(n=Count("model_name", distinct=True)).values("n"),
-                                      output_field=BigIntegerField()), Value(0)),
+        completion_count=Coalesce(
+            Subquery(completions.annotate(n=Count("pk")).values("n"), output_field=BigIntegerField()), Value(0)
+        ),
+        model_count=Coalesce(
+            Subquery(
+                completions.annotate(n=Count("model_name", distinct=True)).values("n"), output_field=BigIntegerField()
+            ),
+            Value(0),
+        ),
     )

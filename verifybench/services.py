@@ -3,6 +3,7 @@
 The lines are read and validated by the pure `verifybench.importing` package, written by `bulk_writer` (COPY on
 PostgreSQL), and the file handling (paths or uploads, the rejects file, the progress bar) is in `source_files`.
 """
+
 from __future__ import annotations
 
 import os
@@ -72,8 +73,14 @@ def import_jsonl(
     else:
         source_name = source_name or getattr(source, "name", "") or ""
     if fmt in _FILE_IMPORTERS:
-        return _FILE_IMPORTERS[fmt](dataset_name=dataset_name, source=source, skip_invalid=skip_invalid,
-                                    rejects_path=rejects_path, created_by=created_by, source_name=source_name)
+        return _FILE_IMPORTERS[fmt](
+            dataset_name=dataset_name,
+            source=source,
+            skip_invalid=skip_invalid,
+            rejects_path=rejects_path,
+            created_by=created_by,
+            source_name=source_name,
+        )
     report = ImportReport(dataset_name=dataset_name, source_name=source_name, skip_invalid=skip_invalid)
 
     if not dataset_name or not dataset_name.strip():
@@ -86,16 +93,21 @@ def import_jsonl(
         raise ImportRejected(report) from None
     report.format = reader_format.name if reader_format else None
 
-    rejects = RejectsFile(default_rejects_path(source, source_name, dataset_name, rejects_path)) if skip_invalid \
-        else None
+    rejects = (
+        RejectsFile(default_rejects_path(source, source_name, dataset_name, rejects_path)) if skip_invalid else None
+    )
     limit = getattr(settings, "IMPORT_MAX_LINE_BYTES", None)
     with open_rows(source, source_name=source_name, file_type=file_type, max_line_bytes=limit) as (
-            rows, total_bytes, report.file_type):
+        rows,
+        total_bytes,
+        report.file_type,
+    ):
         reader = RecordReader(rows, fmt)
         with progress_bar(progress, total_bytes, source_name, on_progress) as advance:
             try:
-                _import_in_transaction(reader, report, rejects, dataset_name, created_by, source_name, advance,
-                                       before_commit)
+                _import_in_transaction(
+                    reader, report, rejects, dataset_name, created_by, source_name, advance, before_commit
+                )
             except BaseException:
                 if rejects is not None:
                     rejects.discard()
@@ -106,12 +118,11 @@ def import_jsonl(
     return report
 
 
-def _import_in_transaction(reader, report, rejects, dataset_name, created_by, source_name, advance,
-                           before_commit) -> None:
+def _import_in_transaction(
+    reader, report, rejects, dataset_name, created_by, source_name, advance, before_commit
+) -> None:
     with transaction.atomic():
-        dataset, created = Dataset.objects.get_or_create(
-            name=dataset_name.strip(), defaults={"created_by": created_by}
-        )
+        dataset, created = Dataset.objects.get_or_create(name=dataset_name.strip(), defaults={"created_by": created_by})
         dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
         report.dataset_id, report.dataset_created = dataset.pk, created
         writer = DatabaseWriter(dataset, report, rejects, source_name, dataset_is_new=created)

@@ -1,5 +1,6 @@
 """The files an import reads and writes: a path or an uploaded file object read line by line, the rejects file of
 `--skip-invalid`, and the progress bar of the command."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,9 @@ class open_rows:
     `source` is a path or a binary file object; the file type is detected from its first bytes and its name unless
     given. Lines longer than `max_line_bytes` are reported on their line without being held in memory."""
 
-    def __init__(self, source, *, source_name: str = "", file_type: str | None = None,
-                 max_line_bytes: int | None = None):
+    def __init__(
+        self, source, *, source_name: str = "", file_type: str | None = None, max_line_bytes: int | None = None
+    ):
         self.source = source
         self.source_name = source_name
         self.file_type = file_type
@@ -36,8 +38,9 @@ class open_rows:
             handle, size = self._owned, os.fstat(self._owned.fileno()).st_size
         else:
             handle, size = self.source, size_of(self.source)
-        file_type = self.file_type or detect_file_type(self.source_name or str(getattr(handle, "name", "")),
-                                                       _peek(handle))
+        file_type = self.file_type or detect_file_type(
+            self.source_name or str(getattr(handle, "name", "")), _peek(handle)
+        )
         if file_type == "parquet":
             return parquet_rows(handle), size, file_type
         lines = bounded_lines(handle, self.max_line_bytes)
@@ -144,8 +147,13 @@ class progress_bar:
     """Reports the bytes read: to a rich progress bar when asked for (the command), and to `on_progress(done, total)`
     when given (a background job's progress)."""
 
-    def __init__(self, enabled: bool, total: int | None, description: str,
-                 on_progress: Callable[[int, int | None], None] | None = None):
+    def __init__(
+        self,
+        enabled: bool,
+        total: int | None,
+        description: str,
+        on_progress: Callable[[int, int | None], None] | None = None,
+    ):
         self.enabled = enabled
         self.total = total
         self.description = Path(description).name or "import"
@@ -159,8 +167,12 @@ class progress_bar:
             from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._progress = progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                console=Console(file=sys.stderr), transient=True,
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TimeRemainingColumn(),
+                console=Console(file=sys.stderr),
+                transient=True,
             )
             progress.start()
             task = progress.add_task(self.description, total=self.total)

@@ -6,6 +6,7 @@ shows it). An imported prior label never appears, and in an answer-type project 
 since it is the very label being asked for. Items are found by model (completions) and by a text search in the
 question and completion text (`filter_subject_ids`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -79,21 +80,34 @@ def completion_review_view(completion_id: int, context: ViewContext) -> dict:
     completion = _completion(completion_id)
     question = completion.question
     return {
-        "question": {"id": question.pk, "external_id": question.external_id, "text": question.text,
-                     "answer_type": question.answer_type},
+        "question": {
+            "id": question.pk,
+            "external_id": question.external_id,
+            "text": question.text,
+            "answer_type": question.answer_type,
+        },
         "reference": _reference(question),
-        "completion": {"id": completion.pk, "external_id": completion.external_id, "text": completion.text,
-                       "model_name": completion.model_name},
+        "completion": {
+            "id": completion.pk,
+            "external_id": completion.external_id,
+            "text": completion.text,
+            "model_name": completion.model_name,
+        },
         "verdicts": _verdicts(context, completion_id),
     }
 
 
 def completion_summaries(ids: Sequence[int]) -> dict[int, dict]:
     rows = Completion.objects.filter(pk__in=list(ids)).values_list(
-        "pk", "external_id", "question__external_id", "question__text")
+        "pk", "external_id", "question__external_id", "question__text"
+    )
     return {
-        pk: {"name": f"{question_external_id} / {external_id}", "question_external_id": question_external_id,
-             "title": question_text, "detail": external_id}
+        pk: {
+            "name": f"{question_external_id} / {external_id}",
+            "question_external_id": question_external_id,
+            "title": question_text,
+            "detail": external_id,
+        }
         for pk, external_id, question_external_id, question_text in rows
     }
 
@@ -108,14 +122,19 @@ def filter_completion_ids(dataset_id: int, *, model: str = "", text: str = ""):
     # Two queries, each served by its own text index, rather than one OR across a join that no index serves.
     return [
         completions.filter(text_matches("text", text)),
-        completions.filter(question__in=Question.objects.filter(dataset_id=dataset_id)
-                           .filter(text_matches("text", text)).values("pk")),
+        completions.filter(
+            question__in=Question.objects.filter(dataset_id=dataset_id).filter(text_matches("text", text)).values("pk")
+        ),
     ]
 
 
 def completion_filter_choices(dataset_id: int) -> dict[str, list[tuple[str, str]]]:
-    models = (Completion.objects.filter(question__dataset_id=dataset_id).order_by("model_name")
-              .values_list("model_name", flat=True).distinct())
+    models = (
+        Completion.objects.filter(question__dataset_id=dataset_id)
+        .order_by("model_name")
+        .values_list("model_name", flat=True)
+        .distinct()
+    )
     return {"model": [(name, name) for name in models]}
 
 
@@ -148,8 +167,12 @@ def question_task_view(question_id: int, context: ViewContext) -> dict:
 def question_review_view(question_id: int, context: ViewContext) -> dict:
     question = _question(question_id)
     return {
-        "question": {"id": question.pk, "external_id": question.external_id, "text": question.text,
-                     "answer_type": question.answer_type},
+        "question": {
+            "id": question.pk,
+            "external_id": question.external_id,
+            "text": question.text,
+            "answer_type": question.answer_type,
+        },
         "reference": _reference(question),
         "completion": None,
         "verdicts": [],
@@ -169,19 +192,33 @@ def filter_question_ids(dataset_id: int, *, text: str = ""):
 
 
 CORRECTNESS_KIND = SubjectKind(
-    name=CORRECTNESS, title="Correctness", rules=CorrectnessRules(), subject_ids=completion_ids_of,
-    answer_types=completion_answer_types, task_view=completion_task_view, review_view=completion_review_view,
-    summaries=completion_summaries, load=lambda pk: Completion.objects.select_related("question").get(pk=pk),
+    name=CORRECTNESS,
+    title="Correctness",
+    rules=CorrectnessRules(),
+    subject_ids=completion_ids_of,
+    answer_types=completion_answer_types,
+    task_view=completion_task_view,
+    review_view=completion_review_view,
+    summaries=completion_summaries,
+    load=lambda pk: Completion.objects.select_related("question").get(pk=pk),
     extra={"form_title": "Correctness of each completion", "subject": "completion"},
-    filter_subject_ids=filter_completion_ids, filter_criteria=("model", "text"),
+    filter_subject_ids=filter_completion_ids,
+    filter_criteria=("model", "text"),
     filter_choices=completion_filter_choices,
 )
 ANSWER_TYPE_KIND = SubjectKind(
-    name=ANSWER_TYPE, title="Answer type", rules=AnswerTypeRules(), subject_ids=question_ids_of,
-    answer_types=question_answer_types, task_view=question_task_view, review_view=question_review_view,
-    summaries=question_summaries, load=lambda pk: Question.objects.get(pk=pk),
+    name=ANSWER_TYPE,
+    title="Answer type",
+    rules=AnswerTypeRules(),
+    subject_ids=question_ids_of,
+    answer_types=question_answer_types,
+    task_view=question_task_view,
+    review_view=question_review_view,
+    summaries=question_summaries,
+    load=lambda pk: Question.objects.get(pk=pk),
     extra={"form_title": "Answer type of each question", "subject": "question"},
-    filter_subject_ids=filter_question_ids, filter_criteria=("text",),
+    filter_subject_ids=filter_question_ids,
+    filter_criteria=("text",),
 )
 
 

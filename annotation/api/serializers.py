@@ -27,10 +27,31 @@ class ProjectSerializer(serializers.ModelSerializer):
     class Meta:
         model = AnnotationProject
         fields = [
-            "id", "name", "description", "guidelines", "guidelines_version", "dataset", "kind", "labels_per_item",
-            "tiebreak_annotators", "agreement_threshold", "show_model_names", "verdict_visibility", "lease_minutes",
-            "gold_rate", "is_active", "aggregation", "adaptive_redundancy", "confidence_target", "max_labels",
-            "refit_every", "preparing", "created_at", "completion_ids", "question_ids", "seed",
+            "id",
+            "name",
+            "description",
+            "guidelines",
+            "guidelines_version",
+            "dataset",
+            "kind",
+            "labels_per_item",
+            "tiebreak_annotators",
+            "agreement_threshold",
+            "show_model_names",
+            "verdict_visibility",
+            "lease_minutes",
+            "gold_rate",
+            "is_active",
+            "aggregation",
+            "adaptive_redundancy",
+            "confidence_target",
+            "max_labels",
+            "refit_every",
+            "preparing",
+            "created_at",
+            "completion_ids",
+            "question_ids",
+            "seed",
         ]
         read_only_fields = ["id", "created_at", "guidelines_version", "preparing"]
         # the database's check constraints, refused here with a 400 instead of an IntegrityError
@@ -44,7 +65,9 @@ class ProjectSerializer(serializers.ModelSerializer):
 
     def validate_kind(self, kind):
         if kind not in subjects.names():
-            raise serializers.ValidationError(f"{kind!r} is not a project kind; choose from {', '.join(subjects.names())}")
+            raise serializers.ValidationError(
+                f"{kind!r} is not a project kind; choose from {', '.join(subjects.names())}"
+            )
         if self.instance is not None and kind != self.instance.kind:
             raise serializers.ValidationError("the kind of a project cannot change")
         return kind
@@ -62,8 +85,7 @@ class AnnotatorProjectSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AnnotationProject
-        fields = ["id", "name", "description", "guidelines", "guidelines_version", "kind", "lease_minutes",
-                  "is_active"]
+        fields = ["id", "name", "description", "guidelines", "guidelines_version", "kind", "lease_minutes", "is_active"]
 
 
 class UsernameField(serializers.SlugRelatedField):
@@ -89,8 +111,11 @@ class MemberSerializer(serializers.ModelSerializer):
     def validate(self, data):
         if not roles.has_role(data["user"], data.get("role", ProjectMember.Role.ANNOTATOR)):
             raise serializers.ValidationError(
-                {"username": f"{data['user'].username} does not have the {data.get('role', 'annotator')} role; "
-                             "invite them with a link instead, which grants it"})
+                {
+                    "username": f"{data['user'].username} does not have the {data.get('role', 'annotator')} role; "
+                    "invite them with a link instead, which grants it"
+                }
+            )
         return data
 
     def get_labels(self, member) -> int:
@@ -102,15 +127,41 @@ class InvitationSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     used_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     account = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
-    days = serializers.IntegerField(write_only=True, required=False, default=7, min_value=1, max_value=90,
-                                    help_text="How long the link stays valid.")
+    days = serializers.IntegerField(
+        write_only=True,
+        required=False,
+        default=7,
+        min_value=1,
+        max_value=90,
+        help_text="How long the link stays valid.",
+    )
 
     class Meta:
         model = Invitation
-        fields = ["id", "role", "status", "account", "created_by", "created_at", "expires_at", "used_by", "used_at",
-                  "revoked_at", "days"]
-        read_only_fields = ["id", "status", "account", "created_by", "created_at", "expires_at", "used_by", "used_at",
-                            "revoked_at"]
+        fields = [
+            "id",
+            "role",
+            "status",
+            "account",
+            "created_by",
+            "created_at",
+            "expires_at",
+            "used_by",
+            "used_at",
+            "revoked_at",
+            "days",
+        ]
+        read_only_fields = [
+            "id",
+            "status",
+            "account",
+            "created_by",
+            "created_at",
+            "expires_at",
+            "used_by",
+            "used_at",
+            "revoked_at",
+        ]
 
     def get_status(self, invitation) -> str:
         return invitation.status()
@@ -182,13 +233,22 @@ class ItemPageSerializer(serializers.Serializer):
 
 class BulkActionSerializer(serializers.Serializer):
     action = serializers.ChoiceField(choices=list(services.BULK_ACTIONS.items()))
-    item_ids = serializers.ListField(child=serializers.IntegerField(), required=False, max_length=services.BULK_LIMIT,
-                                     help_text="The items to change; or all_matching with filters")
-    all_matching = serializers.BooleanField(required=False, default=False,
-                                            help_text="Change every item that the filters match")
-    filters = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict,
-                                    help_text="The item browser's filters (state, resolution, disagreement, model, "
-                                              "answer_type, verifier, verdict, annotator, gold, q)")
+    item_ids = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        max_length=services.BULK_LIMIT,
+        help_text="The items to change; or all_matching with filters",
+    )
+    all_matching = serializers.BooleanField(
+        required=False, default=False, help_text="Change every item that the filters match"
+    )
+    filters = serializers.DictField(
+        child=serializers.CharField(allow_blank=True),
+        required=False,
+        default=dict,
+        help_text="The item browser's filters (state, resolution, disagreement, model, "
+        "answer_type, verifier, verdict, annotator, gold, q)",
+    )
     rationale = serializers.CharField(required=False, allow_blank=True, default="", max_length=20000)
     value = serializers.JSONField(required=False, allow_null=True, help_text="mark_gold: the known answer")
     change = serializers.IntegerField(required=False, default=0, help_text="priority: how much to add (or subtract)")

@@ -27,8 +27,13 @@ def _workflow_error(exc: services.WorkflowError) -> Response:
     return Response({"detail": str(exc)}, status=exc.status_code)
 
 
-class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
-                     mixins.UpdateModelMixin, viewsets.GenericViewSet):
+class ProjectViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
     """Annotation projects. Researchers create and configure; members see the projects they work on."""
 
     queryset = AnnotationProject.objects.none()
@@ -46,8 +51,16 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         return serializers.AnnotatorProjectSerializer
 
     def get_permissions(self):
-        if self.action in ("create", "update", "partial_update", "members", "remove_member", "invitations",
-                           "revoke_invitation", "annotator_model"):
+        if self.action in (
+            "create",
+            "update",
+            "partial_update",
+            "members",
+            "remove_member",
+            "invitations",
+            "revoke_invitation",
+            "annotator_model",
+        ):
             return [IsResearcherOrAdmin()]
         return super().get_permissions()
 
@@ -56,9 +69,9 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         responses={202: serializers.ProjectCreatedSerializer},
         summary="Create a project; its items are created by a background job (project-setup)",
         description="Answers 202 at once with the project (`preparing` true: nobody is given work from it yet) and "
-                    "the job that creates its items, which reports items created / total as its progress. Follow "
-                    "the job at `/api/jobs/project-setup-<id>/`; when it has succeeded the project has all its "
-                    "items and `preparing` is false. A cancelled or failed setup created no item; restart it there.",
+        "the job that creates its items, which reports items created / total as its progress. Follow "
+        "the job at `/api/jobs/project-setup-<id>/`; when it has succeeded the project has all its "
+        "items and `preparing` is false. A cancelled or failed setup created no item; restart it there.",
     )
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
@@ -74,10 +87,13 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
                     project = services.update_project(project, actor=request.user, guidelines=guidelines)
         except services.WorkflowError as exc:
             raise PermissionDenied(str(exc)) if exc.status_code == 403 else ValidationError(str(exc)) from None
-        body = {"project": serializers.ProjectSerializer(project, context=self.get_serializer_context()).data,
-                "job": job_payload(job)}
-        return Response(body, status=status.HTTP_202_ACCEPTED,
-                        headers={"Location": f"/api/jobs/project-setup-{job.pk}/"})
+        body = {
+            "project": serializers.ProjectSerializer(project, context=self.get_serializer_context()).data,
+            "job": job_payload(job),
+        }
+        return Response(
+            body, status=status.HTTP_202_ACCEPTED, headers={"Location": f"/api/jobs/project-setup-{job.pk}/"}
+        )
 
     def perform_update(self, serializer):
         """Settings and guidelines change through the same rules and change log as the settings page."""
@@ -91,8 +107,11 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         except services.WorkflowError as exc:
             raise ValidationError(str(exc)) from None
 
-    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 204: None},
-                   summary="Claim the next item to label (204 when nothing is left for you)")
+    @extend_schema(
+        request=None,
+        responses={200: OpenApiTypes.OBJECT, 204: None},
+        summary="Claim the next item to label (204 when nothing is left for you)",
+    )
     @action(detail=True, methods=["post"], url_path="next-task", serializer_class=NoBodySerializer)
     def next_task(self, request, pk=None):
         project = self.get_object()
@@ -104,10 +123,13 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(selectors.task_payload(task))
 
-    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
-                   summary="The project's annotator model: GET the latest fit (per-annotator estimated accuracy, "
-                           "overall and per answer type); POST queues a refit (the one queued or running is "
-                           "returned instead of a second one)")
+    @extend_schema(
+        request=None,
+        responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
+        summary="The project's annotator model: GET the latest fit (per-annotator estimated accuracy, "
+        "overall and per answer type); POST queues a refit (the one queued or running is "
+        "returned instead of a second one)",
+    )
     @action(detail=True, methods=["get", "post"], url_path="annotator-model", serializer_class=NoBodySerializer)
     def annotator_model(self, request, pk=None):
         project = self.get_object()
@@ -118,11 +140,15 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
                 return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
             return Response({"job": job_payload(fit)}, status=status.HTTP_202_ACCEPTED)
         fit = aggregation.latest_fit(project)
-        return Response({
-            "aggregation": project.aggregation, "adaptive_redundancy": project.adaptive_redundancy,
-            "fit": None if fit is None else {"job": job_payload(fit), "labels_seen": fit.labels_seen,
-                                             "summary": fit.summary},
-        })
+        return Response(
+            {
+                "aggregation": project.aggregation,
+                "adaptive_redundancy": project.adaptive_redundancy,
+                "fit": None
+                if fit is None
+                else {"job": job_payload(fit), "labels_seen": fit.labels_seen, "summary": fit.summary},
+            }
+        )
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="Counts by state, agreement figures, per-annotator table")
     @action(detail=True, methods=["get"])
@@ -130,8 +156,9 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         project = self.get_object()
         if selectors.can_review(project, request.user):
             return Response(selectors.progress(project))
-        return Response({"project": {"id": project.pk, "name": project.name},
-                         **selectors.my_progress(project, request.user)})
+        return Response(
+            {"project": {"id": project.pk, "name": project.name}, **selectors.my_progress(project, request.user)}
+        )
 
     @extend_schema(responses=serializers.ConflictSerializer(many=True), summary="Items that need adjudication")
     @action(detail=True, methods=["get"])
@@ -145,15 +172,20 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
 
     @extend_schema(
         parameters=[
-            OpenApiParameter(name, description=description) for name, description in (
+            OpenApiParameter(name, description=description)
+            for name, description in (
                 ("state", "pending, in_progress, needs_tiebreak, needs_adjudication, resolved or excluded"),
                 ("resolution", "agreement, majority, adjudication or override"),
                 ("disagreement", "yes: the labels disagreed (a tie-break or adjudication was asked for); no"),
-                ("model", "completions of this model"), ("answer_type", "an answer type code, e.g. A1"),
+                ("model", "completions of this model"),
+                ("answer_type", "an answer type code, e.g. A1"),
                 ("verifier", "a verifier configuration id (with verdict: its verdict)"),
-                ("verdict", "correct, incorrect or inconclusive"), ("annotator", "labeled by this user id"),
-                ("gold", "yes or no"), ("q", "a search in the question and completion (or proof) text"),
-                ("sort", ", ".join(selectors.SORTS)), ("after", "a page key: the page after it"),
+                ("verdict", "correct, incorrect or inconclusive"),
+                ("annotator", "labeled by this user id"),
+                ("gold", "yes or no"),
+                ("q", "a search in the question and completion (or proof) text"),
+                ("sort", ", ".join(selectors.SORTS)),
+                ("after", "a page key: the page after it"),
                 ("before", "a page key: the page before it"),
                 ("page_size", f"rows per page, at most {selectors.MAX_PAGE_SIZE}"),
             )
@@ -170,8 +202,12 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         try:
             page_size = int(params.get("page_size") or selectors.DEFAULT_PAGE_SIZE)
             page = selectors.browse_items(
-                project, selectors.filter_for(project, request.user, params), sort=params.get("sort") or "id",
-                after=params.get("after", ""), before=params.get("before", ""), page_size=page_size,
+                project,
+                selectors.filter_for(project, request.user, params),
+                sort=params.get("sort") or "id",
+                after=params.get("after", ""),
+                before=params.get("before", ""),
+                page_size=page_size,
             )
         except ValueError as exc:  # InvalidFilter, or a page size that is not a number
             raise ValidationError({"detail": str(exc)}) from None
@@ -185,15 +221,20 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             query[key_name] = key
             return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
 
-        return Response({
-            "next": link("after", page.next_key),
-            "previous": link("before", page.previous_key),
-            "results": serializers.ItemRowSerializer(selectors.browse_rows(page.items), many=True).data,
-        })
+        return Response(
+            {
+                "next": link("after", page.next_key),
+                "previous": link("before", page.previous_key),
+                "results": serializers.ItemRowSerializer(selectors.browse_rows(page.items), many=True).data,
+            }
+        )
 
-    @extend_schema(request=serializers.BulkActionSerializer, responses=OpenApiTypes.OBJECT,
-                   summary="Researchers: exclude, re-open, mark gold or re-prioritise chosen items or all matching "
-                           f"a filter (at most {services.BULK_LIMIT:,})")
+    @extend_schema(
+        request=serializers.BulkActionSerializer,
+        responses=OpenApiTypes.OBJECT,
+        summary="Researchers: exclude, re-open, mark gold or re-prioritise chosen items or all matching "
+        f"a filter (at most {services.BULK_LIMIT:,})",
+    )
     @action(detail=True, methods=["post"], url_path="items/bulk", permission_classes=[IsResearcherOrAdmin])
     def bulk(self, request, pk=None):
         project = self.get_object()
@@ -205,26 +246,42 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
                 items = selectors.filtered_items(project, data["item_filter"])
             else:
                 items = Item.objects.filter(project=project, pk__in=data["item_ids"])
-            result = services.bulk_apply(project, items, data["action"], actor=request.user,
-                                         rationale=data["rationale"], value=data.get("value"), change=data["change"])
+            result = services.bulk_apply(
+                project,
+                items,
+                data["action"],
+                actor=request.user,
+                rationale=data["rationale"],
+                value=data.get("value"),
+                change=data["change"],
+            )
         except selectors.InvalidFilter as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         except services.WorkflowError as exc:
             return _workflow_error(exc)
         return Response(result.as_dict())
 
-    @extend_schema(request=serializers.MemberSerializer, responses=serializers.MemberSerializer(many=True),
-                   parameters=[OpenApiParameter("include_removed", bool, description="List removed members too")],
-                   summary="List or add project members (annotators, adjudicators with that role)")
-    @action(detail=True, methods=["get", "post"], serializer_class=serializers.MemberSerializer, filter_backends=[],
-            pagination_class=None)
+    @extend_schema(
+        request=serializers.MemberSerializer,
+        responses=serializers.MemberSerializer(many=True),
+        parameters=[OpenApiParameter("include_removed", bool, description="List removed members too")],
+        summary="List or add project members (annotators, adjudicators with that role)",
+    )
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        serializer_class=serializers.MemberSerializer,
+        filter_backends=[],
+        pagination_class=None,
+    )
     def members(self, request, pk=None):
         project = self.get_object()
         if request.method == "POST":
             serializer = serializers.MemberSerializer(data=request.data)
             serializer.is_valid(raise_exception=True)
-            services.add_member(project, serializer.validated_data["user"], serializer.validated_data["role"],
-                                actor=request.user)
+            services.add_member(
+                project, serializer.validated_data["user"], serializer.validated_data["role"], actor=request.user
+            )
         members = ProjectMember.objects.filter(project=project).select_related("user")
         if request.query_params.get("include_removed") not in ("1", "true", "yes"):
             members = members.filter(is_active=True)
@@ -232,8 +289,11 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         context = {"label_counts": selectors.label_counts(project)}
         return Response(serializers.MemberSerializer(members, many=True, context=context).data)
 
-    @extend_schema(request=None, responses={204: None},
-                   summary="Remove a member: no new tasks, live leases end, their labels stay and count")
+    @extend_schema(
+        request=None,
+        responses={204: None},
+        summary="Remove a member: no new tasks, live leases end, their labels stay and count",
+    )
     @action(detail=True, methods=["delete"], url_path=r"members/(?P<member_id>[0-9]{1,19})", url_name="member-detail")
     def remove_member(self, request, pk=None, member_id=None):
         project = self.get_object()
@@ -244,11 +304,18 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             return _workflow_error(exc)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=serializers.InvitationSerializer,
-                   responses={200: serializers.InvitationSerializer(many=True), 201: OpenApiTypes.OBJECT},
-                   summary="List the project's invitation links, or create one (its link is in the answer, once)")
-    @action(detail=True, methods=["get", "post"], serializer_class=serializers.InvitationSerializer, filter_backends=[],
-            pagination_class=None)
+    @extend_schema(
+        request=serializers.InvitationSerializer,
+        responses={200: serializers.InvitationSerializer(many=True), 201: OpenApiTypes.OBJECT},
+        summary="List the project's invitation links, or create one (its link is in the answer, once)",
+    )
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        serializer_class=serializers.InvitationSerializer,
+        filter_backends=[],
+        pagination_class=None,
+    )
     def invitations(self, request, pk=None):
         project = self.get_object()
         if request.method == "POST":
@@ -256,20 +323,33 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             serializer.is_valid(raise_exception=True)
             try:
                 invitation, token = services.create_invitation(
-                    project, role=serializer.validated_data.get("role", ProjectMember.Role.ANNOTATOR),
-                    days=serializer.validated_data["days"], actor=request.user)
+                    project,
+                    role=serializer.validated_data.get("role", ProjectMember.Role.ANNOTATOR),
+                    days=serializer.validated_data["days"],
+                    actor=request.user,
+                )
             except services.WorkflowError as exc:
                 return _workflow_error(exc)
-            body = {**serializers.InvitationSerializer(invitation).data, "token": token,
-                    "url": request.build_absolute_uri(invitation_path(token))}
+            body = {
+                **serializers.InvitationSerializer(invitation).data,
+                "token": token,
+                "url": request.build_absolute_uri(invitation_path(token)),
+            }
             return Response(body, status=status.HTTP_201_CREATED)
         rows = Invitation.objects.filter(project=project).select_related("created_by", "used_by", "account")
         return Response(serializers.InvitationSerializer(rows.order_by("-created_at", "-id"), many=True).data)
 
-    @extend_schema(request=None, responses=serializers.InvitationSerializer,
-                   summary="Revoke an open invitation link (the row stays, marked revoked)")
-    @action(detail=True, methods=["delete"], url_path=r"invitations/(?P<invitation_id>[0-9]{1,19})",
-            url_name="invitation-detail")
+    @extend_schema(
+        request=None,
+        responses=serializers.InvitationSerializer,
+        summary="Revoke an open invitation link (the row stays, marked revoked)",
+    )
+    @action(
+        detail=True,
+        methods=["delete"],
+        url_path=r"invitations/(?P<invitation_id>[0-9]{1,19})",
+        url_name="invitation-detail",
+    )
     def revoke_invitation(self, request, pk=None, invitation_id=None):
         project = self.get_object()
         invitation = get_object_or_404(Invitation, pk=invitation_id, project=project)
@@ -279,10 +359,17 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             return _workflow_error(exc)
         return Response(serializers.InvitationSerializer(invitation).data)
 
-    @extend_schema(request=serializers.GoldSerializer, responses=OpenApiTypes.OBJECT,
-                   summary="Mark an item as gold with its known answer")
-    @action(detail=True, methods=["post"], permission_classes=[IsResearcherOrAdmin],
-            serializer_class=serializers.GoldSerializer)
+    @extend_schema(
+        request=serializers.GoldSerializer,
+        responses=OpenApiTypes.OBJECT,
+        summary="Mark an item as gold with its known answer",
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        permission_classes=[IsResearcherOrAdmin],
+        serializer_class=serializers.GoldSerializer,
+    )
     def gold(self, request, pk=None):
         project = self.get_object()
         serializer = serializers.GoldSerializer(data=request.data)
@@ -311,8 +398,11 @@ class TaskViewSet(viewsets.GenericViewSet):
     def retrieve(self, request, pk=None):
         return Response(selectors.task_payload(self.get_task(pk)))
 
-    @extend_schema(request=serializers.SubmitSerializer, responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
-                   summary="Submit your label (201; 200 when it repeats one already stored)")
+    @extend_schema(
+        request=serializers.SubmitSerializer,
+        responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
+        summary="Submit your label (201; 200 when it repeats one already stored)",
+    )
     @action(detail=True, methods=["post"], serializer_class=serializers.SubmitSerializer)
     def submit(self, request, pk=None):
         task = self.get_task(pk)
@@ -356,14 +446,19 @@ class ItemViewSet(viewsets.GenericViewSet):
     def retrieve(self, request, pk=None):
         return Response(selectors.item_review(self.get_item(pk)))
 
-    @extend_schema(responses={200: {"type": "array", "items": {"type": "object", "additionalProperties": True}}},
-                   summary="The append-only history of an item")
+    @extend_schema(
+        responses={200: {"type": "array", "items": {"type": "object", "additionalProperties": True}}},
+        summary="The append-only history of an item",
+    )
     @action(detail=True, methods=["get"])
     def history(self, request, pk=None):
         return Response(selectors.history(self.get_item(pk)))
 
-    @extend_schema(request=serializers.DecisionSerializer, responses=OpenApiTypes.OBJECT,
-                   summary="Decide an item that needs adjudication, with a rationale")
+    @extend_schema(
+        request=serializers.DecisionSerializer,
+        responses=OpenApiTypes.OBJECT,
+        summary="Decide an item that needs adjudication, with a rationale",
+    )
     @action(detail=True, methods=["post"], serializer_class=serializers.DecisionSerializer)
     def adjudicate(self, request, pk=None):
         item = self.get_item(pk, need_adjudicator=True)
@@ -375,8 +470,11 @@ class ItemViewSet(viewsets.GenericViewSet):
             return _workflow_error(exc)
         return Response(selectors.item_review(item))
 
-    @extend_schema(request=serializers.DecisionSerializer, responses=OpenApiTypes.OBJECT,
-                   summary="Admins: override a final label, with a rationale")
+    @extend_schema(
+        request=serializers.DecisionSerializer,
+        responses=OpenApiTypes.OBJECT,
+        summary="Admins: override a final label, with a rationale",
+    )
     @action(detail=True, methods=["post"], serializer_class=serializers.DecisionSerializer)
     def override(self, request, pk=None):
         item = self.get_item(pk)

@@ -6,182 +6,402 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('verifybench', '0002_role_groups'),
+        ("verifybench", "0002_role_groups"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AnnotationProject',
+            name="AnnotationProject",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('kind', models.CharField(choices=[('correctness', 'Correctness'), ('answer_type', 'Answer type'), ('proof_grade', 'Proof grade')], max_length=20)),
-                ('labels_per_item', models.PositiveSmallIntegerField(default=2)),
-                ('tiebreak_annotators', models.PositiveSmallIntegerField(default=1)),
-                ('agreement_threshold', models.FloatField(default=0.0, help_text='For numeric scores: two labels agree when they differ by at most this much.')),
-                ('show_model_names', models.BooleanField(default=False)),
-                ('verdict_visibility', models.CharField(choices=[('nobody', 'Nobody'), ('adjudicators', 'Adjudicators only'), ('everyone', 'Annotators and adjudicators')], default='adjudicators', max_length=20)),
-                ('lease_minutes', models.PositiveIntegerField(default=30)),
-                ('gold_rate', models.FloatField(default=0.0, help_text='Share of tasks drawn from gold items (0 to 1).')),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='annotation_projects', to='verifybench.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("correctness", "Correctness"),
+                            ("answer_type", "Answer type"),
+                            ("proof_grade", "Proof grade"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("labels_per_item", models.PositiveSmallIntegerField(default=2)),
+                ("tiebreak_annotators", models.PositiveSmallIntegerField(default=1)),
+                (
+                    "agreement_threshold",
+                    models.FloatField(
+                        default=0.0,
+                        help_text="For numeric scores: two labels agree when they differ by at most this much.",
+                    ),
+                ),
+                ("show_model_names", models.BooleanField(default=False)),
+                (
+                    "verdict_visibility",
+                    models.CharField(
+                        choices=[
+                            ("nobody", "Nobody"),
+                            ("adjudicators", "Adjudicators only"),
+                            ("everyone", "Annotators and adjudicators"),
+                        ],
+                        default="adjudicators",
+                        max_length=20,
+                    ),
+                ),
+                ("lease_minutes", models.PositiveIntegerField(default=30)),
+                (
+                    "gold_rate",
+                    models.FloatField(default=0.0, help_text="Share of tasks drawn from gold items (0 to 1)."),
+                ),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="annotation_projects",
+                        to="verifybench.dataset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', 'id'],
+                "ordering": ["-created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('pending', 'Pending'), ('in_progress', 'In progress'), ('needs_tiebreak', 'Needs tie-break'), ('needs_adjudication', 'Needs adjudication'), ('resolved', 'Resolved')], default='pending', max_length=20)),
-                ('resolution', models.CharField(blank=True, choices=[('', 'Unresolved'), ('agreement', 'By agreement'), ('majority', 'By majority'), ('adjudication', 'By adjudication'), ('override', 'By admin override')], default='', max_length=20)),
-                ('required_labels', models.PositiveSmallIntegerField()),
-                ('label_count', models.PositiveSmallIntegerField(default=0)),
-                ('started', models.BooleanField(default=False, help_text='Has at least one label; such items are served first.')),
-                ('final_value', models.JSONField(blank=True, null=True)),
-                ('excluded', models.BooleanField(default=False, help_text='Resolved as unsuitable: left out of every export.')),
-                ('priority', models.IntegerField(default=0)),
-                ('random_key', models.FloatField()),
-                ('is_gold', models.BooleanField(default=False)),
-                ('gold_value', models.JSONField(blank=True, null=True)),
-                ('resolved_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('completion', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='annotation_items', to='verifybench.completion')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.annotationproject')),
-                ('question', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='annotation_items', to='verifybench.question')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("in_progress", "In progress"),
+                            ("needs_tiebreak", "Needs tie-break"),
+                            ("needs_adjudication", "Needs adjudication"),
+                            ("resolved", "Resolved"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "resolution",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("", "Unresolved"),
+                            ("agreement", "By agreement"),
+                            ("majority", "By majority"),
+                            ("adjudication", "By adjudication"),
+                            ("override", "By admin override"),
+                        ],
+                        default="",
+                        max_length=20,
+                    ),
+                ),
+                ("required_labels", models.PositiveSmallIntegerField()),
+                ("label_count", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "started",
+                    models.BooleanField(
+                        default=False, help_text="Has at least one label; such items are served first."
+                    ),
+                ),
+                ("final_value", models.JSONField(blank=True, null=True)),
+                (
+                    "excluded",
+                    models.BooleanField(default=False, help_text="Resolved as unsuitable: left out of every export."),
+                ),
+                ("priority", models.IntegerField(default=0)),
+                ("random_key", models.FloatField()),
+                ("is_gold", models.BooleanField(default=False)),
+                ("gold_value", models.JSONField(blank=True, null=True)),
+                ("resolved_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "completion",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="annotation_items",
+                        to="verifybench.completion",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="annotation.annotationproject",
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="annotation_items",
+                        to="verifybench.question",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['project_id', 'id'],
+                "ordering": ["project_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ItemEvent',
+            name="ItemEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('labeled', 'Label given'), ('label_changed', 'Label changed'), ('tiebreak_requested', 'Tie-break requested'), ('adjudication_requested', 'Adjudication requested'), ('resolved', 'Resolved'), ('adjudicated', 'Adjudicated'), ('overridden', 'Overridden by admin'), ('gold_set', 'Marked as gold'), ('late_submit_refused', 'Late submission refused')], max_length=30)),
-                ('from_state', models.CharField(blank=True, max_length=20)),
-                ('to_state', models.CharField(blank=True, max_length=20)),
-                ('value', models.JSONField(blank=True, null=True)),
-                ('rationale', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='events', to='annotation.item')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("labeled", "Label given"),
+                            ("label_changed", "Label changed"),
+                            ("tiebreak_requested", "Tie-break requested"),
+                            ("adjudication_requested", "Adjudication requested"),
+                            ("resolved", "Resolved"),
+                            ("adjudicated", "Adjudicated"),
+                            ("overridden", "Overridden by admin"),
+                            ("gold_set", "Marked as gold"),
+                            ("late_submit_refused", "Late submission refused"),
+                        ],
+                        max_length=30,
+                    ),
+                ),
+                ("from_state", models.CharField(blank=True, max_length=20)),
+                ("to_state", models.CharField(blank=True, max_length=20)),
+                ("value", models.JSONField(blank=True, null=True)),
+                ("rationale", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="events", to="annotation.item"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['item_id', 'created_at', 'id'],
+                "ordering": ["item_id", "created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ProjectMember',
+            name="ProjectMember",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('annotator', 'Annotator'), ('adjudicator', 'Adjudicator')], default='annotator', max_length=20)),
-                ('added_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='annotation.annotationproject')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='project_memberships', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("annotator", "Annotator"), ("adjudicator", "Adjudicator")],
+                        default="annotator",
+                        max_length=20,
+                    ),
+                ),
+                ("added_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to="annotation.annotationproject",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="project_memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='annotationproject',
-            name='members',
-            field=models.ManyToManyField(related_name='annotation_projects', through='annotation.ProjectMember', to=settings.AUTH_USER_MODEL),
+            model_name="annotationproject",
+            name="members",
+            field=models.ManyToManyField(
+                related_name="annotation_projects", through="annotation.ProjectMember", to=settings.AUTH_USER_MODEL
+            ),
         ),
         migrations.CreateModel(
-            name='Task',
+            name="Task",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('leased', 'Leased'), ('submitted', 'Submitted'), ('skipped', 'Skipped')], default='leased', max_length=20)),
-                ('is_tiebreak', models.BooleanField(default=False)),
-                ('leased_at', models.DateTimeField()),
-                ('expires_at', models.DateTimeField()),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='annotation_tasks', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='annotation.item')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("leased", "Leased"), ("submitted", "Submitted"), ("skipped", "Skipped")],
+                        default="leased",
+                        max_length=20,
+                    ),
+                ),
+                ("is_tiebreak", models.BooleanField(default=False)),
+                ("leased_at", models.DateTimeField()),
+                ("expires_at", models.DateTimeField()),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="annotation_tasks",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="annotation.item"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Label',
+            name="Label",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('value', models.JSONField(blank=True, null=True)),
-                ('details', models.JSONField(blank=True, default=dict, help_text='Kind-specific detail, e.g. a rubric grading.')),
-                ('unsuitable', models.BooleanField(default=False)),
-                ('unsuitable_reason', models.TextField(blank=True)),
-                ('note', models.TextField(blank=True)),
-                ('is_tiebreak', models.BooleanField(default=False)),
-                ('seconds_spent', models.FloatField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='annotation_labels', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='labels', to='annotation.item')),
-                ('task', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='label', to='annotation.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("value", models.JSONField(blank=True, null=True)),
+                (
+                    "details",
+                    models.JSONField(
+                        blank=True, default=dict, help_text="Kind-specific detail, e.g. a rubric grading."
+                    ),
+                ),
+                ("unsuitable", models.BooleanField(default=False)),
+                ("unsuitable_reason", models.TextField(blank=True)),
+                ("note", models.TextField(blank=True)),
+                ("is_tiebreak", models.BooleanField(default=False)),
+                ("seconds_spent", models.FloatField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="annotation_labels",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="labels", to="annotation.item"
+                    ),
+                ),
+                (
+                    "task",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="label", to="annotation.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['item_id', 'created_at', 'id'],
+                "ordering": ["item_id", "created_at", "id"],
             },
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(condition=models.Q(('is_gold', False), ('state__in', ['pending', 'in_progress', 'needs_tiebreak'])), fields=['project', '-started', '-priority', 'random_key'], name='item_queue_order'),
+            model_name="item",
+            index=models.Index(
+                condition=models.Q(("is_gold", False), ("state__in", ["pending", "in_progress", "needs_tiebreak"])),
+                fields=["project", "-started", "-priority", "random_key"],
+                name="item_queue_order",
+            ),
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['project', 'state'], name='item_project_state'),
+            model_name="item",
+            index=models.Index(fields=["project", "state"], name="item_project_state"),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(condition=models.Q(('completion__isnull', False)), fields=('project', 'completion'), name='one_item_per_completion_per_project'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("completion__isnull", False)),
+                fields=("project", "completion"),
+                name="one_item_per_completion_per_project",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(condition=models.Q(('completion__isnull', True), ('question__isnull', False)), fields=('project', 'question'), name='one_item_per_question_per_project'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("completion__isnull", True), ("question__isnull", False)),
+                fields=("project", "question"),
+                name="one_item_per_question_per_project",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(('label_count__lte', models.F('required_labels')), ('is_gold', True), _connector='OR'), name='item_labels_within_required'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("label_count__lte", models.F("required_labels")), ("is_gold", True), _connector="OR"
+                ),
+                name="item_labels_within_required",
+            ),
         ),
         migrations.AddIndex(
-            model_name='itemevent',
-            index=models.Index(fields=['item', 'created_at'], name='event_item_time'),
+            model_name="itemevent",
+            index=models.Index(fields=["item", "created_at"], name="event_item_time"),
         ),
         migrations.AddConstraint(
-            model_name='projectmember',
-            constraint=models.UniqueConstraint(fields=('project', 'user', 'role'), name='unique_project_member_role'),
+            model_name="projectmember",
+            constraint=models.UniqueConstraint(fields=("project", "user", "role"), name="unique_project_member_role"),
         ),
         migrations.AddConstraint(
-            model_name='annotationproject',
-            constraint=models.CheckConstraint(condition=models.Q(('labels_per_item__gte', 1)), name='labels_per_item_at_least_one'),
+            model_name="annotationproject",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("labels_per_item__gte", 1)), name="labels_per_item_at_least_one"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='annotationproject',
-            constraint=models.CheckConstraint(condition=models.Q(('gold_rate__gte', 0), ('gold_rate__lte', 1)), name='gold_rate_between_0_and_1'),
+            model_name="annotationproject",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("gold_rate__gte", 0), ("gold_rate__lte", 1)), name="gold_rate_between_0_and_1"
+            ),
         ),
         migrations.AddIndex(
-            model_name='task',
-            index=models.Index(fields=['item', 'status', 'expires_at'], name='task_item_status'),
+            model_name="task",
+            index=models.Index(fields=["item", "status", "expires_at"], name="task_item_status"),
         ),
         migrations.AddIndex(
-            model_name='task',
-            index=models.Index(fields=['annotator', 'status'], name='task_annotator_status'),
+            model_name="task",
+            index=models.Index(fields=["annotator", "status"], name="task_annotator_status"),
         ),
         migrations.AddConstraint(
-            model_name='task',
-            constraint=models.UniqueConstraint(fields=('item', 'annotator'), name='one_task_per_item_per_annotator'),
+            model_name="task",
+            constraint=models.UniqueConstraint(fields=("item", "annotator"), name="one_task_per_item_per_annotator"),
         ),
         migrations.AddConstraint(
-            model_name='label',
-            constraint=models.UniqueConstraint(fields=('item', 'annotator'), name='one_label_per_item_per_annotator'),
+            model_name="label",
+            constraint=models.UniqueConstraint(fields=("item", "annotator"), name="one_label_per_item_per_annotator"),
         ),
     ]

@@ -5,20 +5,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0001_initial'),
-        ('grading', '0003_proof_grading'),
+        ("annotation", "0001_initial"),
+        ("grading", "0003_proof_grading"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='item',
-            name='proof_submission',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='annotation_items', to='grading.proofsubmission'),
+            model_name="item",
+            name="proof_submission",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="annotation_items",
+                to="grading.proofsubmission",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(condition=models.Q(('proof_submission__isnull', False)), fields=('project', 'proof_submission'), name='one_item_per_proof_per_project'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("proof_submission__isnull", False)),
+                fields=("project", "proof_submission"),
+                name="one_item_per_proof_per_project",
+            ),
         ),
     ]

@@ -5,19 +5,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0002_item_proof_submission'),
+        ("annotation", "0002_item_proof_submission"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='task',
-            name='task_annotator_status',
+            model_name="task",
+            name="task_annotator_status",
         ),
         migrations.AddIndex(
-            model_name='task',
-            index=models.Index(fields=['annotator', 'status', 'item'], name='task_annotator_status_item'),
+            model_name="task",
+            index=models.Index(fields=["annotator", "status", "item"], name="task_annotator_status_item"),
         ),
     ]

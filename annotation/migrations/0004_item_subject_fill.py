@@ -5,6 +5,7 @@ subject's question); the next migration drops the old columns. Two migrations, b
 table in the transaction that updated its rows while foreign-key checks are still pending. Reversible: going back
 fills the old column that the project's kind uses.
 """
+
 from django.db import migrations, models
 
 FILL_SUBJECT = """
@@ -60,7 +61,9 @@ class Migration(migrations.Migration):
             model_name="item",
             name="answer_type",
             field=models.CharField(
-                blank=True, default="", max_length=2,
+                blank=True,
+                default="",
+                max_length=2,
                 help_text="The subject's answer type when it has one, copied for per-type figures.",
             ),
             preserve_default=False,

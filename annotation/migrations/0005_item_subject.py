@@ -3,6 +3,7 @@
 The old columns and their constraints go; `subject_id` becomes required and unique per project; the project kind is
 any registered subject kind rather than a fixed list.
 """
+
 from django.db import migrations, models
 
 
@@ -23,12 +24,14 @@ class Migration(migrations.Migration):
             name="subject_id",
             field=models.BigIntegerField(
                 help_text="What the item is about: a row of the project kind's subject table (a completion, a "
-                          "question, a proof), named by core.subjects."
+                "question, a proof), named by core.subjects."
             ),
         ),
         migrations.AddConstraint(
             model_name="item",
-            constraint=models.UniqueConstraint(fields=("project", "subject_id"), name="one_item_per_subject_per_project"),
+            constraint=models.UniqueConstraint(
+                fields=("project", "subject_id"), name="one_item_per_subject_per_project"
+            ),
         ),
         migrations.AddIndex(model_name="item", index=models.Index(fields=["subject_id"], name="item_subject")),
         migrations.AlterField(

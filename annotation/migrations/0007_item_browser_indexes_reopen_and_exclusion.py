@@ -4,37 +4,66 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0006_project_workspace_guidelines_invitations_changes'),
+        ("annotation", "0006_project_workspace_guidelines_invitations_changes"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='item',
-            name='excluded',
-            field=models.BooleanField(default=False, help_text='Left out of every export: resolved as unsuitable, or excluded from the workflow.'),
+            model_name="item",
+            name="excluded",
+            field=models.BooleanField(
+                default=False,
+                help_text="Left out of every export: resolved as unsuitable, or excluded from the workflow.",
+            ),
         ),
         migrations.AlterField(
-            model_name='item',
-            name='state',
-            field=models.CharField(choices=[('pending', 'Pending'), ('in_progress', 'In progress'), ('needs_tiebreak', 'Needs tie-break'), ('needs_adjudication', 'Needs adjudication'), ('resolved', 'Resolved'), ('excluded', 'Excluded')], default='pending', max_length=20),
+            model_name="item",
+            name="state",
+            field=models.CharField(
+                choices=[
+                    ("pending", "Pending"),
+                    ("in_progress", "In progress"),
+                    ("needs_tiebreak", "Needs tie-break"),
+                    ("needs_adjudication", "Needs adjudication"),
+                    ("resolved", "Resolved"),
+                    ("excluded", "Excluded"),
+                ],
+                default="pending",
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='itemevent',
-            name='kind',
-            field=models.CharField(choices=[('labeled', 'Label given'), ('label_changed', 'Label changed'), ('tiebreak_requested', 'Tie-break requested'), ('adjudication_requested', 'Adjudication requested'), ('resolved', 'Resolved'), ('adjudicated', 'Adjudicated'), ('overridden', 'Overridden by admin'), ('gold_set', 'Marked as gold'), ('reopened', 'Re-opened for another label'), ('excluded', 'Excluded from the workflow'), ('priority_changed', 'Priority changed'), ('late_submit_refused', 'Late submission refused')], max_length=30),
+            model_name="itemevent",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("labeled", "Label given"),
+                    ("label_changed", "Label changed"),
+                    ("tiebreak_requested", "Tie-break requested"),
+                    ("adjudication_requested", "Adjudication requested"),
+                    ("resolved", "Resolved"),
+                    ("adjudicated", "Adjudicated"),
+                    ("overridden", "Overridden by admin"),
+                    ("gold_set", "Marked as gold"),
+                    ("reopened", "Re-opened for another label"),
+                    ("excluded", "Excluded from the workflow"),
+                    ("priority_changed", "Priority changed"),
+                    ("late_submit_refused", "Late submission refused"),
+                ],
+                max_length=30,
+            ),
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['project', 'id'], name='item_browse_by_id'),
+            model_name="item",
+            index=models.Index(fields=["project", "id"], name="item_browse_by_id"),
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['project', 'priority', 'id'], name='item_browse_by_priority'),
+            model_name="item",
+            index=models.Index(fields=["project", "priority", "id"], name="item_browse_by_priority"),
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['project', 'label_count', 'id'], name='item_browse_by_labels'),
+            model_name="item",
+            index=models.Index(fields=["project", "label_count", "id"], name="item_browse_by_labels"),
         ),
     ]

@@ -6,94 +6,181 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0007_item_browser_indexes_reopen_and_exclusion'),
-        ('verifybench', '0008_text_search_indexes'),
+        ("annotation", "0007_item_browser_indexes_reopen_and_exclusion"),
+        ("verifybench", "0008_text_search_indexes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AnnotatorModelFit',
+            name="AnnotatorModelFit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=20)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('error', models.TextField(blank=True)),
-                ('attempt', models.PositiveIntegerField(default=1, help_text='Raised each time the job is run again.')),
-                ('run_token', models.CharField(blank=True, help_text='Identifies the execution that owns the job.', max_length=32)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('progress_done', models.PositiveIntegerField(default=0, help_text='Units of work done (rows, completions...).')),
-                ('progress_total', models.PositiveIntegerField(default=0, help_text='Units of work in all; 0 while unknown.')),
-                ('log', models.JSONField(blank=True, default=list, help_text='What happened to the job: starts, takeovers, ends.')),
-                ('last_label_id', models.BigIntegerField(default=0, help_text='The newest label the fit saw.')),
-                ('labels_seen', models.PositiveIntegerField(default=0)),
-                ('parameters', models.JSONField(blank=True, help_text='What the label path needs (label_model).', null=True)),
-                ('summary', models.JSONField(blank=True, default=dict, help_text='Per annotator: estimated accuracy overall and per answer type.')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("error", models.TextField(blank=True)),
+                ("attempt", models.PositiveIntegerField(default=1, help_text="Raised each time the job is run again.")),
+                (
+                    "run_token",
+                    models.CharField(
+                        blank=True, help_text="Identifies the execution that owns the job.", max_length=32
+                    ),
+                ),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "progress_done",
+                    models.PositiveIntegerField(default=0, help_text="Units of work done (rows, completions...)."),
+                ),
+                (
+                    "progress_total",
+                    models.PositiveIntegerField(default=0, help_text="Units of work in all; 0 while unknown."),
+                ),
+                (
+                    "log",
+                    models.JSONField(
+                        blank=True, default=list, help_text="What happened to the job: starts, takeovers, ends."
+                    ),
+                ),
+                ("last_label_id", models.BigIntegerField(default=0, help_text="The newest label the fit saw.")),
+                ("labels_seen", models.PositiveIntegerField(default=0)),
+                (
+                    "parameters",
+                    models.JSONField(blank=True, help_text="What the label path needs (label_model).", null=True),
+                ),
+                (
+                    "summary",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Per annotator: estimated accuracy overall and per answer type.",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddField(
-            model_name='annotationproject',
-            name='adaptive_redundancy',
-            field=models.BooleanField(default=False, help_text="Ask for another label only while the item's posterior confidence is below the target (needs model aggregation)."),
+            model_name="annotationproject",
+            name="adaptive_redundancy",
+            field=models.BooleanField(
+                default=False,
+                help_text="Ask for another label only while the item's posterior confidence is below the target (needs model aggregation).",
+            ),
         ),
         migrations.AddField(
-            model_name='annotationproject',
-            name='aggregation',
-            field=models.CharField(choices=[('majority', 'Majority (the published protocols)'), ('model', 'Annotator model (Dawid-Skene)')], default='majority', help_text='How labels become a final label: a plain majority, or the most probable value under the fitted annotator model, which weighs each annotator by their estimated reliability.', max_length=20),
+            model_name="annotationproject",
+            name="aggregation",
+            field=models.CharField(
+                choices=[
+                    ("majority", "Majority (the published protocols)"),
+                    ("model", "Annotator model (Dawid-Skene)"),
+                ],
+                default="majority",
+                help_text="How labels become a final label: a plain majority, or the most probable value under the fitted annotator model, which weighs each annotator by their estimated reliability.",
+                max_length=20,
+            ),
         ),
         migrations.AddField(
-            model_name='annotationproject',
-            name='confidence_target',
-            field=models.FloatField(default=0.98, help_text='Posterior confidence at which adaptive redundancy stops asking for labels.'),
+            model_name="annotationproject",
+            name="confidence_target",
+            field=models.FloatField(
+                default=0.98, help_text="Posterior confidence at which adaptive redundancy stops asking for labels."
+            ),
         ),
         migrations.AddField(
-            model_name='annotationproject',
-            name='max_labels',
-            field=models.PositiveSmallIntegerField(default=4, help_text='Adaptive redundancy: human labels at most; an item still unsure then goes to adjudication.'),
+            model_name="annotationproject",
+            name="max_labels",
+            field=models.PositiveSmallIntegerField(
+                default=4,
+                help_text="Adaptive redundancy: human labels at most; an item still unsure then goes to adjudication.",
+            ),
         ),
         migrations.AddField(
-            model_name='annotationproject',
-            name='refit_every',
-            field=models.PositiveIntegerField(default=200, help_text='New labels after which the annotator model is refitted (0: only on demand).'),
+            model_name="annotationproject",
+            name="refit_every",
+            field=models.PositiveIntegerField(
+                default=200, help_text="New labels after which the annotator model is refitted (0: only on demand)."
+            ),
         ),
         migrations.AddField(
-            model_name='item',
-            name='confidence',
-            field=models.FloatField(blank=True, help_text="Posterior probability of the final (or leading) value under the project's annotator model, when the project aggregates with it; empty otherwise.", null=True),
+            model_name="item",
+            name="confidence",
+            field=models.FloatField(
+                blank=True,
+                help_text="Posterior probability of the final (or leading) value under the project's annotator model, when the project aggregates with it; empty otherwise.",
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='item',
-            name='resolution',
-            field=models.CharField(blank=True, choices=[('', 'Unresolved'), ('agreement', 'By agreement'), ('majority', 'By majority'), ('adjudication', 'By adjudication'), ('override', 'By admin override'), ('model', 'By the annotator model')], default='', max_length=20),
+            model_name="item",
+            name="resolution",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("", "Unresolved"),
+                    ("agreement", "By agreement"),
+                    ("majority", "By majority"),
+                    ("adjudication", "By adjudication"),
+                    ("override", "By admin override"),
+                    ("model", "By the annotator model"),
+                ],
+                default="",
+                max_length=20,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='annotationproject',
-            constraint=models.CheckConstraint(condition=models.Q(('confidence_target__gt', 0.5), ('confidence_target__lt', 1)), name='confidence_target_between_half_and_1'),
+            model_name="annotationproject",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("confidence_target__gt", 0.5), ("confidence_target__lt", 1)),
+                name="confidence_target_between_half_and_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='annotationproject',
-            constraint=models.CheckConstraint(condition=models.Q(('max_labels__gte', 1)), name='max_labels_at_least_one'),
+            model_name="annotationproject",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("max_labels__gte", 1)), name="max_labels_at_least_one"
+            ),
         ),
         migrations.AddField(
-            model_name='annotatormodelfit',
-            name='created_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="annotatormodelfit",
+            name="created_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='annotatormodelfit',
-            name='project',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='model_fits', to='annotation.annotationproject'),
+            model_name="annotatormodelfit",
+            name="project",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="model_fits",
+                to="annotation.annotationproject",
+            ),
         ),
         migrations.AddIndex(
-            model_name='annotatormodelfit',
-            index=models.Index(fields=['project', 'status', '-id'], name='modelfit_project_status'),
+            model_name="annotatormodelfit",
+            index=models.Index(fields=["project", "status", "-id"], name="modelfit_project_status"),
         ),
     ]

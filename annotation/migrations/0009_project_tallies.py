@@ -5,23 +5,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0008_annotator_model_aggregation_and_adaptive_redundancy'),
+        ("annotation", "0008_annotator_model_aggregation_and_adaptive_redundancy"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ProjectTally',
+            name="ProjectTally",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.TextField()),
-                ('shard', models.PositiveSmallIntegerField(default=0)),
-                ('count', models.BigIntegerField(default=0)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tallies', to='annotation.annotationproject')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.TextField()),
+                ("shard", models.PositiveSmallIntegerField(default=0)),
+                ("count", models.BigIntegerField(default=0)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="tallies",
+                        to="annotation.annotationproject",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('project', 'key', 'shard'), name='one_tally_per_key_shard')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("project", "key", "shard"), name="one_tally_per_key_shard")
+                ],
             },
         ),
     ]

@@ -4,14 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0009_project_tallies'),
+        ("annotation", "0009_project_tallies"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(condition=models.Q(('is_gold', False), ('state', 'needs_adjudication')), fields=['project', 'priority', 'id'], name='item_conflict_queue'),
+            model_name="item",
+            index=models.Index(
+                condition=models.Q(("is_gold", False), ("state", "needs_adjudication")),
+                fields=["project", "priority", "id"],
+                name="item_conflict_queue",
+            ),
         ),
     ]

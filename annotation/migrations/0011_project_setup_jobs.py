@@ -6,43 +6,93 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0010_conflict_queue_index'),
+        ("annotation", "0010_conflict_queue_index"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='annotationproject',
-            name='preparing',
-            field=models.BooleanField(default=False, help_text='True while a project-setup job creates the items; nobody labels before it is over.'),
+            model_name="annotationproject",
+            name="preparing",
+            field=models.BooleanField(
+                default=False,
+                help_text="True while a project-setup job creates the items; nobody labels before it is over.",
+            ),
         ),
         migrations.CreateModel(
-            name='ProjectSetupJob',
+            name="ProjectSetupJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=20)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('error', models.TextField(blank=True)),
-                ('attempt', models.PositiveIntegerField(default=1, help_text='Raised each time the job is run again.')),
-                ('run_token', models.CharField(blank=True, help_text='Identifies the execution that owns the job.', max_length=32)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('progress_done', models.PositiveIntegerField(default=0, help_text='Units of work done (rows, completions...).')),
-                ('progress_total', models.PositiveIntegerField(default=0, help_text='Units of work in all; 0 while unknown.')),
-                ('log', models.JSONField(blank=True, default=list, help_text='What happened to the job: starts, takeovers, ends.')),
-                ('subject_ids', models.JSONField(blank=True, help_text='The chosen subjects; every one when null.', null=True)),
-                ('seed', models.BigIntegerField(blank=True, help_text="Seeds the items' random order.", null=True)),
-                ('items_created', models.PositiveIntegerField(default=0)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='setup_jobs', to='annotation.annotationproject')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("error", models.TextField(blank=True)),
+                ("attempt", models.PositiveIntegerField(default=1, help_text="Raised each time the job is run again.")),
+                (
+                    "run_token",
+                    models.CharField(
+                        blank=True, help_text="Identifies the execution that owns the job.", max_length=32
+                    ),
+                ),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "progress_done",
+                    models.PositiveIntegerField(default=0, help_text="Units of work done (rows, completions...)."),
+                ),
+                (
+                    "progress_total",
+                    models.PositiveIntegerField(default=0, help_text="Units of work in all; 0 while unknown."),
+                ),
+                (
+                    "log",
+                    models.JSONField(
+                        blank=True, default=list, help_text="What happened to the job: starts, takeovers, ends."
+                    ),
+                ),
+                (
+                    "subject_ids",
+                    models.JSONField(blank=True, help_text="The chosen subjects; every one when null.", null=True),
+                ),
+                ("seed", models.BigIntegerField(blank=True, help_text="Seeds the items' random order.", null=True)),
+                ("items_created", models.PositiveIntegerField(default=0)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="setup_jobs",
+                        to="annotation.annotationproject",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['project', 'status'], name='setupjob_project_status')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [models.Index(fields=["project", "status"], name="setupjob_project_status")],
             },
         ),
     ]

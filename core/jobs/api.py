@@ -4,6 +4,7 @@
 A kind's own endpoints (e.g. `/api/grading/runs/`, `/api/exports/`) keep their payloads and add the common one under
 "job"; their actions come from `JobActionsMixin`, so they refuse and answer alike.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -40,8 +41,11 @@ def job_payload(job) -> dict:
         "title": f"{kind.title} {job.pk}",
         "status": job.status,
         "attempt": job.attempt,
-        "progress": {"done": done, "total": total,
-                     "fraction": round(done / total, 4) if total else (1.0 if job.status == "succeeded" else 0.0)},
+        "progress": {
+            "done": done,
+            "total": total,
+            "fraction": round(done / total, 4) if total else (1.0 if job.status == "succeeded" else 0.0),
+        },
         "cancel_requested": job.cancel_requested,
         "error": job.error,
         "created_by": job.created_by.username if job.created_by_id else None,
@@ -74,7 +78,8 @@ class JobPayloadSerializer(serializers.Serializer):
 
 class ForceSerializer(serializers.Serializer):
     force = serializers.BooleanField(
-        required=False, default=False,
+        required=False,
+        default=False,
         help_text="Take over a job that looks alive (its worker is known to be gone).",
     )
 
@@ -108,20 +113,29 @@ class JobActionsMixin:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return self.job_response(job)
 
-    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 409: REFUSED},
-                   summary="Stop a job: at once when queued, at its next check when running")
+    @extend_schema(
+        request=None,
+        responses={200: OpenApiTypes.OBJECT, 409: REFUSED},
+        summary="Stop a job: at once when queued, at its next check when running",
+    )
     @action(detail=True, methods=["post"], serializer_class=NoBodySerializer)
     def cancel(self, request, pk=None):
         return self._act(request, "cancel")
 
-    @extend_schema(request=ForceSerializer, responses={200: OpenApiTypes.OBJECT, 409: REFUSED},
-                   summary="Queue a stopped job again; it goes on from what is done where its kind can")
+    @extend_schema(
+        request=ForceSerializer,
+        responses={200: OpenApiTypes.OBJECT, 409: REFUSED},
+        summary="Queue a stopped job again; it goes on from what is done where its kind can",
+    )
     @action(detail=True, methods=["post"], serializer_class=ForceSerializer)
     def resume(self, request, pk=None):
         return self._act(request, "resume")
 
-    @extend_schema(request=ForceSerializer, responses={200: OpenApiTypes.OBJECT, 409: REFUSED},
-                   summary="Run a job again from the start, as a new attempt")
+    @extend_schema(
+        request=ForceSerializer,
+        responses={200: OpenApiTypes.OBJECT, 409: REFUSED},
+        summary="Run a job again from the start, as a new attempt",
+    )
     @action(detail=True, methods=["post"], serializer_class=ForceSerializer)
     def restart(self, request, pk=None):
         return self._act(request, "restart")
@@ -145,17 +159,21 @@ class JobViewSet(viewsets.ViewSet):
         return job
 
     @extend_schema(
-        parameters=[OpenApiParameter("kind", str, description="Only this kind (verification-run, export, import)."),
-                    OpenApiParameter("status", str, description="Only jobs in this state.")],
-        responses=JobPayloadSerializer(many=True), summary=f"Jobs of every kind, newest first (at most {LIST_LIMIT})",
+        parameters=[
+            OpenApiParameter("kind", str, description="Only this kind (verification-run, export, import)."),
+            OpenApiParameter("status", str, description="Only jobs in this state."),
+        ],
+        responses=JobPayloadSerializer(many=True),
+        summary=f"Jobs of every kind, newest first (at most {LIST_LIMIT})",
     )
     def list(self, request):
         wanted_kind, wanted_status = request.query_params.get("kind"), request.query_params.get("status")
         jobs = recent_jobs(LIST_LIMIT, wanted_kind or "", wanted_status or "")
         return Response([job_payload(job) for job in jobs])
 
-    @extend_schema(responses={200: JobPayloadSerializer, 404: OpenApiResponse(description="No such job.")},
-                   summary="One job")
+    @extend_schema(
+        responses={200: JobPayloadSerializer, 404: OpenApiResponse(description="No such job.")}, summary="One job"
+    )
     def retrieve(self, request, pk=None):
         return Response(job_payload(self._job(pk)))
 
@@ -171,14 +189,14 @@ class JobViewSet(viewsets.ViewSet):
     def cancel(self, request, pk=None):
         return self._act(request, pk, "cancel")
 
-    @extend_schema(request=ForceSerializer, responses={200: JobPayloadSerializer, 409: REFUSED},
-                   summary="Resume a job")
+    @extend_schema(request=ForceSerializer, responses={200: JobPayloadSerializer, 409: REFUSED}, summary="Resume a job")
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
         return self._act(request, pk, "resume")
 
-    @extend_schema(request=ForceSerializer, responses={200: JobPayloadSerializer, 409: REFUSED},
-                   summary="Restart a job")
+    @extend_schema(
+        request=ForceSerializer, responses={200: JobPayloadSerializer, 409: REFUSED}, summary="Restart a job"
+    )
     @action(detail=True, methods=["post"])
     def restart(self, request, pk=None):
         return self._act(request, pk, "restart")

@@ -1,4 +1,5 @@
 """The fields every long-running job row shares; each job kind is a concrete model of its own app."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -46,7 +47,6 @@ class BackgroundJob(models.Model):
         """Append an entry to the job's log (the caller saves); returns the field to save."""
         from django.utils import timezone
 
-        entry = {"at": timezone.now().isoformat(timespec="seconds"), "event": event, "attempt": self.attempt,
-                 **details}
-        self.log = [*(self.log or []), entry][-self.LOG_LIMIT:]
+        entry = {"at": timezone.now().isoformat(timespec="seconds"), "event": event, "attempt": self.attempt, **details}
+        self.log = [*(self.log or []), entry][-self.LOG_LIMIT :]
         return ["log"]

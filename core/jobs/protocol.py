@@ -8,6 +8,7 @@ worker can be taken over once its heartbeat is older than the model's staleness 
 The model needs: `status` (with `Status.RUNNING` and `Status.CANCELLED`), `is_finished`, `attempt`,
 `run_token`, `heartbeat_at`, `cancel_requested`, `error`, `finished_at`.
 """
+
 from __future__ import annotations
 
 import uuid

@@ -13,6 +13,7 @@ registered here by the app that owns it (`register`). Everything else is shared:
   lost; workers run it when they start and every `JOB_SWEEP_SECONDS` (Celery beat). A job taken over too many times
   is failed instead, so a job that kills its worker cannot loop forever.
 """
+
 from __future__ import annotations
 
 import logging
@@ -157,8 +158,9 @@ class Execution:
         # Another connection cannot see rows of an open transaction (e.g. a test's), so no thread then.
         if connection.in_atomic_block:
             return
-        self._heart = threading.Thread(target=self._beat_forever, name=f"heartbeat-{self.kind.name}-{self.job.pk}",
-                                       daemon=True)
+        self._heart = threading.Thread(
+            target=self._beat_forever, name=f"heartbeat-{self.kind.name}-{self.job.pk}", daemon=True
+        )
         self._heart.start()
 
     def stop_heart(self) -> None:
@@ -172,7 +174,8 @@ class Execution:
             while not self._done.wait(interval):
                 try:
                     written = self.model.objects.filter(pk=self.job.pk, run_token=self.token).update(
-                        heartbeat_at=timezone.now(), **self._progress)
+                        heartbeat_at=timezone.now(), **self._progress
+                    )
                 except Exception:  # a database hiccup: the next beat tries again
                     logger.warning("%s %s: heartbeat failed", self.kind.name, self.job.pk, exc_info=True)
                     close_old_connections()
@@ -297,8 +300,11 @@ def can(job, action: str) -> bool:
     if action == "resume":
         return kind.resumable and (job.status in (kind.model.Status.FAILED, kind.model.Status.CANCELLED) or stale)
     if action == "restart":
-        return (job.status in (kind.model.Status.FAILED, kind.model.Status.CANCELLED) or stale
-                or (kind.resumable and job.status == kind.model.Status.SUCCEEDED))
+        return (
+            job.status in (kind.model.Status.FAILED, kind.model.Status.CANCELLED)
+            or stale
+            or (kind.resumable and job.status == kind.model.Status.SUCCEEDED)
+        )
     return False
 
 
@@ -323,25 +329,36 @@ def sweep(*, enqueue_it: bool = True) -> SweepReport:
         for job in dead:
             if job.attempt >= MAX_AUTOMATIC_ATTEMPTS:
                 failed = kind.model.objects.filter(pk=job.pk, status=Status.RUNNING, heartbeat_at__lt=stale_before)
-                if failed.update(status=Status.FAILED, finished_at=now, run_token="", error=(
-                        f"stopped after {job.attempt} attempts whose worker died; restart it once the cause is "
-                        "fixed")):
+                if failed.update(
+                    status=Status.FAILED,
+                    finished_at=now,
+                    run_token="",
+                    error=(
+                        f"stopped after {job.attempt} attempts whose worker died; restart it once the cause is fixed"
+                    ),
+                ):
                     _note(kind, job.pk, "failed", reason="its worker kept dying")
                     report.failed.append((kind.name, job.pk))
                 continue
             try:
-                resume(job, force=True, enqueue_it=enqueue_it,
-                       reason=f"its worker stopped reporting for over {kind.stale_after.total_seconds():g} s")
+                resume(
+                    job,
+                    force=True,
+                    enqueue_it=enqueue_it,
+                    reason=f"its worker stopped reporting for over {kind.stale_after.total_seconds():g} s",
+                )
             except JobRequestError:
                 continue
             report.resumed.append((kind.name, job.pk))
         waiting = kind.model.objects.filter(status=Status.QUEUED, created_at__lt=stale_before).filter(
-            heartbeat_at__isnull=True) | kind.model.objects.filter(status=Status.QUEUED, heartbeat_at__lt=stale_before)
+            heartbeat_at__isnull=True
+        ) | kind.model.objects.filter(status=Status.QUEUED, heartbeat_at__lt=stale_before)
         for job in waiting:
             if enqueue_it:
                 enqueue(job)
             report.requeued.append((kind.name, job.pk))
     if report.resumed or report.requeued or report.failed:
-        logger.warning("job sweep: resumed %s, queued again %s, failed %s", report.resumed, report.requeued,
-                       report.failed)
+        logger.warning(
+            "job sweep: resumed %s, queued again %s, failed %s", report.resumed, report.requeued, report.failed
+        )
     return report

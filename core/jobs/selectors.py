@@ -1,4 +1,5 @@
 """Queries over the jobs of every registered kind."""
+
 from __future__ import annotations
 
 from . import runner

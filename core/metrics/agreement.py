@@ -5,6 +5,7 @@ proof scores are numbers and use the interval level of Krippendorff's alpha.
 
 Ratios that are undefined for the data at hand (no shared items, a single category) are returned as None.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -117,9 +118,7 @@ def alpha_from_labels(labels: LabelsByItem, level: Literal["nominal", "interval"
 
 def item_agreement_rate(labels: LabelsByItem) -> float | None:
     """Share of items with at least two labels on which every annotator gave the same label; None if no such item."""
-    multi = [
-        [value for value in by_annotator.values() if not _is_missing(value)] for by_annotator in labels.values()
-    ]
+    multi = [[value for value in by_annotator.values() if not _is_missing(value)] for by_annotator in labels.values()]
     multi = [values for values in multi if len(values) >= 2]
     if not multi:
         return None
@@ -150,7 +149,11 @@ def pairwise_agreement(labels: LabelsByItem) -> list[PairAgreement]:
         ]
         labels_a = [a for a, _ in shared]
         labels_b = [b for _, b in shared]
-        pairs.append(PairAgreement(first, second, len(shared), raw_agreement(labels_a, labels_b), cohens_kappa(labels_a, labels_b)))
+        pairs.append(
+            PairAgreement(
+                first, second, len(shared), raw_agreement(labels_a, labels_b), cohens_kappa(labels_a, labels_b)
+            )
+        )
     return pairs
 
 
@@ -253,8 +256,9 @@ def alpha_from_count_patterns(
     the coincidence matrix (Krippendorff 2011); equals the `krippendorff` package on the expanded table."""
     if level not in ("nominal", "interval"):
         raise ValueError(f"level must be 'nominal' or 'interval', got {level!r}")
-    pairable = {pattern: units for pattern, units in patterns.items()
-                if units > 0 and sum(count for _, count in pattern) >= 2}
+    pairable = {
+        pattern: units for pattern, units in patterns.items() if units > 0 and sum(count for _, count in pattern) >= 2
+    }
     domain = sorted({value for pattern in pairable for value, _ in pattern}, key=lambda v: (str(type(v)), v))
     if not pairable or len(domain) < 2:
         return None

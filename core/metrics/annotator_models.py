@@ -87,6 +87,7 @@ Neither model comes from a package: crowd-kit, the maintained Dawid-Skene implem
 frames, pulls scikit-learn, nltk and transformers, and has neither Dirichlet smoothing, nor verifier votes of fixed
 confusion, nor per-cell uncertainty.
 """
+
 from __future__ import annotations
 
 import math
@@ -629,14 +630,29 @@ class _LabelData:
         # Labels grouped by item make every gather and bincount of the EM walk memory in order.
         order = np.argsort(item, kind="stable")
         return cls(
-            classes, item_index, annotator_index, item[order], annotator[order], value[order], gold_items,
-            gold_classes, len(item_index),
+            classes,
+            item_index,
+            annotator_index,
+            item[order],
+            annotator[order],
+            value[order],
+            gold_items,
+            gold_classes,
+            len(item_index),
         )
 
     def em(self, confusion_pseudo: np.ndarray, class_pseudo: float) -> _DawidSkeneEM:
         return _DawidSkeneEM(
-            self.item, self.annotator, self.value, self.n_fit_items, len(self.annotator_index), len(self.classes),
-            self.gold_items, self.gold_classes, confusion_pseudo, class_pseudo,
+            self.item,
+            self.annotator,
+            self.value,
+            self.n_fit_items,
+            len(self.annotator_index),
+            len(self.classes),
+            self.gold_items,
+            self.gold_classes,
+            confusion_pseudo,
+            class_pseudo,
         )
 
 
@@ -723,7 +739,15 @@ def fit_dawid_skene(
         posterior_with_weak[:, not_gold] = shifted[:, not_gold]
 
     stratum_accuracy = _stratum_accuracies(
-        strata, item_index, item, annotator, value, fit_posterior, counts, confusion_pseudo, annotator_ids,
+        strata,
+        item_index,
+        item,
+        annotator,
+        value,
+        fit_posterior,
+        counts,
+        confusion_pseudo,
+        annotator_ids,
         stratum_prior_strength,
     )
     return DawidSkeneModel(
@@ -799,8 +823,16 @@ def bootstrap_annotators(
         chosen_gold = gold_class_of[chosen]
         gold_items = np.flatnonzero(chosen_gold >= 0)
         em = _DawidSkeneEM(
-            np.repeat(np.arange(n), lengths), data.annotator[positions], data.value[positions], n, n_annotators, k,
-            gold_items, chosen_gold[gold_items], pseudo, class_pseudocount,
+            np.repeat(np.arange(n), lengths),
+            data.annotator[positions],
+            data.value[positions],
+            n,
+            n_annotators,
+            k,
+            gold_items,
+            chosen_gold[gold_items],
+            pseudo,
+            class_pseudocount,
         )
         counts = em.fit(max_iterations, tolerance)[2]
         alpha = counts + pseudo
@@ -1088,13 +1120,16 @@ def fit_grader_model(
         log_variances = np.bincount(proof, weights=np.log(variance[grader]), minlength=n_proofs)
         shrink = 1 + truth_variance * total_precision
         free = graded_not_gold
-        value = -0.5 * (
-            grades_per_proof[free] * log_2pi
-            + log_variances[free]
-            + np.log(shrink[free])
-            + second[free]
-            - truth_variance * first[free] ** 2 / shrink[free]
-        ).sum()
+        value = (
+            -0.5
+            * (
+                grades_per_proof[free] * log_2pi
+                + log_variances[free]
+                + np.log(shrink[free])
+                + second[free]
+                - truth_variance * first[free] ** 2 / shrink[free]
+            ).sum()
+        )
         # Gold proofs: their grades given the known score, and the known score under the truth prior.
         value += -0.5 * (grades_per_proof[is_gold] * log_2pi + log_variances[is_gold] + second[is_gold]).sum()
         value += -0.5 * (log_2pi + math.log(truth_variance) + (gold_scores - mean_truth) ** 2 / truth_variance).sum()
@@ -1143,8 +1178,10 @@ def fit_grader_model(
     bias_sd = 1 / np.sqrt(information + 1 / bias_prior_variance)
     # Noise: a residual of variance sigma^2 + u carries 1 / (2 (sigma^2 + u)^2) of information on sigma^2; with two
     # grades per proof u is about sigma^2 and each grade tells a quarter of what a direct residual would.
-    variance_information = (np.bincount(grader, weights=0.5 / residual_variance**2, minlength=n_graders)
-                            + 0.5 * noise_prior_dof / variance**2)
+    variance_information = (
+        np.bincount(grader, weights=0.5 / residual_variance**2, minlength=n_graders)
+        + 0.5 * noise_prior_dof / variance**2
+    )
     sigma = np.sqrt(variance)
     sigma_sd = 1 / np.sqrt(variance_information) / (2 * sigma)
     convergence = Convergence(

@@ -1,4 +1,5 @@
 """Percentile bootstrap confidence intervals for a mean, reproducible from a seed."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

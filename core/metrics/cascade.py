@@ -18,6 +18,7 @@ Each row is one completion the cascade verified:
 - **sampled checks**: rule-decided items also sent to the judge; **disputed**: those where the two disagree, which
   go to humans.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -122,7 +123,9 @@ def cascade_report(rows: Iterable[Mapping[str, Any]]) -> CascadeReport:
             raise ValueError(f"row {position}: stage must be one of {', '.join(STAGES)}, got {stage!r}")
         status = row.get("status")
         if stage != HUMAN and status not in DECIDED:
-            raise ValueError(f"row {position}: a verdict decided by {stage} must be correct or incorrect, got {status!r}")
+            raise ValueError(
+                f"row {position}: a verdict decided by {stage} must be correct or incorrect, got {status!r}"
+            )
         rule_status, judge_status = row.get("rule_status") or "", row.get("judge_status") or ""
         weight = row.get("n", 1)
         if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:

@@ -23,6 +23,7 @@ Reported figures: accuracy per coarse answer class A-D and their unweighted mean
 TP/FP/TN/FN, TPR, TNR, PPV, NPV and macro-F1 overall and per author model (the mu-MATH table). A ratio
 whose denominator is zero is None.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict

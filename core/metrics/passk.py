@@ -10,6 +10,7 @@ All three are computed with exact integer combinatorics (`math.comb` and `fracti
 into floats only at the end, so n in the thousands neither overflows nor loses precision. Tau is read
 through its decimal spelling (0.7 means 7/10 exactly), so ceil(0.7 * 10) is 7, not 8.
 """
+
 from __future__ import annotations
 
 import math

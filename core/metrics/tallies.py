@@ -19,6 +19,7 @@ Keys (`|`-separated; JSON parts come last so they may contain anything):
   `seconds_bucket`), for the median;
 - ``dl|<day>``, ``dr|<day>``: labels given and items resolved on that day (ISO date).
 """
+
 from __future__ import annotations
 
 import json
@@ -82,8 +83,9 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def item_tallies(rules: labels.LabelRules, threshold: float, item: ItemFacts,
-                 item_labels: Sequence[LabelFacts]) -> Counter:
+def item_tallies(
+    rules: labels.LabelRules, threshold: float, item: ItemFacts, item_labels: Sequence[LabelFacts]
+) -> Counter:
     """One item's contribution to its project's tallies."""
     tally: Counter = Counter()
     if item.is_gold:
@@ -92,7 +94,8 @@ def item_tallies(rules: labels.LabelRules, threshold: float, item: ItemFacts,
             prefix = f"n|{label.annotator_id}|"
             tally[prefix + "gold_seen"] += 1
             tally[prefix + "gold_correct"] += int(
-                not label.unsuitable and rules.agree([label.value, item.gold_value], threshold))
+                not label.unsuitable and rules.agree([label.value, item.gold_value], threshold)
+            )
         return tally
     tally[f"s|{item.state}"] += 1
     if item.state == "resolved":
@@ -140,6 +143,7 @@ def sum_tallies(contributions: Iterable[Mapping[str, int]]) -> Counter:
 
 
 # ---------------------------------------------------------------- figures from tallies
+
 
 def state_counts(tallies: Mapping[str, int]) -> dict:
     by_state = {state: tallies.get(f"s|{state}", 0) for state in _STATES}
@@ -190,8 +194,10 @@ def agreement_by_group(rules: labels.LabelRules, tallies: Mapping[str, int]) -> 
         elif key.startswith("au|"):
             _, name, pattern = _split(key, 3)
             group(name)[2][tuple((_hashable(value), n) for value, n in json.loads(pattern))] += count
-    return {name: _agreement_of(rules, pairs, agreeing[0], patterns)
-            for name, (pairs, agreeing, patterns) in sorted(groups.items())}
+    return {
+        name: _agreement_of(rules, pairs, agreeing[0], patterns)
+        for name, (pairs, agreeing, patterns) in sorted(groups.items())
+    }
 
 
 def overall_agreement(rules: labels.LabelRules, tallies: Mapping[str, int]) -> dict:
@@ -275,6 +281,7 @@ def timeline(tallies: Mapping[str, int], since_day: str) -> list[dict]:
             labels_by_day[key[3:]] += count
         elif key.startswith("dr|") and key[3:] >= since_day:
             resolved_by_day[key[3:]] += count
-    days = sorted(day for day in set(labels_by_day) | set(resolved_by_day)
-                  if labels_by_day[day] or resolved_by_day[day])
+    days = sorted(
+        day for day in set(labels_by_day) | set(resolved_by_day) if labels_by_day[day] or resolved_by_day[day]
+    )
     return [{"day": day, "labels": labels_by_day[day], "resolved": resolved_by_day[day]} for day in days]

@@ -1,4 +1,5 @@
 """The forms that start jobs: a verification run, a selection for annotation, an export."""
+
 from __future__ import annotations
 
 from django import forms
@@ -16,8 +17,12 @@ from verifybench.label_rules import CORRECTNESS
 from verifybench.models import Completion, Dataset, Domain
 
 # Labels of export options whose registry names are terse; the help text says the rest.
-OPTION_LABELS = {"per_type": "K per answer type", "models": "N author models", "author_models": "Author models",
-                 "problems": "Problems"}
+OPTION_LABELS = {
+    "per_type": "K per answer type",
+    "models": "N author models",
+    "author_models": "Author models",
+    "problems": "Problems",
+}
 
 
 def split_names(text: str) -> list[str]:
@@ -31,20 +36,28 @@ def answer_type_choices() -> list[tuple[str, str]]:
 
 
 def dataset_model_names(dataset: Dataset) -> list[str]:
-    return list(Completion.objects.filter(question__dataset=dataset).order_by("model_name")
-                .values_list("model_name", flat=True).distinct())
+    return list(
+        Completion.objects.filter(question__dataset=dataset)
+        .order_by("model_name")
+        .values_list("model_name", flat=True)
+        .distinct()
+    )
 
 
 class ScopeFiltersMixin(forms.Form):
     """Optional filters on the completions a run or a selection covers; empty admits everything."""
 
     answer_types = forms.MultipleChoiceField(
-        required=False, widget=forms.SelectMultiple(attrs={"size": 6}),
-        help_text="Fine codes or whole coarse classes; none selected means every answer type.")
+        required=False,
+        widget=forms.SelectMultiple(attrs={"size": 6}),
+        help_text="Fine codes or whole coarse classes; none selected means every answer type.",
+    )
     domains = forms.MultipleChoiceField(required=False, choices=Domain.choices, widget=forms.CheckboxSelectMultiple)
     models = forms.MultipleChoiceField(
-        required=False, widget=forms.SelectMultiple(attrs={"size": 4}),
-        help_text="Models that wrote the completions; none selected means every model.")
+        required=False,
+        widget=forms.SelectMultiple(attrs={"size": 4}),
+        help_text="Models that wrote the completions; none selected means every model.",
+    )
 
     def set_filter_choices(self, dataset: Dataset) -> None:
         self.fields["answer_types"].choices = answer_type_choices()
@@ -59,14 +72,25 @@ class RunForm(ScopeFiltersMixin):
     SCOPE_PROJECT = "project"
     SCOPE_DATASET = "dataset"
 
-    verifier = forms.ModelChoiceField(queryset=VerifierConfig.objects.none(), empty_label=None,
-                                      help_text="A rule-based verifier, an LLM judge, or a cascade of the two.")
+    verifier = forms.ModelChoiceField(
+        queryset=VerifierConfig.objects.none(),
+        empty_label=None,
+        help_text="A rule-based verifier, an LLM judge, or a cascade of the two.",
+    )
     scope = forms.ChoiceField(widget=forms.RadioSelect)
-    chunk_size = forms.IntegerField(min_value=1, max_value=runs.MAX_CHUNK_SIZE, initial=100,
-                                    help_text="Completions verified and committed together.")
+    chunk_size = forms.IntegerField(
+        min_value=1,
+        max_value=runs.MAX_CHUNK_SIZE,
+        initial=100,
+        help_text="Completions verified and committed together.",
+    )
     chunk_delay = forms.FloatField(
-        required=False, min_value=0, max_value=runs.MAX_CHUNK_DELAY, label="Pause after each chunk (seconds)",
-        help_text="Leave empty for none; a pause makes a demonstration run slow enough to watch or cancel.")
+        required=False,
+        min_value=0,
+        max_value=runs.MAX_CHUNK_DELAY,
+        label="Pause after each chunk (seconds)",
+        help_text="Leave empty for none; a pause makes a demonstration run slow enough to watch or cancel.",
+    )
     field_order = ["verifier", "scope", "answer_types", "domains", "models", "chunk_size", "chunk_delay"]
 
     def __init__(self, *args, dataset: Dataset, project: AnnotationProject | None = None, **kwargs):
@@ -88,8 +112,14 @@ class RunForm(ScopeFiltersMixin):
         options = {"chunk_delay": data["chunk_delay"]} if data.get("chunk_delay") else {}
         try:
             return runs.create_run(
-                verifier=data["verifier"], answer_types=data["answer_types"], domains=data["domains"],
-                models=data["models"], chunk_size=data["chunk_size"], options=options, created_by=user, **scope,
+                verifier=data["verifier"],
+                answer_types=data["answer_types"],
+                domains=data["domains"],
+                models=data["models"],
+                chunk_size=data["chunk_size"],
+                options=options,
+                created_by=user,
+                **scope,
             )
         except runs.RunRequestError as exc:
             self.add_error(None, str(exc))
@@ -97,38 +127,90 @@ class RunForm(ScopeFiltersMixin):
 
 
 class SelectionForm(ScopeFiltersMixin):
-    strategy = forms.ChoiceField(widget=forms.RadioSelect, initial=selection.VERIFYBENCH, choices=[
-        (selection.VERIFYBENCH, "VerifyBench: per question, completions one verifier judged correct and ones it "
-                                "judged incorrect, at random"),
-        (selection.VERIFYBENCH_HARD, "VerifyBench-Hard: completions several verifiers disagree on, sampled by "
-                                     "domain, source and answer type"),
-        (selection.CASCADE, "Cascade: only the completions a cascade left to humans (its judge could not decide, or "
-                            "its sampled check disagreed with the rules)"),
-    ])
+    strategy = forms.ChoiceField(
+        widget=forms.RadioSelect,
+        initial=selection.VERIFYBENCH,
+        choices=[
+            (
+                selection.VERIFYBENCH,
+                "VerifyBench: per question, completions one verifier judged correct and ones it "
+                "judged incorrect, at random",
+            ),
+            (
+                selection.VERIFYBENCH_HARD,
+                "VerifyBench-Hard: completions several verifiers disagree on, sampled by "
+                "domain, source and answer type",
+            ),
+            (
+                selection.CASCADE,
+                "Cascade: only the completions a cascade left to humans (its judge could not decide, or "
+                "its sampled check disagreed with the rules)",
+            ),
+        ],
+    )
     verifiers = forms.ModelMultipleChoiceField(
-        queryset=VerifierConfig.objects.none(), widget=forms.CheckboxSelectMultiple,
+        queryset=VerifierConfig.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
         help_text="VerifyBench and Cascade use exactly one (for Cascade, a cascade configuration); VerifyBench-Hard at "
-                  "least two (their verdicts are the votes).")
-    per_side = forms.IntegerField(min_value=1, max_value=100, initial=2, label="Per side (VerifyBench)",
-                                  help_text="Completions judged correct, and as many judged incorrect, per question.")
-    target = forms.IntegerField(min_value=1, max_value=10_000_000, initial=2000, required=False,
-                                label="Target count (VerifyBench-Hard, Cascade)",
-                                help_text="How many contested completions to pick (2000 when empty); for Cascade, "
-                                          "at most this many, at random (all when empty).")
+        "least two (their verdicts are the votes).",
+    )
+    per_side = forms.IntegerField(
+        min_value=1,
+        max_value=100,
+        initial=2,
+        label="Per side (VerifyBench)",
+        help_text="Completions judged correct, and as many judged incorrect, per question.",
+    )
+    target = forms.IntegerField(
+        min_value=1,
+        max_value=10_000_000,
+        initial=2000,
+        required=False,
+        label="Target count (VerifyBench-Hard, Cascade)",
+        help_text="How many contested completions to pick (2000 when empty); for Cascade, "
+        "at most this many, at random (all when empty).",
+    )
     routes = forms.MultipleChoiceField(
-        required=False, widget=forms.CheckboxSelectMultiple, label="Route to annotators (Cascade)",
-        choices=[(selection.UNDECIDED, "undecided: neither rules nor judge could decide"),
-                 (selection.DISPUTED, "disputed: the judge's sampled check disagreed with the rules")],
-        help_text="Both when none is ticked.")
-    min_minority = forms.IntegerField(min_value=1, max_value=50, initial=2, label="Minority at least M (VerifyBench-Hard)",
-                                      help_text="A completion is contested when the smaller side has at least M votes.")
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Route to annotators (Cascade)",
+        choices=[
+            (selection.UNDECIDED, "undecided: neither rules nor judge could decide"),
+            (selection.DISPUTED, "disputed: the judge's sampled check disagreed with the rules"),
+        ],
+        help_text="Both when none is ticked.",
+    )
+    min_minority = forms.IntegerField(
+        min_value=1,
+        max_value=50,
+        initial=2,
+        label="Minority at least M (VerifyBench-Hard)",
+        help_text="A completion is contested when the smaller side has at least M votes.",
+    )
     seed = forms.IntegerField(required=False, initial=0, help_text="Seed of the random choices; same seed, same picks.")
-    name = forms.CharField(max_length=200, required=False, label="Project name",
-                           help_text="Name of the annotation project made of the picks.")
-    labels_per_item = forms.IntegerField(min_value=1, max_value=10, initial=2,
-                                         help_text="Independent labels before an item can resolve by agreement.")
-    field_order = ["strategy", "verifiers", "per_side", "target", "min_minority", "routes", "seed", "answer_types",
-                   "domains", "models", "name", "labels_per_item"]
+    name = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Project name",
+        help_text="Name of the annotation project made of the picks.",
+    )
+    labels_per_item = forms.IntegerField(
+        min_value=1, max_value=10, initial=2, help_text="Independent labels before an item can resolve by agreement."
+    )
+    field_order = [
+        "strategy",
+        "verifiers",
+        "per_side",
+        "target",
+        "min_minority",
+        "routes",
+        "seed",
+        "answer_types",
+        "domains",
+        "models",
+        "name",
+        "labels_per_item",
+    ]
 
     def __init__(self, *args, dataset: Dataset, **kwargs):
         super().__init__(*args, **kwargs)
@@ -143,15 +225,20 @@ class SelectionForm(ScopeFiltersMixin):
         strategy = cleaned.get("strategy")
         if strategy == selection.VERIFYBENCH and len(chosen) > 1:
             self.add_error("verifiers", "The VerifyBench recipe uses exactly one verifier; choose one.")
-        if strategy == selection.CASCADE and chosen and (
-                len(chosen) > 1 or chosen[0].kind != VerifierConfig.Kind.CASCADE):
+        if (
+            strategy == selection.CASCADE
+            and chosen
+            and (len(chosen) > 1 or chosen[0].kind != VerifierConfig.Kind.CASCADE)
+        ):
             self.add_error("verifiers", "The Cascade recipe uses exactly one cascade configuration; choose one.")
         if strategy == selection.VERIFYBENCH_HARD and chosen:
             if len(chosen) < 2:
                 self.add_error("verifiers", "The VerifyBench-Hard recipe needs at least two verifiers to vote.")
             elif cleaned.get("min_minority") and cleaned["min_minority"] > len(chosen) // 2:
-                self.add_error("min_minority", f"With {len(chosen)} verifiers the minority side has at most "
-                                               f"{len(chosen) // 2} votes.")
+                self.add_error(
+                    "min_minority",
+                    f"With {len(chosen)} verifiers the minority side has at most {len(chosen) // 2} votes.",
+                )
         return cleaned
 
     def select(self, user):
@@ -159,11 +246,19 @@ class SelectionForm(ScopeFiltersMixin):
         data = self.cleaned_data
         try:
             return selection_services.select_for_annotation(
-                dataset=self.dataset, strategy=data["strategy"], verifiers=list(data["verifiers"]),
-                seed=data["seed"], target=data["target"], per_side=data["per_side"],
-                min_minority=data["min_minority"], routes=data["routes"] or None, answer_types=data["answer_types"],
+                dataset=self.dataset,
+                strategy=data["strategy"],
+                verifiers=list(data["verifiers"]),
+                seed=data["seed"],
+                target=data["target"],
+                per_side=data["per_side"],
+                min_minority=data["min_minority"],
+                routes=data["routes"] or None,
+                answer_types=data["answer_types"],
                 domains=data["domains"],
-                models=data["models"], name=data["name"], created_by=user,
+                models=data["models"],
+                name=data["name"],
+                created_by=user,
                 project_settings={"labels_per_item": data["labels_per_item"]},
             )
         except selection_services.SelectionRequestError as exc:
@@ -173,18 +268,23 @@ class SelectionForm(ScopeFiltersMixin):
 
 def export_formats_for(project: AnnotationProject) -> list:
     """The registered export formats that read this kind of project."""
-    return [export_format for export_format in map(get_export_format, export_format_names())
-            if export_format.project_kind == project.kind]
+    return [
+        export_format
+        for export_format in map(get_export_format, export_format_names())
+        if export_format.project_kind == project.kind
+    ]
 
 
 class ExportForm(forms.Form):
     """Format, file types, seed, and every option of the formats that fit the project (each used by its own)."""
 
     format = forms.ChoiceField(help_text="The registered formats that read this kind of project.")
-    file_types = forms.MultipleChoiceField(choices=[(name, name) for name in FILE_TYPES], initial=["jsonl"],
-                                           widget=forms.CheckboxSelectMultiple)
-    seed = forms.IntegerField(initial=0, min_value=-(2 ** 63), max_value=2 ** 63 - 1,
-                              help_text="Seed of every random choice the builder makes.")
+    file_types = forms.MultipleChoiceField(
+        choices=[(name, name) for name in FILE_TYPES], initial=["jsonl"], widget=forms.CheckboxSelectMultiple
+    )
+    seed = forms.IntegerField(
+        initial=0, min_value=-(2**63), max_value=2**63 - 1, help_text="Seed of every random choice the builder makes."
+    )
 
     def __init__(self, *args, project: AnnotationProject, **kwargs):
         super().__init__(*args, **kwargs)
@@ -204,14 +304,17 @@ class ExportForm(forms.Form):
             label = f"{OPTION_LABELS.get(name, name.replace('_', ' ').capitalize())} ({', '.join(users[name])})"
             help_text = option.help + ("" if option.default is None else f" Default {option.default}.")
             if option.kind is list:
-                field = forms.CharField(required=False, label=label,
-                                        help_text=f"{option.help} Separate names with commas.")
+                field = forms.CharField(
+                    required=False, label=label, help_text=f"{option.help} Separate names with commas."
+                )
             elif option.kind is int:
-                field = forms.IntegerField(required=False, label=label, help_text=help_text,
-                                           min_value=option.minimum, max_value=option.maximum)
+                field = forms.IntegerField(
+                    required=False, label=label, help_text=help_text, min_value=option.minimum, max_value=option.maximum
+                )
             else:
-                field = forms.FloatField(required=False, label=label, help_text=help_text,
-                                         min_value=option.minimum, max_value=option.maximum)
+                field = forms.FloatField(
+                    required=False, label=label, help_text=help_text, min_value=option.minimum, max_value=option.maximum
+                )
             field.widget.attrs["placeholder"] = "" if option.default is None else str(option.default)
             self.fields[f"option_{name}"] = field
 
@@ -229,8 +332,11 @@ class ExportForm(forms.Form):
         data = self.cleaned_data
         try:
             return export_services.create_export(
-                project=self.project, format=data["format"], file_types=data["file_types"],
-                options=self.options_for(data["format"]), created_by=user,
+                project=self.project,
+                format=data["format"],
+                file_types=data["file_types"],
+                options=self.options_for(data["format"]),
+                created_by=user,
             )
         except export_services.ExportRequestError as exc:
             self.add_error(None, str(exc))

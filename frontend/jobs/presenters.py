@@ -4,6 +4,7 @@ by `src/jobs.js` from the job's own API endpoint (which carries the common paylo
 Each kind adds what only it has: what the job works on (`what`), what it produced (`result`) and extra links (an
 export's download). Kinds are looked up by their registered name (core.jobs.runner).
 """
+
 from __future__ import annotations
 
 from django.urls import reverse
@@ -25,11 +26,18 @@ def _run_parts(run) -> dict:
     return {
         "what_template": "jobs/kinds/verification_run_what.html",
         "result_template": "jobs/kinds/verification_run_result.html",
-        "verifier": run.verifier, "verifier_kind": run.verifier.get_kind_display(),
-        "scope_label": scope, "filters_label": "; ".join(filters), "counts": counts,
+        "verifier": run.verifier,
+        "verifier_kind": run.verifier.get_kind_display(),
+        "scope_label": scope,
+        "filters_label": "; ".join(filters),
+        "counts": counts,
         "api_url": reverse("verification-run-detail", args=[run.pk]),
-        "home_url": (reverse("dashboard-project", args=[run.project_id]) if run.project_id is not None
-                     else reverse("jobs-dataset", args=[run.dataset_id])) + "#verification-runs",
+        "home_url": (
+            reverse("dashboard-project", args=[run.project_id])
+            if run.project_id is not None
+            else reverse("jobs-dataset", args=[run.dataset_id])
+        )
+        + "#verification-runs",
         "links": [],
         "unit": "",
     }
@@ -48,8 +56,12 @@ def _export_parts(job) -> dict:
     return {
         "what_template": "jobs/kinds/export_what.html",
         "result_template": "jobs/kinds/export_result.html",
-        "format_title": title, "file_types": job.file_types, "seed": (job.options or {}).get("seed"),
-        "rows": counts.get("rows"), "correct": by_label.get("correct"), "incorrect": by_label.get("incorrect"),
+        "format_title": title,
+        "file_types": job.file_types,
+        "seed": (job.options or {}).get("seed"),
+        "rows": counts.get("rows"),
+        "correct": by_label.get("correct"),
+        "incorrect": by_label.get("incorrect"),
         "by_answer_subtype": counts.get("by_answer_subtype") or {},
         "shortfalls": [{"group": group, **info} for group, info in (manifest.get("shortfalls") or {}).items()],
         "api_url": reverse("export-detail", args=[job.pk]),
@@ -95,8 +107,9 @@ def job_row(job) -> dict:
         "status_label": job.get_status_display(),
         "done": job.progress_done,
         "total": job.progress_total,
-        "fraction": job.progress_done / job.progress_total if job.progress_total else (
-            1.0 if job.status == job.Status.SUCCEEDED else 0.0),
+        "fraction": job.progress_done / job.progress_total
+        if job.progress_total
+        else (1.0 if job.status == job.Status.SUCCEEDED else 0.0),
         "active": job.status in ACTIVE,
         "attempt": job.attempt,
         "error": job.error,

@@ -1,5 +1,6 @@
 """The pages every background job shares: the list of jobs, one job's page, and its actions (cancel, resume,
 restart), whatever its kind. Every action is a plain POST form with CSRF that works without JavaScript."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -30,8 +31,9 @@ def require_researcher(user) -> None:
 
 def redirect_back(request, fallback: str):
     target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                  require_https=request.is_secure()):
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return redirect(target)
     return redirect(fallback)
 
@@ -53,12 +55,18 @@ def jobs_page(request):
     require_researcher(request.user)
     wanted_kind, wanted_status = request.GET.get("kind", ""), request.GET.get("status", "")
     jobs = recent_jobs(JOBS_SHOWN, wanted_kind, wanted_status)
-    return render(request, "jobs/jobs.html", {
-        "rows": [job_row(job) for job in jobs],
-        "kinds": runner.kinds(), "wanted_kind": wanted_kind, "wanted_status": wanted_status,
-        "statuses": [status for status, _ in runner.kinds()[0].model.Status.choices] if runner.kinds() else [],
-        "back_url": request.get_full_path(),
-    })
+    return render(
+        request,
+        "jobs/jobs.html",
+        {
+            "rows": [job_row(job) for job in jobs],
+            "kinds": runner.kinds(),
+            "wanted_kind": wanted_kind,
+            "wanted_status": wanted_status,
+            "statuses": [status for status, _ in runner.kinds()[0].model.Status.choices] if runner.kinds() else [],
+            "back_url": request.get_full_path(),
+        },
+    )
 
 
 @login_required
@@ -67,8 +75,11 @@ def job_detail(request, kind: str, job_id: int):
     require_researcher(request.user)
     job = _job(kind, job_id)
     row = job_row(job)
-    return render(request, "jobs/job_detail.html", {"row": row, "rows": [row], "back_url": request.get_full_path(),
-                                                    **detail_context(job)})
+    return render(
+        request,
+        "jobs/job_detail.html",
+        {"row": row, "rows": [row], "back_url": request.get_full_path(), **detail_context(job)},
+    )
 
 
 @login_required

@@ -1,4 +1,5 @@
 """Template filters for previews of untrusted text."""
+
 from django import template
 from django.utils.safestring import SafeString
 

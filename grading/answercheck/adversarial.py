@@ -1,4 +1,5 @@
 """Inputs built to escape the verifier's time limit, shared by the tests and bench/verify_adversarial.py."""
+
 from __future__ import annotations
 
 _MATRIX = "\\\\".join("&".join(f"x_{{{row}{column}}}" for column in range(12)) for row in range(12))

@@ -1,4 +1,5 @@
 """Verify many completions at once, deciding each distinct (reference, answer, type) only once."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -52,7 +53,9 @@ class _Prepared:
 
 @lru_cache(maxsize=65536)
 def _reference_side(reference: str, reference_is_solution: bool, answer_type: str | None, question: str | None):
-    reference_answer = reference_final_answer(reference, reference_is_solution=reference_is_solution, answer_type=answer_type)
+    reference_answer = reference_final_answer(
+        reference, reference_is_solution=reference_is_solution, answer_type=answer_type
+    )
     if reference_answer is None:
         return None, None, False
     code, detected = resolve_answer_type(answer_type, reference_answer, question)
@@ -61,7 +64,10 @@ def _reference_side(reference: str, reference_is_solution: bool, answer_type: st
 
 def _prepare(item: BatchItem) -> _Prepared:
     reference_answer, code, detected = _reference_side(
-        item.reference, item.reference_is_solution, item.answer_type, item.question if item.answer_type is None else None
+        item.reference,
+        item.reference_is_solution,
+        item.answer_type,
+        item.question if item.answer_type is None else None,
     )
     if code is None:
         return _Prepared(None, None, False, extract_final_answer(item.completion))
@@ -111,7 +117,7 @@ def _pool(workers: int):
 
 
 def _chunks(values: list, size: int) -> list[list]:
-    return [values[start: start + size] for start in range(0, len(values), size)]
+    return [values[start : start + size] for start in range(0, len(values), size)]
 
 
 def verify_batch(
@@ -132,7 +138,11 @@ def verify_batch(
     pool = _pool(workers) if workers > 1 and len(unique) > chunk_size else None
     try:
         if pool is not None:
-            read = [p for part in pool.starmap(_prepare_many, [(chunk, timeout) for chunk in _chunks(unique, chunk_size)]) for p in part]
+            read = [
+                p
+                for part in pool.starmap(_prepare_many, [(chunk, timeout) for chunk in _chunks(unique, chunk_size)])
+                for p in part
+            ]
         else:
             read = _prepare_many(unique, timeout)
         by_item = dict(zip(unique, read))
@@ -149,7 +159,9 @@ def verify_batch(
         budgets = [max(0.01, timeout - keys[key]) for key in distinct]
         if pool is not None and len(distinct) > chunk_size:
             size = max(1, min(chunk_size, len(distinct) // (workers * 8) or 1))
-            parts = pool.starmap(_decide_many, [(part, budget) for part, budget in zip(_chunks(distinct, size), _chunks(budgets, size))])
+            parts = pool.starmap(
+                _decide_many, [(part, budget) for part, budget in zip(_chunks(distinct, size), _chunks(budgets, size))]
+            )
             outcomes = [outcome for part in parts for outcome in part]
         else:
             outcomes = _decide_many(distinct, budgets)
@@ -162,7 +174,12 @@ def verify_batch(
 
 
 def _key(item: BatchItem, ready: _Prepared) -> tuple:
-    return ready.extracted, ready.reference_answer, ready.code, question_for_comparison(ready.code, item.question, ready.extracted, ready.reference_answer)
+    return (
+        ready.extracted,
+        ready.reference_answer,
+        ready.code,
+        question_for_comparison(ready.code, item.question, ready.extracted, ready.reference_answer),
+    )
 
 
 def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]) -> CheckResult:
@@ -172,9 +189,21 @@ def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]
         return CheckResult(INCONCLUSIVE, ready.extracted, None, None, "no final answer in the reference")
     type_note = f"{ready.code} ({'detected' if ready.detected else 'given'})"
     if ready.extracted is None:
-        return CheckResult(INCONCLUSIVE, None, ready.reference_answer, ready.code, f"no final answer found in the completion; type {type_note}")
+        return CheckResult(
+            INCONCLUSIVE,
+            None,
+            ready.reference_answer,
+            ready.code,
+            f"no final answer found in the completion; type {type_note}",
+        )
     if hedged(ready.extracted, ready.code):
-        return CheckResult(INCONCLUSIVE, ready.extracted, ready.reference_answer, ready.code, f"the completion offers several candidate answers ({ready.extracted!r}); type {type_note}")
+        return CheckResult(
+            INCONCLUSIVE,
+            ready.extracted,
+            ready.reference_answer,
+            ready.code,
+            f"the completion offers several candidate answers ({ready.extracted!r}); type {type_note}",
+        )
     comparison = decided[_key(item, ready)]
     explanation = (
         f"extracted {ready.extracted!r} from the completion and {ready.reference_answer!r} from the reference; "

@@ -1,4 +1,5 @@
 """Multiple-choice letters, option texts and finite-state answers (true/false, yes/no, ...)."""
+
 from __future__ import annotations
 
 import re
@@ -7,11 +8,11 @@ from grading.answercheck.normalize import normalize_words, plain_text
 from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison
 
 _LETTERS = "ABCDEFGHIJ"
-_OPTION_LINE = re.compile(
-    r"(?:^|\n|\s)\(?([A-J])[\).:]\s+(.+?)(?=(?:\s\(?[A-J][\).:]\s)|\n|$)", re.DOTALL
-)
+_OPTION_LINE = re.compile(r"(?:^|\n|\s)\(?([A-J])[\).:]\s+(.+?)(?=(?:\s\(?[A-J][\).:]\s)|\n|$)", re.DOTALL)
 # "(B) 42", "B. Paris", "B) 2x", "option D" -- but not the article in "A triangle".
-_LEADING_LETTER = re.compile(r"^(?:(?:options?|choices?|answer)\s*[:\-]?\s*)?(?:\(\s*([A-J])\s*\)|([A-J])(?:[.):]|$))", re.IGNORECASE)
+_LEADING_LETTER = re.compile(
+    r"^(?:(?:options?|choices?|answer)\s*[:\-]?\s*)?(?:\(\s*([A-J])\s*\)|([A-J])(?:[.):]|$))", re.IGNORECASE
+)
 _SEPARATORS = re.compile(r"\s*(?:,|;|&|/|\band\b|\bor\b|\s)\s*", re.IGNORECASE)
 _FILLER = re.compile(r"\b(?:options?|choices?|both|answers?|are|is|correct|the)\b", re.IGNORECASE)
 
@@ -84,7 +85,9 @@ def _raw_options(question: str | None) -> dict[str, str]:
     return options if len(options) >= 2 and set(options) == set(_LETTERS[: len(options)]) else {}
 
 
-def map_option_letters(predicted: str, reference: str, answer_type: str, question: str | None) -> tuple[str, str] | None:
+def map_option_letters(
+    predicted: str, reference: str, answer_type: str, question: str | None
+) -> tuple[str, str] | None:
     """For a question that lists options but whose answer type is not a choice: an option letter on
     either side stands for that option's text ("(B)" against "42" when option B reads 42)."""
     if answer_type in ("C1", "C2") or not question:
@@ -138,7 +141,9 @@ def resolve_option_labels(predicted: str, reference: str) -> Comparison | tuple[
             return Comparison(CORRECT, f"both name option {reference_letter}")
         return Comparison(INCORRECT, f"option {predicted_letter} named, option {reference_letter} expected")
     # One side names a letter and its value, the other only a value: the values decide.
-    return (predicted_label[1] if predicted_label else predicted), (reference_label[1] if reference_label else reference)
+    return (predicted_label[1] if predicted_label else predicted), (
+        reference_label[1] if reference_label else reference
+    )
 
 
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z'])\(?([A-J])\)?(?![A-Za-z'])")
@@ -156,7 +161,7 @@ def letter_in_short_text(text: str) -> str | None:
     letters = set()
     for match in _LETTER_TOKEN.finditer(text):
         letter = match.group(1)
-        following = text[match.end(): match.end() + 2]
+        following = text[match.end() : match.end() + 2]
         if letter == "A" and re.match(r"\s[a-z]", following):
             continue  # the article
         if letter == "I":
@@ -201,7 +206,7 @@ def finite_state(answer: str) -> str | None:
         if word in _POSITIVE and len(word) > 1:
             negated = index > 0 and words[index - 1] in ("not", "non", "isn't", "never")
             # "no such tour exists"
-            negated = negated or (word == "exists" and "no" in words[max(0, index - 3): index])
+            negated = negated or (word == "exists" and "no" in words[max(0, index - 3) : index])
             polarities.add("negative" if negated else "positive")
         elif (word in _NEGATIVE and len(word) > 1 and word != "not") or prefix_negated:
             polarities.add("negative")
@@ -213,7 +218,9 @@ def finite_state(answer: str) -> str | None:
 def states_something(line: str) -> bool:
     """True when a line names a state (yes/no, true/false, valid, proved, ...), not only remarks."""
     words = normalize_words(line).split()
-    return any(word in _POSITIVE or word in _NEGATIVE or _stem(word) in _PROOF_POLARITY for word in words if len(word) > 1)
+    return any(
+        word in _POSITIVE or word in _NEGATIVE or _stem(word) in _PROOF_POLARITY for word in words if len(word) > 1
+    )
 
 
 def _stem(word: str) -> str:

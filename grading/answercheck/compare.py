@@ -4,6 +4,7 @@ Every function returns a Comparison(status, explanation). When a comparison cann
 inconclusive rather than guessing "correct": for training rewards a false "correct" costs more
 than a missed one.
 """
+
 from __future__ import annotations
 
 import random
@@ -80,16 +81,24 @@ def split_top_level(text: str, separators: str = ",;") -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
-_WORD_SEPARATORS = re.compile(r"\s*(?:\\text\{\s*(?:and|or)\s*\}|\\(?:quad|qquad)|\b(?:and|or)\b|\\lor|\\vee)\s*", re.IGNORECASE)
+_WORD_SEPARATORS = re.compile(
+    r"\s*(?:\\text\{\s*(?:and|or)\s*\}|\\(?:quad|qquad)|\b(?:and|or)\b|\\lor|\\vee)\s*", re.IGNORECASE
+)
 
 
 def _delimited(text: str) -> tuple[str, str] | None:
     """('set'|'tuple'|'list'|'vector', inner) for text wrapped in one pair of matching delimiters."""
     text = text.strip()
-    pairs = (("\\{", "\\}", "set"), ("\\langle", "\\rangle", "vector"), ("(", ")", "tuple"), ("[", "]", "list"), ("{", "}", "group"))
+    pairs = (
+        ("\\{", "\\}", "set"),
+        ("\\langle", "\\rangle", "vector"),
+        ("(", ")", "tuple"),
+        ("[", "]", "list"),
+        ("{", "}", "group"),
+    )
     for opener, closer, kind in pairs:
         if text.startswith(opener) and text.endswith(closer):
-            inner = text[len(opener): len(text) - len(closer)]
+            inner = text[len(opener) : len(text) - len(closer)]
             # "(1,2) \cup (3,4)" starts and ends with parentheses that do not match each other.
             if _balanced(inner):
                 return kind, inner
@@ -206,7 +215,12 @@ def _rounding_matches(rounded_text: str, rounded: complex, exact: complex) -> bo
 
 
 def compare_numbers(
-    predicted: str, reference: str, *, imaginary_unit: bool = False, allow_rounding: bool = True, places: int | None = None
+    predicted: str,
+    reference: str,
+    *,
+    imaginary_unit: bool = False,
+    allow_rounding: bool = True,
+    places: int | None = None,
 ) -> Comparison:
     """Numeric equality; a rounded answer (0.333 for 1/3) counts only when `allow_rounding`, and
     only to the `places` decimal places the question asks for when it says.
@@ -234,23 +248,41 @@ def compare_numbers(
         except Unparseable as error:
             sentence_number = _number_in_sentence(form)
             if sentence_number is not None and sentence_number != form:
-                return compare_numbers(sentence_number, reference, imaginary_unit=imaginary_unit, allow_rounding=allow_rounding, places=places)
+                return compare_numbers(
+                    sentence_number,
+                    reference,
+                    imaginary_unit=imaginary_unit,
+                    allow_rounding=allow_rounding,
+                    places=places,
+                )
             last_failure = _unsure(f"answer {form!r} is not a number I can read ({error})")
             continue
         if not is_plain_number(predicted_value):
             sentence_number = _number_in_sentence(form)
             if sentence_number is not None and sentence_number != form:
-                return compare_numbers(sentence_number, reference, imaginary_unit=imaginary_unit, allow_rounding=allow_rounding, places=places)
+                return compare_numbers(
+                    sentence_number,
+                    reference,
+                    imaginary_unit=imaginary_unit,
+                    allow_rounding=allow_rounding,
+                    places=places,
+                )
             last_failure = _wrong(f"answer {form!r} is not a number")
             continue
         # A percent on one side only may stand for the number or its hundredth; on both sides the
         # numbers compare as written (1% is not 100%).
-        predicted_values = [predicted_value, predicted_value / 100] if form_percent and not reference_percent else [predicted_value]
-        reference_values = [reference_value, reference_value / 100] if reference_percent and not form_percent else [reference_value]
+        predicted_values = (
+            [predicted_value, predicted_value / 100] if form_percent and not reference_percent else [predicted_value]
+        )
+        reference_values = (
+            [reference_value, reference_value / 100] if reference_percent and not form_percent else [reference_value]
+        )
         for value in predicted_values:
             for reference_candidate in reference_values:
                 if _same_number(value, reference_candidate):
-                    return _ok(f"{form!r} and {reference_forms[0]!r} are the same number ({_show(numeric_value(reference_candidate))})")
+                    return _ok(
+                        f"{form!r} and {reference_forms[0]!r} are the same number ({_show(numeric_value(reference_candidate))})"
+                    )
         number = numeric_value(predicted_value)
         if number is None:
             last_failure = _unsure(f"answer {form!r} has no finite value")
@@ -259,15 +291,29 @@ def compare_numbers(
         predicted_places = decimal_places(form_text)
         # A rounding coarser than the question asks for (1.41 where three places are asked) does not count.
         coarse = places is not None and predicted_places is not None and predicted_places < places
-        if allow_rounding and not coarse and predicted_places is not None and form_percent == reference_percent and _rounding_matches(form_text, number, reference_number):
+        if (
+            allow_rounding
+            and not coarse
+            and predicted_places is not None
+            and form_percent == reference_percent
+            and _rounding_matches(form_text, number, reference_number)
+        ):
             if reference_places is None or predicted_places <= reference_places:
                 return _ok(f"{form!r} is {reference_forms[0]!r} rounded to {predicted_places} decimal places")
-        if reference_places is not None and form_percent == reference_percent and _rounding_matches(reference_text, reference_number, number):
+        if (
+            reference_places is not None
+            and form_percent == reference_percent
+            and _rounding_matches(reference_text, reference_number, number)
+        ):
             digits = significant_digits(reference_text) or 0
             if predicted_places is None or digits >= 3:
-                return _ok(f"the reference {reference_forms[0]!r} is {form!r} rounded to {reference_places} decimal places")
+                return _ok(
+                    f"the reference {reference_forms[0]!r} is {form!r} rounded to {reference_places} decimal places"
+                )
         # Another form of the same answer ("\\sqrt2 \\approx 1.414") may still match.
-        differs = differs or _wrong(f"{form!r} = {_show(number)} differs from {reference_forms[0]!r} = {_show(reference_number)}")
+        differs = differs or _wrong(
+            f"{form!r} = {_show(number)} differs from {reference_forms[0]!r} = {_show(reference_number)}"
+        )
     return differs or last_failure or _unsure("no numeric answer")
 
 
@@ -373,7 +419,12 @@ def _polynomials_equal(predicted, reference) -> bool | None:
     if len(symbols) > 3 or any(bound is None or bound > 20 for bound in bounds):
         return None
     difference = sympy.expand(predicted - reference)
-    if not all(coefficient.is_Rational for coefficient in sympy.Poly(difference, *sorted(difference.free_symbols | {sympy.Symbol("x")}, key=str)).coeffs()):
+    if not all(
+        coefficient.is_Rational
+        for coefficient in sympy.Poly(
+            difference, *sorted(difference.free_symbols | {sympy.Symbol("x")}, key=str)
+        ).coeffs()
+    ):
         return None
     return difference == 0
 
@@ -422,15 +473,22 @@ def compare_expressions(predicted: str, reference: str) -> Comparison:
     if agreement is False:
         return _wrong(f"{predicted_text!r} and {reference_text!r} take different values at a random point")
     if extra or missing:
-        return _wrong(f"variables differ: answer has {sorted(extra) or 'none extra'}, misses {sorted(missing) or 'none'}")
+        return _wrong(
+            f"variables differ: answer has {sorted(extra) or 'none extra'}, misses {sorted(missing) or 'none'}"
+        )
     return _unsure("could not evaluate either expression numerically")
 
 
 # ---------------------------------------------------------------- equations
 
+
 def _equation_parts(text: str) -> list[str]:
     text = clean_latex(text)
-    text = re.sub(r"\\begin\{(?:cases|aligned|align\*?|array|gathered|split)\}(?:\{[^}]*\})?|\\end\{(?:cases|aligned|align\*?|array|gathered|split)\}", "", text)
+    text = re.sub(
+        r"\\begin\{(?:cases|aligned|align\*?|array|gathered|split)\}(?:\{[^}]*\})?|\\end\{(?:cases|aligned|align\*?|array|gathered|split)\}",
+        "",
+        text,
+    )
     text = text.replace("&", "")
     text = _WORD_SEPARATORS.sub(",", text)
     return split_top_level(text, ",;\\")
@@ -485,7 +543,9 @@ def compare_equations(predicted: str, reference: str) -> Comparison:
         lhs = reference_parts[0].split("=")[0].strip()
         if re.fullmatch(r"[a-zA-Z](?:\([a-zA-Z]\))?", lhs):
             result = compare_expressions(predicted, reference_parts[0].split("=", 1)[1])
-            return Comparison(result.status, f"answer gives only the right-hand side of {lhs} = ...: {result.explanation}")
+            return Comparison(
+                result.status, f"answer gives only the right-hand side of {lhs} = ...: {result.explanation}"
+            )
         return _wrong("the answer is not an equation")
     try:
         predicted_forms = [_as_zero_form(part) for part in predicted_parts]
@@ -517,8 +577,18 @@ def compare_equations(predicted: str, reference: str) -> Comparison:
 _IN_PREFIX = re.compile(r"^\s*[a-zA-Z]\s*(?:\\in|∈)\s*")
 
 
-_LESS = {"<": (True, "<"), "\\lt": (True, "<"), "\\le": (False, "<"), "\\leq": (False, "<"), "\\leqslant": (False, "<"),
-         ">": (True, ">"), "\\gt": (True, ">"), "\\ge": (False, ">"), "\\geq": (False, ">"), "\\geqslant": (False, ">")}
+_LESS = {
+    "<": (True, "<"),
+    "\\lt": (True, "<"),
+    "\\le": (False, "<"),
+    "\\leq": (False, "<"),
+    "\\leqslant": (False, "<"),
+    ">": (True, ">"),
+    "\\gt": (True, ">"),
+    "\\ge": (False, ">"),
+    "\\geq": (False, ">"),
+    "\\geqslant": (False, ">"),
+}
 _COMPARATOR = r"(<=?|>=?|\\(?:lt|gt|leq?|geq?|leqslant|geqslant)(?![a-zA-Z]))"
 _VARIABLE = r"(?:[a-zA-Z](?:\s*\(\s*[a-zA-Z]\s*\))?)"
 _CHAIN = re.compile(rf"^(.+?)\s*{_COMPARATOR}\s*({_VARIABLE})\s*{_COMPARATOR}\s*(.+)$")
@@ -600,7 +670,10 @@ def _as_set(text: str):
 
 def _intervals(value) -> list:
     if isinstance(value, sympy.Union):
-        return sorted(value.args, key=lambda part: float(part.inf) if part.inf.is_finite else (-1e308 if part.inf == -sympy.oo else 1e308))
+        return sorted(
+            value.args,
+            key=lambda part: float(part.inf) if part.inf.is_finite else (-1e308 if part.inf == -sympy.oo else 1e308),
+        )
     return [value]
 
 
@@ -659,6 +732,7 @@ def compare_intervals(predicted: str, reference: str) -> Comparison:
 
 
 # ---------------------------------------------------------------- sets, tuples, several values
+
 
 def compare_elements(predicted: str, reference: str) -> Comparison:
     """One element of a set, tuple, list or matrix: number, then expression, then words."""
@@ -738,15 +812,22 @@ def _without_duplicates(items: list[str]) -> list[str]:
 
 
 def compare_collections(predicted: str, reference: str, *, ordered: bool | None = None) -> Comparison:
-    predicted_text, reference_text = _IN_PREFIX.sub("", clean_latex(predicted)), _IN_PREFIX.sub("", clean_latex(reference))
+    predicted_text, reference_text = (
+        _IN_PREFIX.sub("", clean_latex(predicted)),
+        _IN_PREFIX.sub("", clean_latex(reference)),
+    )
     reference_shape, predicted_shape = _delimited(reference_text), _delimited(predicted_text)
     if ordered is None:
         set_like = (reference_shape is None or reference_shape[0] in ("set", "group")) or (
             predicted_shape is not None and predicted_shape[0] == "set"
         )
         ordered = not set_like
-    reference_items = split_top_level(reference_shape[1] if reference_shape else _WORD_SEPARATORS.sub(",", reference_text))
-    predicted_items = split_top_level(predicted_shape[1] if predicted_shape else _WORD_SEPARATORS.sub(",", predicted_text))
+    reference_items = split_top_level(
+        reference_shape[1] if reference_shape else _WORD_SEPARATORS.sub(",", reference_text)
+    )
+    predicted_items = split_top_level(
+        predicted_shape[1] if predicted_shape else _WORD_SEPARATORS.sub(",", predicted_text)
+    )
     if ordered:
         return _match_ordered(predicted_items, reference_items)
     reference_items, predicted_items = _expand_plus_minus(reference_items), _expand_plus_minus(predicted_items)
@@ -762,13 +843,14 @@ def compare_multiple_values(predicted: str, reference: str) -> Comparison:
 
 # ---------------------------------------------------------------- matrices
 
+
 def _matrix_entries(text: str) -> tuple[tuple[int, int], list[str]] | None:
     text = clean_latex(text)
     text = strip_assignment(text)
     match = re.search(r"\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}", text, re.DOTALL)
     if match:
         # Anything but brackets around the environment ("..., or possibly (3, 4)") is not one matrix.
-        if re.search(r"[^\s()\[\]|]", text[: match.start()] + text[match.end():]):
+        if re.search(r"[^\s()\[\]|]", text[: match.start()] + text[match.end() :]):
             return None
         rows = [row for row in re.split(r"\\\\", match.group(2)) if row.strip()]
         cells = [[cell.strip() for cell in row.split("&")] for row in rows]
@@ -811,7 +893,9 @@ def compare_matrices(predicted: str, reference: str) -> Comparison:
     (reference_shape, reference_cells), (predicted_shape, predicted_cells) = reference_entries, predicted_entries
     vector = 1 in reference_shape and 1 in predicted_shape
     if reference_shape != predicted_shape and not (vector and len(reference_cells) == len(predicted_cells)):
-        return _wrong(f"shape {predicted_shape[0]}x{predicted_shape[1]} instead of {reference_shape[0]}x{reference_shape[1]}")
+        return _wrong(
+            f"shape {predicted_shape[0]}x{predicted_shape[1]} instead of {reference_shape[0]}x{reference_shape[1]}"
+        )
     result = _match_ordered(predicted_cells, reference_cells)
     if result.status == CORRECT:
         return _ok(f"all {len(reference_cells)} entries match")
@@ -857,7 +941,9 @@ def _value_in_base(digits: str, base: int | None) -> int | None:
 
 # ---------------------------------------------------------------- angles
 
-_DEGREE_MARK = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree|°|\s*\\text\{\s*(?:degrees?|deg)\s*\}|\s*\b(?:degrees?|deg)\b")
+_DEGREE_MARK = re.compile(
+    r"\^\s*\{?\s*\\circ\s*\}?|\\degree|°|\s*\\text\{\s*(?:degrees?|deg)\s*\}|\s*\b(?:degrees?|deg)\b"
+)
 _RADIAN_MARK = re.compile(r"\s*\\text\{\s*(?:radians?|rad)\s*\}|\s*\b(?:radians?|rad)\b")
 
 

@@ -1,4 +1,5 @@
 """verify(): extract both final answers, pick the answer type, compare under a deadline."""
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,9 @@ WORD_TYPES = {"C1", "C2", "C3", "D1", "D2"}
 _SOLUTION_SENTENCES = re.compile(r"[.!?](?:\s|$)")
 
 
-def reference_final_answer(reference: str, *, reference_is_solution: bool, answer_type: str | None = None) -> str | None:
+def reference_final_answer(
+    reference: str, *, reference_is_solution: bool, answer_type: str | None = None
+) -> str | None:
     """The answer a reference states. A bare answer is read whole; boxes give their contents (a
     run of boxes, "\\boxed{1}, \\boxed{2}", gives them all); a worked solution or a sentence
     ending in the answer ("... so the final answer is (B) 1.") goes through the same extraction
@@ -58,7 +61,7 @@ def reference_final_answer(reference: str, *, reference_is_solution: bool, answe
     opener = re.match(r"\s*\\(?:boxed|fbox)\s*\{", text)
     if opener and text.count("{") > text.count("}"):
         # A box left open in a short reference: its contents run to the end.
-        return text[opener.end():].strip().rstrip("$").strip() or None
+        return text[opener.end() :].strip().rstrip("$").strip() or None
     return text
 
 
@@ -123,7 +126,7 @@ def completion_final_answer(completion: str, answer_type: str | None) -> str | N
             return ", ".join(group)
     # Choices, states and words are not read off the last expression of the text.
     span = final_answer_span(completion, fallback=answer_type not in WORD_TYPES)
-    answer = completion[span[0]:span[1]].strip() or None if span is not None else None
+    answer = completion[span[0] : span[1]].strip() or None if span is not None else None
     if span is not None:
         # "The answer is probably 4, though it could also be 2.": the whole guess is the answer.
         guess = hedged_context(completion, span)
@@ -159,9 +162,20 @@ _ASKS_FOR_EXACT = re.compile(
 )
 _ASKS_FOR_LOWEST_TERMS = re.compile(r"lowest terms|simplest form|reduced fraction|common fraction", re.IGNORECASE)
 _PLACES_ASKED = re.compile(
-    r"\b(\d|one|two|three|four|five|six)\s+decimal\s+places?\b|\bnearest\s+(tenth|hundredth|thousandth)\b", re.IGNORECASE
+    r"\b(\d|one|two|three|four|five|six)\s+decimal\s+places?\b|\bnearest\s+(tenth|hundredth|thousandth)\b",
+    re.IGNORECASE,
 )
-_PLACE_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "tenth": 1, "hundredth": 2, "thousandth": 3}
+_PLACE_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "tenth": 1,
+    "hundredth": 2,
+    "thousandth": 3,
+}
 
 
 def places_asked(question: str | None) -> int | None:
@@ -215,10 +229,12 @@ def _unreduced_fraction(predicted: str) -> bool:
 def _same_text(predicted: str, reference: str) -> bool:
     """Identical once presentation is removed ('12:00' and '12:00', 'f(y) = y' and 'f(y)=y',
     '\\text{e}' and 'e'). Text wrappers around digits are kept: '\\text{13}' is not read as 13."""
+
     def key(text: str) -> str:
         text = clean_latex(text)
         text = re.sub(r"\\(?:text|mathrm|textrm|mathit|textit|operatorname)\s*\{([^{}0-9]*)\}", r"\1", text)
         return re.sub(r"\s+|\\left|\\right|\\,|\\;|\\!", "", text)
+
     return key(predicted) == key(reference) != ""
 
 
@@ -296,7 +312,12 @@ def _last_side(text: str) -> str:
 def _compare_by_type(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Dispatch on the fine type code. Runs inside the deadline."""
     relation = re.compile(r"[<>]=?|!=|\\(?:n?eq|ne|[lg]eq?|neq)(?![a-zA-Z])|\\(?:lt|gt)(?![a-zA-Z])")
-    if answer_type in _EQUALITY_CHAIN_TYPES and "=" in predicted and "=" not in reference and not relation.search(predicted + reference):
+    if (
+        answer_type in _EQUALITY_CHAIN_TYPES
+        and "=" in predicted
+        and "=" not in reference
+        and not relation.search(predicted + reference)
+    ):
         predicted = _last_side(predicted)
     if answer_type in ("A1", "A2", "A3", "A4"):
         # "a:b:c", and a clock time or a ratio with a zero part ("12:00"), compare part by part.
@@ -305,14 +326,23 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
         result = compare.compare_numbers(
             predicted, reference, allow_rounding=_rounding_allowed(reference, question), places=places_asked(question)
         )
-        if result.status == CORRECT and answer_type == "A3" and _ASKS_FOR_LOWEST_TERMS.search(question or "") and _unreduced_fraction(predicted):
-            return Comparison(INCORRECT, f"{predicted!r} has the right value but is not in lowest terms, as the question asks")
+        if (
+            result.status == CORRECT
+            and answer_type == "A3"
+            and _ASKS_FOR_LOWEST_TERMS.search(question or "")
+            and _unreduced_fraction(predicted)
+        ):
+            return Comparison(
+                INCORRECT, f"{predicted!r} has the right value but is not in lowest terms, as the question asks"
+            )
         if result.status == INCONCLUSIVE and answer_type == "A2":
             return compare.compare_expressions(predicted, reference)
         return result
     if answer_type == "A5":
         # Several complex values ("2i, -2i", "\\pm 2i") compare as an unordered list.
-        if any(len(compare.split_top_level(clean_latex(side))) > 1 or "\\pm" in side for side in (predicted, reference)):
+        if any(
+            len(compare.split_top_level(clean_latex(side))) > 1 or "\\pm" in side for side in (predicted, reference)
+        ):
             return compare.compare_multiple_values(predicted, reference)
         return compare.compare_numbers(predicted, reference, imaginary_unit=True)
     if answer_type == "A6":
@@ -377,13 +407,19 @@ def hedged(extracted: str, answer_type: str | None = None) -> bool:
     return True
 
 
-def question_for_comparison(code: str, question: str | None, extracted: str | None = None, reference: str | None = None) -> str | None:
+def question_for_comparison(
+    code: str, question: str | None, extracted: str | None = None, reference: str | None = None
+) -> str | None:
     """The part of the question a comparison of this type reads: the options for choices (and for
     any answer given as an option letter), the rounding / exactness wording for numbers, nothing
     otherwise (keeps batch results cacheable)."""
     if code in ("C1", "C2"):
         return question
-    if question and any(text and choices.bare_letter(text) for text in (extracted, reference)) and choices.question_options(question):
+    if (
+        question
+        and any(text and choices.bare_letter(text) for text in (extracted, reference))
+        and choices.question_options(question)
+    ):
         return question
     if code in ("A1", "A2", "A3", "A4"):
         return numeric_wording(question)
@@ -419,7 +455,15 @@ def decide(predicted: str, reference: str, answer_type: str, question: str | Non
         return Comparison(INCONCLUSIVE, f"comparison timed out ({error})")
     except ChildProcessFailed as error:
         return Comparison(INCONCLUSIVE, f"comparison failed ({error})")
-    except (RecursionError, MemoryError, ValueError, TypeError, AttributeError, ArithmeticError, NotImplementedError) as error:
+    except (
+        RecursionError,
+        MemoryError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        ArithmeticError,
+        NotImplementedError,
+    ) as error:
         return Comparison(INCONCLUSIVE, f"comparison failed ({type(error).__name__}: {error})")
 
 
@@ -442,7 +486,14 @@ def verify(
     started = time.monotonic()
     try:
         return run_with_deadline(
-            _verify_within, completion or "", reference or "", answer_type, question, reference_is_solution, timeout, started,
+            _verify_within,
+            completion or "",
+            reference or "",
+            answer_type,
+            question,
+            reference_is_solution,
+            timeout,
+            started,
             timeout=timeout,
         )
     except DeadlineExceeded as error:
@@ -452,21 +503,42 @@ def verify(
 
 
 def _verify_within(
-    completion: str, reference: str, answer_type: str | None, question: str | None, reference_is_solution: bool,
-    timeout: float, started: float,
+    completion: str,
+    reference: str,
+    answer_type: str | None,
+    question: str | None,
+    reference_is_solution: bool,
+    timeout: float,
+    started: float,
 ) -> CheckResult:
-    reference_answer = reference_final_answer(reference, reference_is_solution=reference_is_solution, answer_type=answer_type)
+    reference_answer = reference_final_answer(
+        reference, reference_is_solution=reference_is_solution, answer_type=answer_type
+    )
     if reference_answer is None:
-        return CheckResult(INCONCLUSIVE, extract_final_answer(completion), None, None, "no final answer in the reference")
+        return CheckResult(
+            INCONCLUSIVE, extract_final_answer(completion), None, None, "no final answer in the reference"
+        )
     code, detected = resolve_answer_type(answer_type, reference_answer, question)
     extracted = completion_final_answer(completion, code)
     type_note = f"{code} ({'detected' if detected else 'given'})"
     if extracted is None:
-        return CheckResult(INCONCLUSIVE, None, reference_answer, code, f"no final answer found in the completion; type {type_note}")
+        return CheckResult(
+            INCONCLUSIVE, None, reference_answer, code, f"no final answer found in the completion; type {type_note}"
+        )
     if hedged(extracted, code):
-        return CheckResult(INCONCLUSIVE, extracted, reference_answer, code, f"the completion offers several candidate answers ({extracted!r}); type {type_note}")
+        return CheckResult(
+            INCONCLUSIVE,
+            extracted,
+            reference_answer,
+            code,
+            f"the completion offers several candidate answers ({extracted!r}); type {type_note}",
+        )
     comparison = decide(
-        extracted, reference_answer, code, question_for_comparison(code, question, extracted, reference_answer), remaining_budget(started, timeout)
+        extracted,
+        reference_answer,
+        code,
+        question_for_comparison(code, question, extracted, reference_answer),
+        remaining_budget(started, timeout),
     )
     explanation = (
         f"extracted {extracted!r} from the completion and {reference_answer!r} from the reference; "
@@ -476,6 +548,13 @@ def _verify_within(
 
 
 __all__ = [
-    "verify", "decide", "completion_final_answer", "reference_final_answer", "resolve_answer_type", "final_answer_span",
-    "hedged", "question_for_comparison", "numeric_wording",
+    "verify",
+    "decide",
+    "completion_final_answer",
+    "reference_final_answer",
+    "resolve_answer_type",
+    "final_answer_span",
+    "hedged",
+    "question_for_comparison",
+    "numeric_wording",
 ]

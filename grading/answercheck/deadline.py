@@ -4,6 +4,7 @@ In the main thread a SIGALRM timer interrupts the work. Signals cannot be delive
 threads, so there the work runs in a child process owned by the calling thread; a child that
 overruns is killed and replaced.
 """
+
 from __future__ import annotations
 
 import multiprocessing

@@ -1,4 +1,5 @@
 """Guess the VerifyBench answer type of a reference answer when none is given."""
+
 from __future__ import annotations
 
 import re
@@ -8,7 +9,9 @@ from grading.answercheck.compare import _delimited, split_values
 from grading.answercheck.normalize import clean_latex, normalize_words, plain_text, strip_assignment
 from grading.answercheck.parsing import TooExpensive, Unparseable, is_plain_number, parse_latex
 
-_CHOICE_REFERENCE = re.compile(r"^\s*\(?[A-J]\)?\s*(?:[,;&/]|\band\b|\s)?\s*(?:\(?[A-J]\)?\s*(?:[,;&/]|\band\b|\s)?\s*)*$")
+_CHOICE_REFERENCE = re.compile(
+    r"^\s*\(?[A-J]\)?\s*(?:[,;&/]|\band\b|\s)?\s*(?:\(?[A-J]\)?\s*(?:[,;&/]|\band\b|\s)?\s*)*$"
+)
 
 
 _DECIMAL_COMMA_REFERENCE = re.compile(r"^-?\d+,(?:\d{2}|\d{4,})$|^-?0,\d+$")
@@ -27,7 +30,11 @@ def detect_answer_type(reference: str, question: str | None = None) -> str:
         return "A7"
     if re.search(r"\\begin\{[pbvBV]?matrix\}", text):
         return "B5"
-    if re.search(r"\\cup|\\cap|\\infty|\\mathbb\{R\}", text) or re.fullmatch(r"[\[(].*,.*[\])]", text) and (text[0] != text[-1] and (text[0], text[-1]) not in (("(", ")"), ("[", "]"))):
+    if (
+        re.search(r"\\cup|\\cap|\\infty|\\mathbb\{R\}", text)
+        or re.fullmatch(r"[\[(].*,.*[\])]", text)
+        and (text[0] != text[-1] and (text[0], text[-1]) not in (("(", ")"), ("[", "]")))
+    ):
         return "B3"
     if re.search(r"\\le|\\ge|<|>", text) and not re.search(r"\\left|\\right", text):
         return "B3"

@@ -7,6 +7,7 @@ Every function here runs in time linear in the length of the text (one pass to m
 expressions without nested quantifiers over unbounded text, and fixed-size windows for the
 fallbacks), so extraction stays cheap on long or adversarial completions.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,9 @@ _ANSWER_PHRASES: tuple[re.Pattern[str], ...] = (
     re.compile(r"final\s+answer\s*(?:is|:)?\s*[:：]?\s*", re.IGNORECASE),
     re.compile(r"\*\*\s*(?:final\s+)?answer\s*[:：]?\s*\*\*\s*[:：]?\s*", re.IGNORECASE),
     re.compile(r"(?:^|\n)[ \t]*#*[ \t]*answer[ \t]*[:：][ \t]*", re.IGNORECASE),
-    re.compile(r"the\s+(?:correct\s+)?(?:answer|option|choice)\s+(?:is|would\s+be|should\s+be)\s*[:：]?\s*", re.IGNORECASE),
+    re.compile(
+        r"the\s+(?:correct\s+)?(?:answer|option|choice)\s+(?:is|would\s+be|should\s+be)\s*[:：]?\s*", re.IGNORECASE
+    ),
     re.compile(r"the\s+(?:final\s+)?result\s+is\s*[:：]?\s*", re.IGNORECASE),
     re.compile(r"(?:answer|result)\s*[:：]\s*", re.IGNORECASE),
 )
@@ -62,7 +65,9 @@ _HEDGE_WORDS = re.compile(
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:not|isn't|aren't|never|no)\W*$", re.IGNORECASE)
-_COPULA = re.compile(r"\b(?:it's|is|are|was|were|equals?|be|gives?|get|obtain|becomes?|yields?|to)\b|=|:", re.IGNORECASE)
+_COPULA = re.compile(
+    r"\b(?:it's|is|are|was|were|equals?|be|gives?|get|obtain|becomes?|yields?|to)\b|=|:", re.IGNORECASE
+)
 
 # Inline or display math, or a number written out (thousands separators, decimals, fractions, percent).
 _MATH_CHUNK = re.compile(
@@ -145,7 +150,11 @@ def _trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
         while end > start and text[end - 1] in strip_chars + ".;,":
             end -= 1
         for opener, closer in (("\\(", "\\)"), ("\\[", "\\]")):
-            if text.startswith(opener, start) and text.startswith(closer, end - len(closer)) and end - start >= len(opener) + len(closer):
+            if (
+                text.startswith(opener, start)
+                and text.startswith(closer, end - len(closer))
+                and end - start >= len(opener) + len(closer)
+            ):
                 start, end = start + len(opener), end - len(closer)
         if (start, end) == before:
             break
@@ -177,7 +186,7 @@ def _sentence_end(text: str, start: int, limit: int) -> int:
         elif char in "})]":
             depth = max(0, depth - 1)
         elif char in ".!?" and not in_dollar and depth == 0:
-            following = text[index + 1: index + 2]
+            following = text[index + 1 : index + 2]
             if following == "" or following.isspace():
                 return index
         elif char == "<" and text.startswith("<|", index):
@@ -223,7 +232,9 @@ def _answer_in_sentence(text: str, start: int, end: int) -> tuple[int, int]:
     return start + last, end
 
 
-def _phrase_span(text: str, patterns: tuple[re.Pattern[str], ...] = _ANSWER_PHRASES, after: int = 0) -> tuple[int, int] | None:
+def _phrase_span(
+    text: str, patterns: tuple[re.Pattern[str], ...] = _ANSWER_PHRASES, after: int = 0
+) -> tuple[int, int] | None:
     """The answer after the last answer-introducing phrase, up to the end of its sentence."""
     for pattern in patterns:
         match = None
@@ -244,7 +255,7 @@ def _phrase_span(text: str, patterns: tuple[re.Pattern[str], ...] = _ANSWER_PHRA
         # Display math opened on this line runs on to its closing delimiter.
         for opener, closer in (("\\[", "\\]"), ("$$", "$$")):
             head = text[start:line_end].lstrip()
-            if head.startswith(opener) and closer not in head[len(opener):]:
+            if head.startswith(opener) and closer not in head[len(opener) :]:
                 close = text.find(closer, start + len(opener) + (len(text[start:line_end]) - len(head)), start + 4000)
                 if close != -1:
                     line_end = close + len(closer)
@@ -290,7 +301,7 @@ def _strip_closing(text: str, start: int, end: int) -> int:
             continue
         # The last sentence, if it is a closing remark.
         cut = max(stripped.rfind(". ", 0, len(stripped) - 1), stripped.rfind("\n", 0, len(stripped) - 1))
-        last_sentence = stripped[cut + 1:]
+        last_sentence = stripped[cut + 1 :]
         if _CLOSING_REMARK.search(last_sentence) and not _MATH_CHUNK.search(last_sentence):
             end = window_start + cut + 1
             continue
@@ -338,7 +349,11 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
     # The whole (short) text is an answer by itself.
     if window_start == start and len(window.strip()) <= 120 and "\n\n" not in window.strip():
         bare = window.strip()
-        letters = re.sub(r"\\[a-zA-Z]+|\$|\\\(|\\\)|\\\[|\\\]|\b[a-zA-Z]\b|\b(?:and|or|pct|percent|percentage|cm|m|km|units?)\b", " ", bare)
+        letters = re.sub(
+            r"\\[a-zA-Z]+|\$|\\\(|\\\)|\\\[|\\\]|\b[a-zA-Z]\b|\b(?:and|or|pct|percent|percentage|cm|m|km|units?)\b",
+            " ",
+            bare,
+        )
         if not re.search(r"[A-Za-z]{2,}", letters) and (bare.count("$") % 2 == 0):
             offset = window.index(bare)
             return _trim_span(text, window_start + offset, window_start + offset + len(bare))
@@ -353,7 +368,7 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
             region_index += 1
         if region_index < len(regions) and regions[region_index][0] <= match.start() < regions[region_index][1]:
             continue
-        before = window[max(0, match.start() - 200): match.start()]
+        before = window[max(0, match.start() - 200) : match.start()]
         if window.count("$", 0, match.start()) % 2 == 1 or before.rfind("\\(") > before.rfind("\\)"):
             continue
         candidates.append((match.start(), match.end()))
@@ -366,7 +381,7 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
     display_ends = {high for low, high in regions if window.startswith(("$$", "\\["), low)}
     for index in range(last[0] - 1, -1, -1):
         char = window[index]
-        if index in display_ends and re.match(r"\s+[A-Z]", window[index: index + 3]):
+        if index in display_ends and re.match(r"\s+[A-Z]", window[index : index + 3]):
             sentence_start = index
             break
         if any(low <= index < high for low, high in regions):
@@ -381,7 +396,7 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
     if line_end != -1 and line_end < sentence_end:
         sentence_end = line_end
     if sentence_end < len(window):
-        rest = window[sentence_end + 1:]
+        rest = window[sentence_end + 1 :]
         if len(rest.strip()) > 150 or _STRONG_DOUBT.search(rest):
             return None
     sentence = window[sentence_start:sentence_end]
@@ -392,10 +407,10 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
     if _DOUBT.search(words_only):
         return None
     # Words after the last expression: a short tail ("is the solution.", "square centimeters.") only.
-    tail = sentence[in_sentence[-1][1]:]
+    tail = sentence[in_sentence[-1][1] :]
     if len(tail.strip()) > 80:
         return None
-    between = words_only[in_sentence[0][1]: in_sentence[-1][0]] if len(in_sentence) > 1 else ""
+    between = words_only[in_sentence[0][1] : in_sentence[-1][0]] if len(in_sentence) > 1 else ""
     offset = window_start + sentence_start
     if re.search(r"\bor\b", between):
         # Several candidates: hand them all over so the caller sees the hedge.
@@ -412,10 +427,10 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
         if after:
             chosen = after[0]
             # "... is $12 $ and $13 $": a list after the verb.
-            if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&|:)?[\s,]*", sentence[after[0][1]:after[-1][0]]):
+            if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&|:)?[\s,]*", sentence[after[0][1] : after[-1][0]]):
                 chosen = (after[0][0], after[-1][1])
     # "the number is not 10 which is 1,000.99": a negated expression is not the answer.
-    if _NEGATION.search(words_only[max(0, chosen[0] - 12): chosen[0]]):
+    if _NEGATION.search(words_only[max(0, chosen[0] - 12) : chosen[0]]):
         return None
     return _trim_span(text, offset + chosen[0], offset + chosen[1])
 
@@ -515,7 +530,7 @@ def boxed_group(text: str, *, max_words: int = 4) -> list[str]:
         return []
     group = [spans[-1]]
     for previous in reversed(spans[:-1]):
-        gap = text[previous[1] + 1: group[0][0]]
+        gap = text[previous[1] + 1 : group[0][0]]
         gap = re.sub(r"\\(?:boxed|fbox)\s*\{?$", "", gap.rstrip())
         if len(gap) > 80 or "\n\n" in gap:
             break
@@ -531,5 +546,5 @@ def extract_final_answer(text: str, *, fallback: bool = True) -> str | None:
     span = final_answer_span(text, fallback=fallback)
     if span is None:
         return None
-    answer = text[span[0]:span[1]].strip()
+    answer = text[span[0] : span[1]].strip()
     return answer or None

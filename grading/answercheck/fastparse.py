@@ -6,6 +6,7 @@ distinct answers takes. This parser reads numbers, single-letter variables, `\\p
 `\\sqrt[n]` and brackets, and builds the same values latex2sympy2 builds for them (evaluated). It
 gives up (None) on anything else, and the caller falls back to the full grammar.
 """
+
 from __future__ import annotations
 
 import re
@@ -120,7 +121,7 @@ class _Parser:
             exponent = self.exponent()
             if base == 0 and exponent.is_negative:
                 raise _GiveUp
-            return base ** exponent
+            return base**exponent
         return base
 
     def exponent(self):

@@ -1,4 +1,5 @@
 """Text clean-up shared by the comparisons: LaTeX wrappers, spacing, units and string forms."""
+
 from __future__ import annotations
 
 import re
@@ -8,13 +9,31 @@ from functools import lru_cache
 _SPACING_COMMANDS = re.compile(
     r"(?<!\\)\\(?:[,;:! ]|(?:quad|qquad|displaystyle|textstyle|limits|nolimits|left|right|big|Big|bigg|Bigg)(?![a-zA-Z]))"
 )
-_TEXT_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mathsf|mathtt|operatorname|mbox|emph|boldsymbol)\s*\{")
+_TEXT_WRAPPERS = re.compile(
+    r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mathsf|mathtt|operatorname|mbox|emph|boldsymbol)\s*\{"
+)
 _MATH_DELIMITERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _ARTICLES = {"a", "an", "the"}
 _UNICODE_MATH = {
-    "−": "-", "–": "-", "×": "\\times ", "·": "\\cdot ", "÷": "/", "π": "\\pi ", "√": "\\sqrt",
-    "∞": "\\infty ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "°": "^\\circ", "∪": "\\cup ", "∩": "\\cap ",
-    "∈": "\\in ", "±": "\\pm ", "θ": "\\theta ", "α": "\\alpha ", "β": "\\beta ",
+    "−": "-",
+    "–": "-",
+    "×": "\\times ",
+    "·": "\\cdot ",
+    "÷": "/",
+    "π": "\\pi ",
+    "√": "\\sqrt",
+    "∞": "\\infty ",
+    "≤": "\\le ",
+    "≥": "\\ge ",
+    "≠": "\\ne ",
+    "°": "^\\circ",
+    "∪": "\\cup ",
+    "∩": "\\cap ",
+    "∈": "\\in ",
+    "±": "\\pm ",
+    "θ": "\\theta ",
+    "α": "\\alpha ",
+    "β": "\\beta ",
 }
 
 
@@ -32,8 +51,8 @@ def unwrap_command(text: str, pattern: re.Pattern[str]) -> str:
                 depth -= 1
             index += 1
         if depth:
-            return text[: match.start()] + text[match.end():]
-        text = text[: match.start()] + text[match.end(): index - 1] + text[index:]
+            return text[: match.start()] + text[match.end() :]
+        text = text[: match.start()] + text[match.end() : index - 1] + text[index:]
 
 
 def strip_math_delimiters(text: str) -> str:
@@ -43,7 +62,7 @@ def strip_math_delimiters(text: str) -> str:
         changed = False
         for opener, closer in _MATH_DELIMITERS:
             if len(text) >= len(opener) + len(closer) and text.startswith(opener) and text.endswith(closer):
-                text = text[len(opener): len(text) - len(closer)].strip()
+                text = text[len(opener) : len(text) - len(closer)].strip()
                 changed = True
     return text.replace("$", "")
 
@@ -55,7 +74,9 @@ _DOUBLED_BACKSLASH = re.compile(
     r"pi|cdot|times|div|in|infty|cup|cap|left|right|quad|qquad|circ|pm|mp|sin|cos|tan|log|ln|alpha|beta|gamma|theta|Delta|"
     r"emptyset|varnothing|approx|angle|sum|prod|int|lim)(?![a-zA-Z]))"
 )
-_PERCENT_WORDS = re.compile(r"(\d)\s*(?:\\text\{\s*(?:percent|pct|percentage)\s*\}|(?:percent(?:age)?|pct)\b)", re.IGNORECASE)
+_PERCENT_WORDS = re.compile(
+    r"(\d)\s*(?:\\text\{\s*(?:percent|pct|percentage)\s*\}|(?:percent(?:age)?|pct)\b)", re.IGNORECASE
+)
 
 
 def unescape_commands(text: str) -> str:
@@ -107,14 +128,12 @@ _LHS_ASSIGNMENT = re.compile(
 def strip_assignment(text: str) -> str:
     """`x = 3` -> `3`; `f(x) = x^2` -> `x^2`. Leaves anything else untouched."""
     match = _LHS_ASSIGNMENT.match(text)
-    if match and "=" not in text[match.end():]:
-        return text[match.end():].strip()
+    if match and "=" not in text[match.end() :]:
+        return text[match.end() :].strip()
     return text
 
 
-_TRAILING_UNIT_WORDS = re.compile(
-    r"(?:\s*\\text\{[^{}]*\}|\s+(?:[a-zA-Z]+\.?\s*){1,3}(?:\^\{?\d\}?)?)$"
-)
+_TRAILING_UNIT_WORDS = re.compile(r"(?:\s*\\text\{[^{}]*\}|\s+(?:[a-zA-Z]+\.?\s*){1,3}(?:\^\{?\d\}?)?)$")
 
 
 def strip_trailing_units(text: str) -> str:
@@ -166,9 +185,11 @@ def _top_level_split(text: str, pattern: re.Pattern[str]) -> list[str]:
     return parts
 
 
-_LABEL_COMMANDS = re.compile(r"\\(?:frac|angle|triangle|overline|overrightarrow|vec|text|mathrm|operatorname|widehat|hat|bar|"
-                             r"alpha|beta|gamma|delta|theta|lambda|mu|phi|varphi|omega|sigma|rho|tau|Delta|Phi|Omega|Sigma|odot|cdot|"
-                             r"left|right|lvert|rvert|mid|in|quad)(?![a-zA-Z])")
+_LABEL_COMMANDS = re.compile(
+    r"\\(?:frac|angle|triangle|overline|overrightarrow|vec|text|mathrm|operatorname|widehat|hat|bar|"
+    r"alpha|beta|gamma|delta|theta|lambda|mu|phi|varphi|omega|sigma|rho|tau|Delta|Phi|Omega|Sigma|odot|cdot|"
+    r"left|right|lvert|rvert|mid|in|quad)(?![a-zA-Z])"
+)
 
 
 def _is_label(text: str) -> bool:

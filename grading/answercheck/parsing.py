@@ -1,4 +1,5 @@
 """LaTeX -> sympy through latex2sympy2_extended, with guards against inputs that explode."""
+
 from __future__ import annotations
 
 import re
@@ -62,7 +63,7 @@ def _group_before(text: str, close_index: int) -> str:
         elif text[index] == opener:
             depth -= 1
             if depth == 0:
-                return text[index: close_index + 1]
+                return text[index : close_index + 1]
     return text[: close_index + 1]
 
 
@@ -80,10 +81,10 @@ def _exponent_groups(text: str):
                 elif text[end] == "}":
                     depth -= 1
                     if depth == 0:
-                        yield text[index + 1: end]
+                        yield text[index + 1 : end]
                         break
             else:
-                yield text[index + 1:]
+                yield text[index + 1 :]
         else:
             token = re.match(r"\(?[-\d.]+\)?|\\?[A-Za-z]+|.", text[index:])
             yield token.group(0) if token else ""
@@ -175,7 +176,9 @@ def _fast_parse(text: str):
         opener, low, high, closer = interval.groups()
         low_value, high_value = _fast_number(low), _fast_number(high)
         if low_value.is_comparable and high_value.is_comparable and low_value < high_value:
-            return sympy.Interval(low_value, high_value, opener == "(" or low_value.is_infinite, closer == ")" or high_value.is_infinite)
+            return sympy.Interval(
+                low_value, high_value, opener == "(" or low_value.is_infinite, closer == ")" or high_value.is_infinite
+            )
     return None
 
 

@@ -1,4 +1,5 @@
 """Short string answers (D1 specific wording) and semantic strings (D2)."""
+
 from __future__ import annotations
 
 import re
@@ -8,8 +9,34 @@ from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Compar
 
 _NEGATIONS = {"not", "no", "never", "neither", "nor", "cannot", "non", "isn't", "doesn't", "without"}
 _STOPWORDS = {
-    "is", "are", "was", "be", "of", "in", "on", "to", "and", "or", "it", "its", "this", "that", "which",
-    "for", "by", "with", "as", "at", "from", "so", "answer", "final", "therefore", "thus", "they", "we",
+    "is",
+    "are",
+    "was",
+    "be",
+    "of",
+    "in",
+    "on",
+    "to",
+    "and",
+    "or",
+    "it",
+    "its",
+    "this",
+    "that",
+    "which",
+    "for",
+    "by",
+    "with",
+    "as",
+    "at",
+    "from",
+    "so",
+    "answer",
+    "final",
+    "therefore",
+    "thus",
+    "they",
+    "we",
 }
 
 
@@ -28,7 +55,11 @@ def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Compar
     predicted_negated = bool(_NEGATIONS & set(predicted_words.split()))
     reference_negated = bool(_NEGATIONS & set(reference_words.split()))
     contains = re.search(rf"(?<!\w){re.escape(reference_words)}(?!\w)", predicted_words) is not None
-    if contains and predicted_negated == reference_negated and len(predicted_words.split()) <= len(reference_words.split()) + 6:
+    if (
+        contains
+        and predicted_negated == reference_negated
+        and len(predicted_words.split()) <= len(reference_words.split()) + 6
+    ):
         return Comparison(CORRECT, f"the answer states the reference wording {reference_words!r}")
     shared = _content_words(predicted_words) & _content_words(reference_words)
     short = len(predicted_words.split()) <= 4 and len(reference_words.split()) <= 4

@@ -1,4 +1,5 @@
 """Units of measure named by a numeric answer, against the unit the question or reference asks for."""
+
 from __future__ import annotations
 
 import re
@@ -31,14 +32,22 @@ _UNITS: dict[str, dict[str, tuple[str, ...]]] = {
         "lb": ("lb", "lbs", "pound", "pounds"),
     },
 }
-_SPELLING = {spelling: (group, unit) for group, units in _UNITS.items() for unit, spellings in units.items() for spelling in spellings}
+_SPELLING = {
+    spelling: (group, unit)
+    for group, units in _UNITS.items()
+    for unit, spellings in units.items()
+    for spelling in spellings
+}
 _ALTERNATION = "|".join(sorted((re.escape(spelling) for spelling in _SPELLING), key=len, reverse=True))
 # The unit right after the number: "60 m/s", "60\\text{ m/s}", "60\\,\\mathrm{km/h}".
 _AFTER_NUMBER = re.compile(
     rf"\d\s*(?:\\[,;!: ]\s*)*(?:\\(?:text|mathrm|textrm|rm)\s*\{{\s*)?({_ALTERNATION})(?![A-Za-z])", re.IGNORECASE
 )
 # What the question asks for: "in km/h", "(in cm)", "how many minutes".
-_ASKED = re.compile(rf"\b(?:in|into|to)\s+(?:\\text\{{\s*)?({_ALTERNATION})(?![A-Za-z/])|how\s+many\s+({_ALTERNATION})(?![A-Za-z])", re.IGNORECASE)
+_ASKED = re.compile(
+    rf"\b(?:in|into|to)\s+(?:\\text\{{\s*)?({_ALTERNATION})(?![A-Za-z/])|how\s+many\s+({_ALTERNATION})(?![A-Za-z])",
+    re.IGNORECASE,
+)
 
 
 def _unit(spelling: str) -> tuple[str, str] | None:

@@ -1,4 +1,5 @@
 """The outcome of one rule-based check."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass

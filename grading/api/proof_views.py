@@ -1,5 +1,6 @@
 """Proof-grading endpoints: grade a task against its rubric, rubric versions, proof projects, decisions,
 competition leaderboards (JSON or CSV)."""
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -57,22 +58,35 @@ class ProofTaskViewSet(viewsets.GenericViewSet):
     def retrieve(self, request, pk=None):
         return Response(annotation_selectors.task_payload(self.get_task(pk)))
 
-    @extend_schema(request=serializers.GradeSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
-                   summary="Grade a proof against its rubric; the server computes the score (400 lists every error)")
+    @extend_schema(
+        request=serializers.GradeSerializer,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        summary="Grade a proof against its rubric; the server computes the score (400 lists every error)",
+    )
     @action(detail=True, methods=["post"], serializer_class=serializers.GradeSerializer)
     def grade(self, request, pk=None):
         task = self.get_task(pk)
         if "score" in request.data or "value" in request.data or "total" in request.data:
-            return Response({"detail": "the score is computed from your rubric choices; do not send a total",
-                             "errors": ["send chain, awarded, deductions and justifications, not a total"]},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {
+                    "detail": "the score is computed from your rubric choices; do not send a total",
+                    "errors": ["send chain, awarded, deductions and justifications, not a total"],
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         serializer = serializers.GradeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
             result = proof_services.grade_task(
-                task, request.user, chain=data["chain"], awarded=data["awarded"], deductions=data["deductions"],
-                justifications=data["justifications"], note=data["note"], rubric_id=data["rubric"],
+                task,
+                request.user,
+                chain=data["chain"],
+                awarded=data["awarded"],
+                deductions=data["deductions"],
+                justifications=data["justifications"],
+                note=data["note"],
+                rubric_id=data["rubric"],
                 seconds_spent=data["seconds_spent"],
             )
         except annotation_services.WorkflowError as exc:
@@ -127,16 +141,25 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
             return _error(exc)
         return Response(proof_selectors.rubric_dict(rubric), status=created_status)
 
-    @extend_schema(request=serializers.RubricWriteSerializer, responses={201: serializers.RubricSerializer},
-                   summary="Save a problem's rubric (edits the latest version while unused, else a new version)")
+    @extend_schema(
+        request=serializers.RubricWriteSerializer,
+        responses={201: serializers.RubricSerializer},
+        summary="Save a problem's rubric (edits the latest version while unused, else a new version)",
+    )
     def create(self, request):
         serializer = serializers.RubricWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return self._save(serializer.validated_data["problem"], serializer.validated_data["spec"],
-                          created_status=status.HTTP_201_CREATED)
+        return self._save(
+            serializer.validated_data["problem"],
+            serializer.validated_data["spec"],
+            created_status=status.HTTP_201_CREATED,
+        )
 
-    @extend_schema(request=serializers.RubricReviseSerializer, responses={201: serializers.RubricSerializer},
-                   summary="Save an edit of this rubric's problem rubric as a new version when this one is in use")
+    @extend_schema(
+        request=serializers.RubricReviseSerializer,
+        responses={201: serializers.RubricSerializer},
+        summary="Save an edit of this rubric's problem rubric as a new version when this one is in use",
+    )
     @action(detail=True, methods=["post"], serializer_class=serializers.RubricReviseSerializer)
     def revise(self, request, pk=None):
         rubric = self.get_object()
@@ -145,8 +168,9 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
         return self._save(rubric.problem, serializer.validated_data["spec"], created_status=status.HTTP_201_CREATED)
 
 
-class CompetitionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
-                         viewsets.GenericViewSet):
+class CompetitionViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
     """Competitions, their proof-grading projects and leaderboards (researchers)."""
 
     queryset = Competition.objects.order_by("-date", "name")
@@ -155,8 +179,9 @@ class CompetitionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
 
     def perform_create(self, serializer):
         data = serializer.validated_data
-        competition = proof_services.get_or_create_competition(data["name"], date=data.get("date"),
-                                                               created_by=self.request.user)
+        competition = proof_services.get_or_create_competition(
+            data["name"], date=data.get("date"), created_by=self.request.user
+        )
         if data.get("description"):
             competition.description = data["description"]
             competition.save(update_fields=["description"])
@@ -164,7 +189,8 @@ class CompetitionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
 
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["json", "csv"], description="csv: one row per model")],
-        responses={200: OpenApiTypes.OBJECT}, summary="Per-model mean % with 95% bootstrap CI over problems",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Per-model mean % with 95% bootstrap CI over problems",
     )
     @action(detail=True, methods=["get"], renderer_classes=[JSONRenderer, CSVRenderer])
     def leaderboard(self, request, pk=None):
@@ -175,14 +201,22 @@ class CompetitionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
             slug = "".join(ch if ch.isalnum() else "-" for ch in competition.name).strip("-").lower()
             response["Content-Disposition"] = f'attachment; filename="{slug or "competition"}-leaderboard.csv"'
             return response
-        return Response({
-            "competition": {"id": competition.pk, "name": competition.name,
-                            "date": competition.date.isoformat() if competition.date else None},
-            **board.as_dict(),
-        })
+        return Response(
+            {
+                "competition": {
+                    "id": competition.pk,
+                    "name": competition.name,
+                    "date": competition.date.isoformat() if competition.date else None,
+                },
+                **board.as_dict(),
+            }
+        )
 
-    @extend_schema(request=serializers.ProofProjectSerializer, responses={201: OpenApiTypes.OBJECT},
-                   summary="Create a proof-grading project with one item per submission")
+    @extend_schema(
+        request=serializers.ProofProjectSerializer,
+        responses={201: OpenApiTypes.OBJECT},
+        summary="Create a proof-grading project with one item per submission",
+    )
     @action(detail=True, methods=["post"], url_path="projects", serializer_class=serializers.ProofProjectSerializer)
     def create_project(self, request, pk=None):
         competition = self.get_object()
@@ -193,22 +227,30 @@ class CompetitionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
         data = serializer.validated_data
         try:
             project = proof_services.create_proof_project(
-                name=data["name"], competition=competition, problems=data.get("problems") or None,
-                threshold=data["threshold"], created_by=request.user,
+                name=data["name"],
+                competition=competition,
+                problems=data.get("problems") or None,
+                threshold=data["threshold"],
+                created_by=request.user,
             )
         except proof_services.ProofGradingError as exc:
             return _error(exc)
-        return Response({"id": project.pk, "name": project.name, "kind": project.kind,
-                         "agreement_threshold": project.agreement_threshold, "items": project.items.count()},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {
+                "id": project.pk,
+                "name": project.name,
+                "kind": project.kind,
+                "agreement_threshold": project.agreement_threshold,
+                "items": project.items.count(),
+            },
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class ProofItemViewSet(viewsets.GenericViewSet):
     """Proof items for adjudicators: grades side by side, and the final score with a rationale."""
 
-    queryset = Item.objects.select_related("project").filter(
-        project__kind=PROOF_GRADE
-    )
+    queryset = Item.objects.select_related("project").filter(project__kind=PROOF_GRADE)
     filter_backends: list = []
 
     def get_item(self, pk, *, need_adjudicator=False) -> Item:
@@ -223,16 +265,23 @@ class ProofItemViewSet(viewsets.GenericViewSet):
     def retrieve(self, request, pk=None):
         return Response(annotation_selectors.item_review(self.get_item(pk)))
 
-    @extend_schema(request=serializers.DecisionSerializer, responses=OpenApiTypes.OBJECT,
-                   summary="Set the final score of a proof that needs adjudication, with a rationale")
+    @extend_schema(
+        request=serializers.DecisionSerializer,
+        responses=OpenApiTypes.OBJECT,
+        summary="Set the final score of a proof that needs adjudication, with a rationale",
+    )
     @action(detail=True, methods=["post"], serializer_class=serializers.DecisionSerializer)
     def decide(self, request, pk=None):
         item = self.get_item(pk, need_adjudicator=True)
         serializer = serializers.DecisionSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            item = proof_services.decide_proof(item, request.user, score=serializer.validated_data["score"],
-                                               rationale=serializer.validated_data["rationale"])
+            item = proof_services.decide_proof(
+                item,
+                request.user,
+                score=serializer.validated_data["score"],
+                rationale=serializer.validated_data["rationale"],
+            )
         except annotation_services.WorkflowError as exc:
             return _error(exc)
         return Response(annotation_selectors.item_review(get_object_or_404(self.get_queryset(), pk=item.pk)))

@@ -1,4 +1,5 @@
 """Thin serializers of the verifier, run and selection endpoints; the rules live in grading.runs and services."""
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
@@ -16,34 +17,57 @@ SECRET_FIELDS = ("api_key", "key", "secret", "token")
 class VerifierConfigSerializer(serializers.ModelSerializer):
     """Names the environment variable that holds a judge's API key; a key value is never accepted or shown."""
 
-    template = serializers.PrimaryKeyRelatedField(queryset=PromptTemplate.objects.all(), allow_null=True,
-                                                  required=False)
+    template = serializers.PrimaryKeyRelatedField(
+        queryset=PromptTemplate.objects.all(), allow_null=True, required=False
+    )
     cascade_judge = serializers.PrimaryKeyRelatedField(
-        queryset=VerifierConfig.objects.filter(kind=VerifierConfig.Kind.JUDGE), allow_null=True, required=False,
+        queryset=VerifierConfig.objects.filter(kind=VerifierConfig.Kind.JUDGE),
+        allow_null=True,
+        required=False,
         help_text="Cascade only: the LLM judge asked on what the rules leave inconclusive.",
     )
     cascade_sample_rate = serializers.FloatField(
-        min_value=0.0, max_value=1.0, required=False,
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
         help_text="Cascade only: the share of rule-decided completions also sent to the judge (0 to 1).",
     )
 
     class Meta:
         model = VerifierConfig
         fields = [
-            "id", "name", "kind", "base_url", "model", "api_key_env", "template", "temperature", "max_tokens",
-            "timeout_seconds", "max_retries", "backoff_base_seconds", "concurrency_limit",
-            "price_input_per_million", "price_output_per_million", "use_reference", "cascade_judge",
-            "cascade_sample_rate", "created_at", "updated_at",
+            "id",
+            "name",
+            "kind",
+            "base_url",
+            "model",
+            "api_key_env",
+            "template",
+            "temperature",
+            "max_tokens",
+            "timeout_seconds",
+            "max_retries",
+            "backoff_base_seconds",
+            "concurrency_limit",
+            "price_input_per_million",
+            "price_output_per_million",
+            "use_reference",
+            "cascade_judge",
+            "cascade_sample_rate",
+            "created_at",
+            "updated_at",
         ]
         read_only_fields = ["created_at", "updated_at"]
 
     def to_internal_value(self, data):
         sent = [field for field in SECRET_FIELDS if hasattr(data, "keys") and field in data]
         if sent:
-            raise serializers.ValidationError({
-                field: "Never send a key; put it in an environment variable and give its name in api_key_env."
-                for field in sent
-            })
+            raise serializers.ValidationError(
+                {
+                    field: "Never send a key; put it in an environment variable and give its name in api_key_env."
+                    for field in sent
+                }
+            )
         return super().to_internal_value(data)
 
     def validate(self, attrs):
@@ -61,8 +85,11 @@ class VerifierConfigSerializer(serializers.ModelSerializer):
     def _current_values(self) -> dict:
         if self.instance is None:
             return {}
-        return {field: getattr(self.instance, field) for field in self.Meta.fields
-                if field not in ("id", "created_at", "updated_at")}
+        return {
+            field: getattr(self.instance, field)
+            for field in self.Meta.fields
+            if field not in ("id", "created_at", "updated_at")
+        }
 
 
 class AllowedJudgeHostSerializer(serializers.ModelSerializer):
@@ -90,14 +117,16 @@ class AllowedJudgeHostSerializer(serializers.ModelSerializer):
 class RunCreateSerializer(serializers.Serializer):
     verifier = serializers.PrimaryKeyRelatedField(queryset=VerifierConfig.objects.all())
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False, allow_null=True)
-    project = serializers.PrimaryKeyRelatedField(queryset=AnnotationProject.objects.all(), required=False,
-                                                 allow_null=True)
+    project = serializers.PrimaryKeyRelatedField(
+        queryset=AnnotationProject.objects.all(), required=False, allow_null=True
+    )
     answer_types = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     domains = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     models = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     chunk_size = serializers.IntegerField(required=False, default=100, min_value=1)
-    options = serializers.DictField(required=False, default=dict,
-                                    help_text="chunk_delay: seconds to pause after each chunk.")
+    options = serializers.DictField(
+        required=False, default=dict, help_text="chunk_delay: seconds to pause after each chunk."
+    )
 
 
 class SelectionCreateSerializer(serializers.Serializer):
@@ -106,17 +135,23 @@ class SelectionCreateSerializer(serializers.Serializer):
     verifiers = serializers.SlugRelatedField(slug_field="name", queryset=VerifierConfig.objects.all(), many=True)
     seed = serializers.IntegerField(required=False, allow_null=True, default=None)
     target = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=1,
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
         help_text="verifybench-hard: completions to pick (2000 when absent); cascade: at most this many, at random.",
     )
     routes = serializers.ListField(
-        child=serializers.ChoiceField(choices=selection.CASCADE_ROUTES), required=False, allow_empty=False,
+        child=serializers.ChoiceField(choices=selection.CASCADE_ROUTES),
+        required=False,
+        allow_empty=False,
         help_text="cascade: route only undecided or only disputed completions (both when absent).",
     )
     per_side = serializers.IntegerField(required=False, default=2, min_value=1)
     min_minority = serializers.IntegerField(required=False, default=2, min_value=1)
-    strata = serializers.ListField(child=serializers.ChoiceField(choices=selection.STRATUM_FIELDS), required=False,
-                                   allow_empty=False)
+    strata = serializers.ListField(
+        child=serializers.ChoiceField(choices=selection.STRATUM_FIELDS), required=False, allow_empty=False
+    )
     answer_types = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     domains = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     models = serializers.ListField(child=serializers.CharField(), required=False, default=list)

@@ -1,4 +1,5 @@
 """Verifier configurations, verification runs and selections for annotation (researchers and admins)."""
+
 from __future__ import annotations
 
 from django.db.models import ProtectedError
@@ -28,8 +29,9 @@ class VerifierConfigViewSet(viewsets.ModelViewSet):
         try:
             return super().destroy(request, *args, **kwargs)
         except ProtectedError:
-            return Response({"detail": "this verifier has verdicts or runs; it cannot be deleted"},
-                            status=status.HTTP_409_CONFLICT)
+            return Response(
+                {"detail": "this verifier has verdicts or runs; it cannot be deleted"}, status=status.HTTP_409_CONFLICT
+            )
 
 
 class AllowedJudgeHostViewSet(viewsets.ModelViewSet):
@@ -61,29 +63,43 @@ class VerificationRunViewSet(JobActionsMixin, viewsets.GenericViewSet):
                 queryset = queryset.filter(**{f"{field}_id": value}) if value.isdigit() else queryset.none()
         return queryset
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="grading_runs_list",
-                   summary="Runs, newest first (filters: status, verifier, dataset, project)")
+    @extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        operation_id="grading_runs_list",
+        summary="Runs, newest first (filters: status, verifier, dataset, project)",
+    )
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response([selectors.run_payload(run) for run in page])
 
-    @extend_schema(responses=OpenApiTypes.OBJECT,
-                   summary="One run with its progress; a cascade's run adds per-stage figures under \"cascade\"")
+    @extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        summary='One run with its progress; a cascade\'s run adds per-stage figures under "cascade"',
+    )
     def retrieve(self, request, pk=None):
         run = self.get_object()
         return Response(selectors.run_payload(run, cascade=runs.cascade_report(run)))
 
-    @extend_schema(request=run_serializers.RunCreateSerializer, responses={201: OpenApiTypes.OBJECT},
-                   summary="Start a verification run over a dataset or a project's completions")
+    @extend_schema(
+        request=run_serializers.RunCreateSerializer,
+        responses={201: OpenApiTypes.OBJECT},
+        summary="Start a verification run over a dataset or a project's completions",
+    )
     def create(self, request):
         serializer = run_serializers.RunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
             run = runs.create_run(
-                verifier=data["verifier"], dataset=data.get("dataset"), project=data.get("project"),
-                answer_types=data["answer_types"], domains=data["domains"], models=data["models"],
-                chunk_size=data["chunk_size"], options=data["options"], created_by=request.user,
+                verifier=data["verifier"],
+                dataset=data.get("dataset"),
+                project=data.get("project"),
+                answer_types=data["answer_types"],
+                domains=data["domains"],
+                models=data["models"],
+                chunk_size=data["chunk_size"],
+                options=data["options"],
+                created_by=request.user,
             )
         except runs.RunRequestError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
@@ -99,22 +115,32 @@ class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     permission_classes = [IsResearcherOrAdmin]
     serializer_class = run_serializers.SelectionCreateSerializer
     filter_backends: list = []
-    queryset = SelectionRecord.objects.select_related("project", "dataset", "created_by").prefetch_related(
-        "verifiers").order_by("-created_at", "-id")
+    queryset = (
+        SelectionRecord.objects.select_related("project", "dataset", "created_by")
+        .prefetch_related("verifiers")
+        .order_by("-created_at", "-id")
+    )
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="grading_selections_list",
-                   summary="Selections, newest first, without their reports")
+    @extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        operation_id="grading_selections_list",
+        summary="Selections, newest first, without their reports",
+    )
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response([selection_selectors.selection_payload(record, with_report=False)
-                                            for record in page])
+        return self.get_paginated_response(
+            [selection_selectors.selection_payload(record, with_report=False) for record in page]
+        )
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="One selection with its full report")
     def retrieve(self, request, pk=None):
         return Response(selection_selectors.selection_payload(self.get_object()))
 
-    @extend_schema(request=run_serializers.SelectionCreateSerializer, responses={201: OpenApiTypes.OBJECT},
-                   summary="Select completions (verifybench or verifybench-hard) and create an annotation project")
+    @extend_schema(
+        request=run_serializers.SelectionCreateSerializer,
+        responses={201: OpenApiTypes.OBJECT},
+        summary="Select completions (verifybench or verifybench-hard) and create an annotation project",
+    )
     def create(self, request):
         serializer = run_serializers.SelectionCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -126,5 +152,6 @@ class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
             )
         except selection_services.SelectionRequestError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response({"project_id": project.pk, **selection_selectors.selection_payload(record)},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {"project_id": project.pk, **selection_selectors.selection_payload(record)}, status=status.HTTP_201_CREATED
+        )

@@ -1,4 +1,5 @@
 """Thin serializers of the proof-grading API; the rules live in grading.proof_services."""
+
 from rest_framework import serializers
 
 from ..models import Competition, ProofProblem
@@ -8,18 +9,23 @@ class GradeSerializer(serializers.Serializer):
     chain = serializers.CharField()
     awarded = serializers.DictField(child=serializers.JSONField(), required=False, default=dict)
     deductions = serializers.ListField(child=serializers.CharField(), required=False, default=list)
-    justifications = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False,
-                                           default=dict)
+    justifications = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict)
     note = serializers.CharField(required=False, allow_blank=True, default="")
-    rubric = serializers.IntegerField(required=False, allow_null=True, default=None,
-                                      help_text="The rubric version graded against; the latest when absent.")
+    rubric = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The rubric version graded against; the latest when absent.",
+    )
     seconds_spent = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0)
 
 
 class RubricWriteSerializer(serializers.Serializer):
     problem = serializers.PrimaryKeyRelatedField(queryset=ProofProblem.objects.all())
-    spec = serializers.JSONField(help_text="chains [{key, title, checkpoints [{key, title, points, description, "
-                                           "allow_partial}]}], deductions [{key, title, kind, amount}], zero_credit")
+    spec = serializers.JSONField(
+        help_text="chains [{key, title, checkpoints [{key, title, points, description, "
+        "allow_partial}]}], deductions [{key, title, kind, amount}], zero_credit"
+    )
 
 
 class RubricSerializer(serializers.Serializer):

@@ -2,6 +2,7 @@
 
 Pure: no Django imports. The database implementation lives in `grading.judges.db_cache`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,7 +25,9 @@ class CachedResponse:
 class ResponseCache(Protocol):
     def get(self, key: str) -> CachedResponse | None: ...
 
-    def put(self, key: str, response: CachedResponse, *, template_name: str, template_version: int, model: str) -> None: ...
+    def put(
+        self, key: str, response: CachedResponse, *, template_name: str, template_version: int, model: str
+    ) -> None: ...
 
 
 def judge_cache_key(

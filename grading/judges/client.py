@@ -9,6 +9,7 @@ not cached and is redacted from anything the endpoint sends back.
 Nothing here imports Django: the cache and the egress policy are given by the caller (`grading.judges.service` gives
 the database cache and the policy of the settings and the admins' host list).
 """
+
 from __future__ import annotations
 
 import email.utils
@@ -61,8 +62,9 @@ class _GuardedTransport(httpx2.HTTPTransport):
         self._policy = policy
 
     def handle_request(self, request):
-        self._policy.check_addresses(request.url.host, request.url.port or (443 if request.url.scheme == "https"
-                                                                            else 80))
+        self._policy.check_addresses(
+            request.url.host, request.url.port or (443 if request.url.scheme == "https" else 80)
+        )
         return super().handle_request(request)
 
 
@@ -317,7 +319,9 @@ class JudgeClient:
         )
 
     def _result_from_cache(self, cached: CachedResponse) -> JudgeResult:
-        parsed = parse_output(self.settings.template.contract, cached.raw_output, extraction_raw=cached.extraction_output)
+        parsed = parse_output(
+            self.settings.template.contract, cached.raw_output, extraction_raw=cached.extraction_output
+        )
         return JudgeResult(
             status=parsed.status,
             extracted_answer=parsed.answer,
@@ -401,7 +405,9 @@ class JudgeClient:
     def _chat(self, messages: list[dict[str, str]]) -> CallOutcome:
         max_attempts = self.settings.max_retries + 1
         request: dict[str, Any] = {
-            "model": self.settings.model, "messages": messages, "temperature": self.settings.temperature,
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": self.settings.temperature,
         }
         if self.settings.max_tokens:
             request["max_tokens"] = self.settings.max_tokens
@@ -426,12 +432,18 @@ class JudgeClient:
                 return self._outcome(response, attempt)
             if not retryable or attempt >= max_attempts:
                 return CallOutcome(attempts=attempt, error=f"{description} (after {attempt} attempt(s))")
-            delay = retry_after if retry_after is not None else backoff_seconds(
-                attempt, self.settings.backoff_base_seconds, self._jitter()
+            delay = (
+                retry_after
+                if retry_after is not None
+                else backoff_seconds(attempt, self.settings.backoff_base_seconds, self._jitter())
             )
             logger.warning(
                 "Judge %s: attempt %d of %d failed (%s); retrying in %.2f s",
-                self.settings.name, attempt, max_attempts, description, delay,
+                self.settings.name,
+                attempt,
+                max_attempts,
+                description,
+                delay,
             )
             self._sleep(delay)
 
@@ -462,8 +474,9 @@ def judge_completion(
     sleep: Callable[[float], None] = time.sleep,
 ) -> JudgeResult:
     """Judge one completion with a judge VerifierConfig (or JudgeSettings), within the egress policy."""
-    return judge_batch(config, [JudgeInput(question, reference, completion)], policy=policy, cache=cache,
-                       sleep=sleep)[0]
+    return judge_batch(config, [JudgeInput(question, reference, completion)], policy=policy, cache=cache, sleep=sleep)[
+        0
+    ]
 
 
 def judge_batch(

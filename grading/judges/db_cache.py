@@ -1,4 +1,5 @@
 """The judge response cache in the database (model JudgeResponseCache)."""
+
 from __future__ import annotations
 
 from grading.models import JudgeResponseCache

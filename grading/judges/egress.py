@@ -10,6 +10,7 @@ trusted:
   ...). The names are checked when a configuration is saved; the addresses again before every request, on what the
   host resolves to at that moment. Redirects are not followed.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -20,11 +21,22 @@ from urllib.parse import urlsplit
 
 KEY_ENV_PREFIX = "JUDGE_KEY_"
 # Variables the server itself reads secrets from: never a judge key, whatever the operator lists.
-SERVER_SECRET_ENVS = frozenset({
-    "SECRET_KEY", "DJANGO_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "REDIS_URL",
-    "EMAIL_HOST_PASSWORD", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS",
-    "AZURE_CLIENT_SECRET", "PGPASSWORD",
-})
+SERVER_SECRET_ENVS = frozenset(
+    {
+        "SECRET_KEY",
+        "DJANGO_SECRET_KEY",
+        "DATABASE_URL",
+        "CELERY_BROKER_URL",
+        "CELERY_RESULT_BACKEND",
+        "REDIS_URL",
+        "EMAIL_HOST_PASSWORD",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "AZURE_CLIENT_SECRET",
+        "PGPASSWORD",
+    }
+)
 ALLOWED_SCHEMES = ("http", "https")
 
 Resolver = Callable[[str, int], Iterable[str]]

@@ -3,6 +3,7 @@
 Pure: no Django imports. Matching is tolerant of case, Markdown emphasis, LaTeX text wrappers and
 trailing punctuation; anything that does not follow the contract is inconclusive, with the reason.
 """
+
 from __future__ import annotations
 
 import re
@@ -71,9 +72,7 @@ def parse_final_judgment(raw: str) -> ParsedVerdict:
             explanation=explanation,
             reason=f"The final judgment line says {match.group(1)[:80]!r}, neither Yes nor No.",
         )
-    return ParsedVerdict(
-        INCONCLUSIVE, explanation=text, reason="The reply has no 'Final Judgment: Yes/No' line."
-    )
+    return ParsedVerdict(INCONCLUSIVE, explanation=text, reason="The reply has no 'Final Judgment: Yes/No' line.")
 
 
 def boxed_contents(text: str) -> list[str]:

@@ -4,6 +4,7 @@ Pure: no Django imports. Placeholders are `{question}`, `{reference}` and `{comp
 system and user templates, and `{judgment}` in the extraction template. Any other braces (LaTeX,
 `\\boxed{yes}`) are left alone, so templates never need escaping.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,7 +44,9 @@ class TemplateText:
         )
 
 
-def validate_template_text(*, contract: str, system_template: str, user_template: str, extraction_template: str) -> None:
+def validate_template_text(
+    *, contract: str, system_template: str, user_template: str, extraction_template: str
+) -> None:
     """Raise TemplateError when a template could not produce a usable prompt for its contract."""
     if contract not in CONTRACTS:
         raise TemplateError(f"Unknown contract {contract!r}; expected one of {', '.join(CONTRACTS)}.")

@@ -7,133 +7,267 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('verifybench', '0002_role_groups'),
+        ("verifybench", "0002_role_groups"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='JudgeResponseCache',
+            name="JudgeResponseCache",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=64, unique=True)),
-                ('template_name', models.CharField(max_length=200)),
-                ('template_version', models.PositiveIntegerField()),
-                ('model', models.CharField(max_length=200)),
-                ('raw_output', models.TextField()),
-                ('extraction_output', models.TextField(blank=True)),
-                ('status', models.CharField(choices=[('correct', 'Correct'), ('incorrect', 'Incorrect'), ('inconclusive', 'Inconclusive')], max_length=12)),
-                ('extracted_answer', models.TextField(blank=True)),
-                ('reason', models.TextField(blank=True)),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(max_length=64, unique=True)),
+                ("template_name", models.CharField(max_length=200)),
+                ("template_version", models.PositiveIntegerField()),
+                ("model", models.CharField(max_length=200)),
+                ("raw_output", models.TextField()),
+                ("extraction_output", models.TextField(blank=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("correct", "Correct"), ("incorrect", "Incorrect"), ("inconclusive", "Inconclusive")],
+                        max_length=12,
+                    ),
+                ),
+                ("extracted_answer", models.TextField(blank=True)),
+                ("reason", models.TextField(blank=True)),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'verbose_name': 'judge response cache entry',
-                'verbose_name_plural': 'judge response cache',
-                'ordering': ['-created_at'],
+                "verbose_name": "judge response cache entry",
+                "verbose_name_plural": "judge response cache",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='PromptTemplate',
+            name="PromptTemplate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('contract', models.CharField(choices=[('final_judgment', 'Final Judgment: Yes/No (VerifyBench)'), ('cot_extract', 'Free judgement + extraction call (U-MATH)'), ('boxed_yes_no', '\\boxed{yes}/\\boxed{no} (LiveMathBench)')], max_length=20)),
-                ('system_template', models.TextField(blank=True, help_text='Placeholders: {question}, {reference}, {completion}.')),
-                ('user_template', models.TextField(help_text='Placeholders: {question}, {reference}, {completion}.')),
-                ('extraction_template', models.TextField(blank=True, help_text='cot_extract only: the second call; the placeholder {judgment} receives the first reply.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("version", models.PositiveIntegerField(default=1)),
+                (
+                    "contract",
+                    models.CharField(
+                        choices=[
+                            ("final_judgment", "Final Judgment: Yes/No (VerifyBench)"),
+                            ("cot_extract", "Free judgement + extraction call (U-MATH)"),
+                            ("boxed_yes_no", "\\boxed{yes}/\\boxed{no} (LiveMathBench)"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "system_template",
+                    models.TextField(blank=True, help_text="Placeholders: {question}, {reference}, {completion}."),
+                ),
+                ("user_template", models.TextField(help_text="Placeholders: {question}, {reference}, {completion}.")),
+                (
+                    "extraction_template",
+                    models.TextField(
+                        blank=True,
+                        help_text="cot_extract only: the second call; the placeholder {judgment} receives the first reply.",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name', '-version'],
+                "ordering": ["name", "-version"],
             },
         ),
         migrations.CreateModel(
-            name='VerifierConfig',
+            name="VerifierConfig",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('kind', models.CharField(choices=[('rule', 'Rule-based'), ('judge', 'LLM judge')], max_length=10)),
-                ('base_url', models.URLField(blank=True, help_text='OpenAI-compatible endpoint, e.g. http://host:8000/v1', max_length=500)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('api_key_env', models.CharField(blank=True, help_text='The NAME of the environment variable that holds the API key; the key itself is never stored.', max_length=100)),
-                ('temperature', models.FloatField(default=0.0, validators=[django.core.validators.MinValueValidator(0.0)])),
-                ('max_tokens', models.PositiveIntegerField(blank=True, default=2048, null=True)),
-                ('timeout_seconds', models.FloatField(default=60.0, validators=[django.core.validators.MinValueValidator(0.001)])),
-                ('max_retries', models.PositiveIntegerField(default=3, help_text='Retries after the first attempt of each call.')),
-                ('backoff_base_seconds', models.FloatField(default=1.0, help_text='First retry waits about this long, doubling after.', validators=[django.core.validators.MinValueValidator(0.0)])),
-                ('concurrency_limit', models.PositiveIntegerField(default=4, validators=[django.core.validators.MinValueValidator(1)])),
-                ('price_input_per_million', models.DecimalField(decimal_places=4, default=0, max_digits=12)),
-                ('price_output_per_million', models.DecimalField(decimal_places=4, default=0, max_digits=12)),
-                ('use_reference', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('template', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='verifier_configs', to='grading.prompttemplate')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("kind", models.CharField(choices=[("rule", "Rule-based"), ("judge", "LLM judge")], max_length=10)),
+                (
+                    "base_url",
+                    models.URLField(
+                        blank=True, help_text="OpenAI-compatible endpoint, e.g. http://host:8000/v1", max_length=500
+                    ),
+                ),
+                ("model", models.CharField(blank=True, max_length=200)),
+                (
+                    "api_key_env",
+                    models.CharField(
+                        blank=True,
+                        help_text="The NAME of the environment variable that holds the API key; the key itself is never stored.",
+                        max_length=100,
+                    ),
+                ),
+                (
+                    "temperature",
+                    models.FloatField(default=0.0, validators=[django.core.validators.MinValueValidator(0.0)]),
+                ),
+                ("max_tokens", models.PositiveIntegerField(blank=True, default=2048, null=True)),
+                (
+                    "timeout_seconds",
+                    models.FloatField(default=60.0, validators=[django.core.validators.MinValueValidator(0.001)]),
+                ),
+                (
+                    "max_retries",
+                    models.PositiveIntegerField(default=3, help_text="Retries after the first attempt of each call."),
+                ),
+                (
+                    "backoff_base_seconds",
+                    models.FloatField(
+                        default=1.0,
+                        help_text="First retry waits about this long, doubling after.",
+                        validators=[django.core.validators.MinValueValidator(0.0)],
+                    ),
+                ),
+                (
+                    "concurrency_limit",
+                    models.PositiveIntegerField(default=4, validators=[django.core.validators.MinValueValidator(1)]),
+                ),
+                ("price_input_per_million", models.DecimalField(decimal_places=4, default=0, max_digits=12)),
+                ("price_output_per_million", models.DecimalField(decimal_places=4, default=0, max_digits=12)),
+                ("use_reference", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "template",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="verifier_configs",
+                        to="grading.prompttemplate",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Verdict',
+            name="Verdict",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('correct', 'Correct'), ('incorrect', 'Incorrect'), ('inconclusive', 'Inconclusive')], max_length=12)),
-                ('extracted_answer', models.TextField(blank=True)),
-                ('explanation', models.TextField(blank=True)),
-                ('reason', models.TextField(blank=True, help_text='Why the verdict is inconclusive, or how it was decided.')),
-                ('raw_output', models.TextField(blank=True)),
-                ('extraction_output', models.TextField(blank=True)),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('cost', models.DecimalField(decimal_places=8, default=0, help_text='Spent on this run; 0 on a cache hit.', max_digits=14)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('cache_hit', models.BooleanField(default=False)),
-                ('failed', models.BooleanField(default=False, help_text='The endpoint could not be reached or kept failing.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('completion', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='verifybench.completion')),
-                ('prompt_template', models.ForeignKey(blank=True, help_text='The template version the judge used; empty for rule-based verifiers.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='verdicts', to='grading.prompttemplate')),
-                ('verifier', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='verdicts', to='grading.verifierconfig')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("correct", "Correct"), ("incorrect", "Incorrect"), ("inconclusive", "Inconclusive")],
+                        max_length=12,
+                    ),
+                ),
+                ("extracted_answer", models.TextField(blank=True)),
+                ("explanation", models.TextField(blank=True)),
+                (
+                    "reason",
+                    models.TextField(blank=True, help_text="Why the verdict is inconclusive, or how it was decided."),
+                ),
+                ("raw_output", models.TextField(blank=True)),
+                ("extraction_output", models.TextField(blank=True)),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                (
+                    "cost",
+                    models.DecimalField(
+                        decimal_places=8, default=0, help_text="Spent on this run; 0 on a cache hit.", max_digits=14
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("cache_hit", models.BooleanField(default=False)),
+                (
+                    "failed",
+                    models.BooleanField(default=False, help_text="The endpoint could not be reached or kept failing."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "completion",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verdicts",
+                        to="verifybench.completion",
+                    ),
+                ),
+                (
+                    "prompt_template",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="The template version the judge used; empty for rule-based verifiers.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="verdicts",
+                        to="grading.prompttemplate",
+                    ),
+                ),
+                (
+                    "verifier",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="verdicts",
+                        to="grading.verifierconfig",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['completion_id', 'verifier_id'],
+                "ordering": ["completion_id", "verifier_id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='prompttemplate',
-            constraint=models.UniqueConstraint(fields=('name', 'version'), name='prompt_template_name_version_unique'),
+            model_name="prompttemplate",
+            constraint=models.UniqueConstraint(fields=("name", "version"), name="prompt_template_name_version_unique"),
         ),
         migrations.AddConstraint(
-            model_name='verifierconfig',
-            constraint=models.CheckConstraint(condition=models.Q(('temperature__gte', 0)), name='verifier_temperature_not_negative'),
+            model_name="verifierconfig",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("temperature__gte", 0)), name="verifier_temperature_not_negative"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verifierconfig',
-            constraint=models.CheckConstraint(condition=models.Q(('timeout_seconds__gt', 0)), name='verifier_timeout_positive'),
+            model_name="verifierconfig",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("timeout_seconds__gt", 0)), name="verifier_timeout_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verifierconfig',
-            constraint=models.CheckConstraint(condition=models.Q(('concurrency_limit__gte', 1)), name='verifier_concurrency_at_least_one'),
+            model_name="verifierconfig",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("concurrency_limit__gte", 1)), name="verifier_concurrency_at_least_one"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verifierconfig',
-            constraint=models.CheckConstraint(condition=models.Q(('kind', 'rule'), models.Q(models.Q(('base_url', ''), _negated=True), models.Q(('model', ''), _negated=True), models.Q(('api_key_env', ''), _negated=True), ('template__isnull', False)), _connector='OR'), name='judge_config_is_complete'),
+            model_name="verifierconfig",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("kind", "rule"),
+                    models.Q(
+                        models.Q(("base_url", ""), _negated=True),
+                        models.Q(("model", ""), _negated=True),
+                        models.Q(("api_key_env", ""), _negated=True),
+                        ("template__isnull", False),
+                    ),
+                    _connector="OR",
+                ),
+                name="judge_config_is_complete",
+            ),
         ),
         migrations.AddIndex(
-            model_name='verdict',
-            index=models.Index(fields=['verifier', 'status'], name='grading_ver_verifie_c6d8fa_idx'),
+            model_name="verdict",
+            index=models.Index(fields=["verifier", "status"], name="grading_ver_verifie_c6d8fa_idx"),
         ),
         migrations.AddConstraint(
-            model_name='verdict',
-            constraint=models.UniqueConstraint(fields=('completion', 'verifier'), name='one_verdict_per_completion_and_verifier'),
+            model_name="verdict",
+            constraint=models.UniqueConstraint(
+                fields=("completion", "verifier"), name="one_verdict_per_completion_and_verifier"
+            ),
         ),
     ]

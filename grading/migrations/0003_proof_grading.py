@@ -7,113 +7,168 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('grading', '0002_default_judge_templates'),
-        ('verifybench', '0002_role_groups'),
+        ("grading", "0002_default_judge_templates"),
+        ("verifybench", "0002_role_groups"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ModelInfo',
+            name="ModelInfo",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('release_date', models.DateField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("release_date", models.DateField(blank=True, null=True)),
             ],
             options={
-                'verbose_name': 'model info',
-                'verbose_name_plural': 'model info',
-                'ordering': ['name'],
+                "verbose_name": "model info",
+                "verbose_name_plural": "model info",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Competition',
+            name="Competition",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('date', models.DateField(blank=True, help_text='Day the problems became public.', null=True)),
-                ('description', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.OneToOneField(help_text='The dataset that proof-grading projects of this competition belong to.', on_delete=django.db.models.deletion.PROTECT, related_name='competition', to='verifybench.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("date", models.DateField(blank=True, help_text="Day the problems became public.", null=True)),
+                ("description", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.OneToOneField(
+                        help_text="The dataset that proof-grading projects of this competition belong to.",
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="competition",
+                        to="verifybench.dataset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-date', 'name'],
+                "ordering": ["-date", "name"],
             },
         ),
         migrations.CreateModel(
-            name='ProofProblem',
+            name="ProofProblem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('problem_idx', models.CharField(help_text="The problem's number or id within the competition.", max_length=50)),
-                ('position', models.PositiveIntegerField(default=0, help_text='Order of the problem within the competition.')),
-                ('statement', models.TextField()),
-                ('max_points', models.PositiveSmallIntegerField(default=7, validators=[django.core.validators.MinValueValidator(1)])),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('competition', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='problems', to='grading.competition')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "problem_idx",
+                    models.CharField(help_text="The problem's number or id within the competition.", max_length=50),
+                ),
+                (
+                    "position",
+                    models.PositiveIntegerField(default=0, help_text="Order of the problem within the competition."),
+                ),
+                ("statement", models.TextField()),
+                (
+                    "max_points",
+                    models.PositiveSmallIntegerField(
+                        default=7, validators=[django.core.validators.MinValueValidator(1)]
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "competition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="problems", to="grading.competition"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['competition_id', 'position', 'problem_idx'],
+                "ordering": ["competition_id", "position", "problem_idx"],
             },
         ),
         migrations.CreateModel(
-            name='OfficialSolution',
+            name="OfficialSolution",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField(default=1)),
-                ('title', models.CharField(blank=True, max_length=200)),
-                ('text', models.TextField()),
-                ('problem', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='solutions', to='grading.proofproblem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField(default=1)),
+                ("title", models.CharField(blank=True, max_length=200)),
+                ("text", models.TextField()),
+                (
+                    "problem",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="solutions", to="grading.proofproblem"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['problem_id', 'position', 'id'],
+                "ordering": ["problem_id", "position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ProofSubmission',
+            name="ProofSubmission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model_name', models.CharField(max_length=200)),
-                ('model_config', models.JSONField(blank=True, default=dict)),
-                ('run_index', models.PositiveIntegerField(default=0)),
-                ('text', models.TextField()),
-                ('anonymous_id', models.CharField(editable=False, max_length=16, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('problem', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='grading.proofproblem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("model_name", models.CharField(max_length=200)),
+                ("model_config", models.JSONField(blank=True, default=dict)),
+                ("run_index", models.PositiveIntegerField(default=0)),
+                ("text", models.TextField()),
+                ("anonymous_id", models.CharField(editable=False, max_length=16, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "problem",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to="grading.proofproblem",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['problem_id', 'model_name', 'run_index'],
+                "ordering": ["problem_id", "model_name", "run_index"],
             },
         ),
         migrations.CreateModel(
-            name='Rubric',
+            name="Rubric",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('spec', models.JSONField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('problem', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rubrics', to='grading.proofproblem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("spec", models.JSONField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "problem",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rubrics", to="grading.proofproblem"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['problem_id', '-version'],
+                "ordering": ["problem_id", "-version"],
             },
         ),
         migrations.AddConstraint(
-            model_name='proofproblem',
-            constraint=models.UniqueConstraint(fields=('competition', 'problem_idx'), name='one_problem_idx_per_competition'),
+            model_name="proofproblem",
+            constraint=models.UniqueConstraint(
+                fields=("competition", "problem_idx"), name="one_problem_idx_per_competition"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proofproblem',
-            constraint=models.CheckConstraint(condition=models.Q(('max_points__gte', 1)), name='proof_problem_max_points_positive'),
+            model_name="proofproblem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("max_points__gte", 1)), name="proof_problem_max_points_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proofsubmission',
-            constraint=models.UniqueConstraint(fields=('problem', 'model_name', 'run_index'), name='one_proof_per_model_run'),
+            model_name="proofsubmission",
+            constraint=models.UniqueConstraint(
+                fields=("problem", "model_name", "run_index"), name="one_proof_per_model_run"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='rubric',
-            constraint=models.UniqueConstraint(fields=('problem', 'version'), name='rubric_problem_version_unique'),
+            model_name="rubric",
+            constraint=models.UniqueConstraint(fields=("problem", "version"), name="rubric_problem_version_unique"),
         ),
     ]

@@ -7,64 +7,169 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0002_item_proof_submission'),
-        ('grading', '0003_proof_grading'),
-        ('verifybench', '0003_export_jobs'),
+        ("annotation", "0002_item_proof_submission"),
+        ("grading", "0003_proof_grading"),
+        ("verifybench", "0003_export_jobs"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SelectionRecord',
+            name="SelectionRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('strategy', models.CharField(max_length=30)),
-                ('seed', models.BigIntegerField(blank=True, null=True)),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('report', models.JSONField(blank=True, default=dict)),
-                ('picked', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='selection_records', to='verifybench.dataset')),
-                ('project', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='selection_record', to='annotation.annotationproject')),
-                ('verifiers', models.ManyToManyField(related_name='selection_records', to='grading.verifierconfig')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("strategy", models.CharField(max_length=30)),
+                ("seed", models.BigIntegerField(blank=True, null=True)),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                ("report", models.JSONField(blank=True, default=dict)),
+                ("picked", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="selection_records",
+                        to="verifybench.dataset",
+                    ),
+                ),
+                (
+                    "project",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="selection_record",
+                        to="annotation.annotationproject",
+                    ),
+                ),
+                ("verifiers", models.ManyToManyField(related_name="selection_records", to="grading.verifierconfig")),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='VerificationRun',
+            name="VerificationRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('answer_types', models.JSONField(blank=True, default=list, help_text='Fine codes (A1) or coarse classes (A).')),
-                ('domains', models.JSONField(blank=True, default=list)),
-                ('model_names', models.JSONField(blank=True, default=list, help_text='Completion model names.')),
-                ('chunk_size', models.PositiveIntegerField(default=100, validators=[django.core.validators.MinValueValidator(1)])),
-                ('options', models.JSONField(blank=True, default=dict, help_text='chunk_delay: seconds to pause after each chunk (for tests and demos).')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=20)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('done', models.PositiveIntegerField(default=0, help_text='Completions in scope with a usable verdict.')),
-                ('counts', models.JSONField(blank=True, default=dict, help_text='Verdicts in scope by status, and failed calls.')),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('error', models.TextField(blank=True)),
-                ('attempt', models.PositiveIntegerField(default=1, help_text='Raised each time the run is resumed.')),
-                ('run_token', models.CharField(blank=True, help_text='Identifies the execution that owns the run.', max_length=32)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('dataset', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='verification_runs', to='verifybench.dataset')),
-                ('project', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='verification_runs', to='annotation.annotationproject')),
-                ('verifier', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='runs', to='grading.verifierconfig')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "answer_types",
+                    models.JSONField(blank=True, default=list, help_text="Fine codes (A1) or coarse classes (A)."),
+                ),
+                ("domains", models.JSONField(blank=True, default=list)),
+                ("model_names", models.JSONField(blank=True, default=list, help_text="Completion model names.")),
+                (
+                    "chunk_size",
+                    models.PositiveIntegerField(default=100, validators=[django.core.validators.MinValueValidator(1)]),
+                ),
+                (
+                    "options",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="chunk_delay: seconds to pause after each chunk (for tests and demos).",
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("total", models.PositiveIntegerField(default=0)),
+                (
+                    "done",
+                    models.PositiveIntegerField(default=0, help_text="Completions in scope with a usable verdict."),
+                ),
+                (
+                    "counts",
+                    models.JSONField(
+                        blank=True, default=dict, help_text="Verdicts in scope by status, and failed calls."
+                    ),
+                ),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("error", models.TextField(blank=True)),
+                ("attempt", models.PositiveIntegerField(default=1, help_text="Raised each time the run is resumed.")),
+                (
+                    "run_token",
+                    models.CharField(
+                        blank=True, help_text="Identifies the execution that owns the run.", max_length=32
+                    ),
+                ),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verification_runs",
+                        to="verifybench.dataset",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verification_runs",
+                        to="annotation.annotationproject",
+                    ),
+                ),
+                (
+                    "verifier",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="runs", to="grading.verifierconfig"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['status', 'created_at'], name='verificationrun_status_created')],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('dataset__isnull', False), ('project__isnull', True)), models.Q(('dataset__isnull', True), ('project__isnull', False)), _connector='OR'), name='verification_run_has_one_scope'), models.CheckConstraint(condition=models.Q(('chunk_size__gte', 1)), name='verification_run_chunk_positive')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [models.Index(fields=["status", "created_at"], name="verificationrun_status_created")],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("dataset__isnull", False), ("project__isnull", True)),
+                            models.Q(("dataset__isnull", True), ("project__isnull", False)),
+                            _connector="OR",
+                        ),
+                        name="verification_run_has_one_scope",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("chunk_size__gte", 1)), name="verification_run_chunk_positive"
+                    ),
+                ],
             },
         ),
     ]

@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('grading', '0004_verification_runs_and_selections'),
+        ("grading", "0004_verification_runs_and_selections"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='verificationrun',
-            name='attempt',
-            field=models.PositiveIntegerField(default=1, help_text='Raised each time the job is run again.'),
+            model_name="verificationrun",
+            name="attempt",
+            field=models.PositiveIntegerField(default=1, help_text="Raised each time the job is run again."),
         ),
         migrations.AlterField(
-            model_name='verificationrun',
-            name='run_token',
-            field=models.CharField(blank=True, help_text='Identifies the execution that owns the job.', max_length=32),
+            model_name="verificationrun",
+            name="run_token",
+            field=models.CharField(blank=True, help_text="Identifies the execution that owns the job.", max_length=32),
         ),
     ]

@@ -6,25 +6,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('grading', '0005_shared_background_job_fields'),
+        ("grading", "0005_shared_background_job_fields"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AllowedJudgeHost',
+            name="AllowedJudgeHost",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('host', models.CharField(max_length=255, unique=True)),
-                ('allow_private', models.BooleanField(default=False, help_text='Allow loopback, private and link-local addresses (e.g. a model served in-house).')),
-                ('note', models.CharField(blank=True, max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("host", models.CharField(max_length=255, unique=True)),
+                (
+                    "allow_private",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Allow loopback, private and link-local addresses (e.g. a model served in-house).",
+                    ),
+                ),
+                ("note", models.CharField(blank=True, max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['host'],
+                "ordering": ["host"],
             },
         ),
     ]

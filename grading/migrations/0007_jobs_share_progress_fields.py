@@ -1,5 +1,6 @@
 """Verification runs keep their progress in the fields every job shares (progress_done, progress_total), and a restart
 records when it began (redo_from). The renames keep the stored counts."""
+
 from django.db import migrations, models
 
 

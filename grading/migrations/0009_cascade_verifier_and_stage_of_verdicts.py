@@ -6,57 +6,102 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('grading', '0008_job_log'),
-        ('verifybench', '0008_text_search_indexes'),
+        ("grading", "0008_job_log"),
+        ("verifybench", "0008_text_search_indexes"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='verifierconfig',
-            name='judge_config_is_complete',
+            model_name="verifierconfig",
+            name="judge_config_is_complete",
         ),
         migrations.AddField(
-            model_name='verdict',
-            name='judge_status',
-            field=models.CharField(blank=True, help_text='Cascade verdicts only: what the judge said; empty when not asked.', max_length=12),
+            model_name="verdict",
+            name="judge_status",
+            field=models.CharField(
+                blank=True, help_text="Cascade verdicts only: what the judge said; empty when not asked.", max_length=12
+            ),
         ),
         migrations.AddField(
-            model_name='verdict',
-            name='rule_status',
-            field=models.CharField(blank=True, help_text='Cascade verdicts only: what the rules said.', max_length=12),
+            model_name="verdict",
+            name="rule_status",
+            field=models.CharField(blank=True, help_text="Cascade verdicts only: what the rules said.", max_length=12),
         ),
         migrations.AddField(
-            model_name='verdict',
-            name='stage',
-            field=models.CharField(blank=True, choices=[('rules', 'Rules'), ('judge', 'LLM judge'), ('human', 'Humans')], help_text='Cascade verdicts only: the stage that decided, or humans when the cascade left it to them.', max_length=10),
+            model_name="verdict",
+            name="stage",
+            field=models.CharField(
+                blank=True,
+                choices=[("rules", "Rules"), ("judge", "LLM judge"), ("human", "Humans")],
+                help_text="Cascade verdicts only: the stage that decided, or humans when the cascade left it to them.",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='verifierconfig',
-            name='cascade_judge',
-            field=models.ForeignKey(blank=True, help_text='Cascade only: the LLM judge asked on what the rules leave inconclusive.', limit_choices_to={'kind': 'judge'}, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='cascades', to='grading.verifierconfig'),
+            model_name="verifierconfig",
+            name="cascade_judge",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Cascade only: the LLM judge asked on what the rules leave inconclusive.",
+                limit_choices_to={"kind": "judge"},
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="cascades",
+                to="grading.verifierconfig",
+            ),
         ),
         migrations.AddField(
-            model_name='verifierconfig',
-            name='cascade_sample_rate',
-            field=models.FloatField(default=0.0, help_text='Cascade only: the share of rule-decided completions also sent to the judge, to measure disagreement; where the two disagree, humans decide.', validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)]),
+            model_name="verifierconfig",
+            name="cascade_sample_rate",
+            field=models.FloatField(
+                default=0.0,
+                help_text="Cascade only: the share of rule-decided completions also sent to the judge, to measure disagreement; where the two disagree, humans decide.",
+                validators=[
+                    django.core.validators.MinValueValidator(0.0),
+                    django.core.validators.MaxValueValidator(1.0),
+                ],
+            ),
         ),
         migrations.AlterField(
-            model_name='verifierconfig',
-            name='kind',
-            field=models.CharField(choices=[('rule', 'Rule-based'), ('judge', 'LLM judge'), ('cascade', 'Cascade: rules, then a judge, then humans')], max_length=10),
+            model_name="verifierconfig",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("rule", "Rule-based"),
+                    ("judge", "LLM judge"),
+                    ("cascade", "Cascade: rules, then a judge, then humans"),
+                ],
+                max_length=10,
+            ),
         ),
         migrations.AddIndex(
-            model_name='verdict',
-            index=models.Index(fields=['verifier', 'stage'], name='verdict_verifier_stage'),
+            model_name="verdict",
+            index=models.Index(fields=["verifier", "stage"], name="verdict_verifier_stage"),
         ),
         migrations.AddConstraint(
-            model_name='verifierconfig',
-            constraint=models.CheckConstraint(condition=models.Q(('kind', 'rule'), models.Q(('kind', 'cascade'), ('cascade_judge__isnull', False)), models.Q(('kind', 'judge'), models.Q(('base_url', ''), _negated=True), models.Q(('model', ''), _negated=True), models.Q(('api_key_env', ''), _negated=True), ('template__isnull', False)), _connector='OR'), name='judge_config_is_complete'),
+            model_name="verifierconfig",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("kind", "rule"),
+                    models.Q(("kind", "cascade"), ("cascade_judge__isnull", False)),
+                    models.Q(
+                        ("kind", "judge"),
+                        models.Q(("base_url", ""), _negated=True),
+                        models.Q(("model", ""), _negated=True),
+                        models.Q(("api_key_env", ""), _negated=True),
+                        ("template__isnull", False),
+                    ),
+                    _connector="OR",
+                ),
+                name="judge_config_is_complete",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verifierconfig',
-            constraint=models.CheckConstraint(condition=models.Q(('cascade_sample_rate__gte', 0), ('cascade_sample_rate__lte', 1)), name='verifier_cascade_sample_rate_is_a_share'),
+            model_name="verifierconfig",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("cascade_sample_rate__gte", 0), ("cascade_sample_rate__lte", 1)),
+                name="verifier_cascade_sample_rate_is_a_share",
+            ),
         ),
     ]

@@ -9,6 +9,7 @@ The rules are the ones of every import: each line is validated on its own and ag
 any invalid line or conflict with a stored row rejects the whole file and writes nothing, unless
 `skip_invalid` imports the valid lines and writes the others with their reasons to a rejects file.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,11 @@ from .services import add_problem, get_or_create_competition
 FORMAT_NAME = "matharena-proofs"
 PROBLEM_FIELDS = {"problem_idx": IDENTIFIER, "problem": TEXT, "points": NON_NEGATIVE_INTEGER, "grading_scheme": LIST}
 OUTPUT_FIELDS = {
-    "problem_idx": IDENTIFIER, "model_name": TEXT, "model_config": TEXT_OR_OBJECT,
-    "idx_answer": NON_NEGATIVE_INTEGER, "answer": TEXT,
+    "problem_idx": IDENTIFIER,
+    "model_name": TEXT,
+    "model_config": TEXT_OR_OBJECT,
+    "idx_answer": NON_NEGATIVE_INTEGER,
+    "answer": TEXT,
 }
 
 
@@ -92,8 +96,15 @@ class _Parsed:
 
 
 def _json_type(value: Any) -> str:
-    return {type(None): "null", bool: "a boolean", int: "a number", float: "a number", str: "a string",
-            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+    return {
+        type(None): "null",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
 
 
 def _check_fields(obj: dict, fields: dict, number: int) -> list[LineError]:
@@ -121,7 +132,9 @@ def _scheme_errors(scheme: list, number: int) -> list[LineError]:
     for position, entry in enumerate(scheme, start=1):
         where = f"grading_scheme[{position}]"
         if not isinstance(entry, dict):
-            errors.append(LineError(number, where, f"must be an object {{title, points, desc}}, got {_json_type(entry)}"))
+            errors.append(
+                LineError(number, where, f"must be an object {{title, points, desc}}, got {_json_type(entry)}")
+            )
             continue
         if not isinstance(entry.get("title"), str) or not entry["title"].strip():
             errors.append(LineError(number, f"{where}.title", "must be a non-empty string"))
@@ -144,7 +157,9 @@ def _parse_line(number: int, raw: bytes, parsed: _Parsed) -> tuple[_ProblemLine 
     if not isinstance(obj, dict):
         return None, [LineError(number, "", f"expected a JSON object, got {_json_type(obj)}")]
     if _has_unstorable(obj):
-        return None, [LineError(number, "", "contains a NUL character or an unpaired surrogate, which cannot be stored")]
+        return None, [
+            LineError(number, "", "contains a NUL character or an unpaired surrogate, which cannot be stored")
+        ]
     if "grading_scheme" in obj:
         errors = _check_fields(obj, PROBLEM_FIELDS, number)
         solution = obj.get("sample_solution")
@@ -166,8 +181,14 @@ def _parse_line(number: int, raw: bytes, parsed: _Parsed) -> tuple[_ProblemLine 
             first = parsed.problems[problem_idx].line
             return None, [LineError(number, "problem_idx", f"problem {problem_idx!r} is already given on line {first}")]
         return _ProblemLine(
-            line=number, raw=raw, problem_idx=problem_idx, statement=obj["problem"], points=obj["points"],
-            rubric=json.loads(json.dumps(proof_scoring.rubric_to_dict(rubric))), solution=solution or "", position=_position(obj["problem_idx"], number),
+            line=number,
+            raw=raw,
+            problem_idx=problem_idx,
+            statement=obj["problem"],
+            points=obj["points"],
+            rubric=json.loads(json.dumps(proof_scoring.rubric_to_dict(rubric))),
+            solution=solution or "",
+            position=_position(obj["problem_idx"], number),
         ), []
     if "answer" in obj or "model_name" in obj:
         errors = _check_fields(obj, OUTPUT_FIELDS, number)
@@ -177,14 +198,22 @@ def _parse_line(number: int, raw: bytes, parsed: _Parsed) -> tuple[_ProblemLine 
             return None, [LineError(number, "model_name", "must not be empty")]
         config = obj["model_config"]
         return _OutputLine(
-            line=number, raw=raw, problem_idx=str(obj["problem_idx"]), model_name=obj["model_name"].strip(),
-            model_config=config if isinstance(config, dict) else {"name": config}, run_index=obj["idx_answer"],
+            line=number,
+            raw=raw,
+            problem_idx=str(obj["problem_idx"]),
+            model_name=obj["model_name"].strip(),
+            model_config=config if isinstance(config, dict) else {"name": config},
+            run_index=obj["idx_answer"],
             text=obj["answer"],
         ), []
-    return None, [LineError(
-        number, "", "cannot tell whether the line is a problem (needs grading_scheme) or a model proof "
-                    f"(needs answer); fields: {', '.join(sorted(obj)) or '(none)'}",
-    )]
+    return None, [
+        LineError(
+            number,
+            "",
+            "cannot tell whether the line is a problem (needs grading_scheme) or a model proof "
+            f"(needs answer); fields: {', '.join(sorted(obj)) or '(none)'}",
+        )
+    ]
 
 
 def _position(problem_idx: Any, number: int) -> int:
@@ -208,8 +237,14 @@ def _read(lines) -> _Parsed:
         if isinstance(record, _OutputLine):
             key = (record.problem_idx, record.model_name, record.run_index)
             if key in seen_outputs:
-                errors = [LineError(number, "idx_answer", f"run {record.run_index} of {record.model_name!r} on problem "
-                                                          f"{record.problem_idx!r} is already given on line {seen_outputs[key]}")]
+                errors = [
+                    LineError(
+                        number,
+                        "idx_answer",
+                        f"run {record.run_index} of {record.model_name!r} on problem "
+                        f"{record.problem_idx!r} is already given on line {seen_outputs[key]}",
+                    )
+                ]
                 record = None
             else:
                 seen_outputs[key] = number
@@ -226,16 +261,28 @@ def _write_rejects(path: Path, rejected: list[tuple[int, bytes, list]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
         for number, raw, problems in sorted(rejected, key=lambda entry: entry[0]):
-            handle.write(json.dumps({
-                "line": number,
-                "errors": [{"field": problem.field, "reason": problem.reason} for problem in problems],
-                "original": raw.decode("utf-8", "replace").rstrip("\r\n"),
-            }, ensure_ascii=False) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "line": number,
+                        "errors": [{"field": problem.field, "reason": problem.reason} for problem in problems],
+                        "original": raw.decode("utf-8", "replace").rstrip("\r\n"),
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
 
 
 def import_matharena_proofs(
-    *, competition_name: str, source, skip_invalid: bool = False, rejects_path=None, created_by=None,
-    competition_date=None, source_name: str = "",
+    *,
+    competition_name: str,
+    source,
+    skip_invalid: bool = False,
+    rejects_path=None,
+    created_by=None,
+    competition_date=None,
+    source_name: str = "",
 ) -> ProofImportReport:
     """Import a MathArena proof file (a path or a binary file object) into the competition `competition_name`.
 
@@ -245,9 +292,12 @@ def import_matharena_proofs(
     """
     if isinstance(source, (str, os.PathLike)):
         source_name = source_name or str(source)
-    report = ProofImportReport(format=FORMAT_NAME, dataset_name=(competition_name or "").strip(),
-                               source_name=source_name or getattr(source, "name", "") or "",
-                               skip_invalid=skip_invalid)
+    report = ProofImportReport(
+        format=FORMAT_NAME,
+        dataset_name=(competition_name or "").strip(),
+        source_name=source_name or getattr(source, "name", "") or "",
+        skip_invalid=skip_invalid,
+    )
     if not report.dataset_name:
         report.add_error(LineError(0, "dataset", "a competition name is required (--dataset)"))
         raise ImportRejected(report)
@@ -279,22 +329,33 @@ def import_matharena_proofs(
                 report.problems_unchanged += 1
         for line in to_create:
             problem = add_problem(
-                competition, problem_idx=line.problem_idx, statement=line.statement, max_points=line.points,
-                solutions=[line.solution], rubric=line.rubric, position=line.position, created_by=created_by,
+                competition,
+                problem_idx=line.problem_idx,
+                statement=line.statement,
+                max_points=line.points,
+                solutions=[line.solution],
+                rubric=line.rubric,
+                position=line.position,
+                created_by=created_by,
             )
             stored[line.problem_idx] = problem
             report.problems_created += 1
             report.rubrics_created += 1
         existing_runs = {
-            (problem_idx, model, run): text for problem_idx, model, run, text in ProofSubmission.objects.filter(
-                problem__competition=competition).values_list("problem__problem_idx", "model_name", "run_index", "text")
+            (problem_idx, model, run): text
+            for problem_idx, model, run, text in ProofSubmission.objects.filter(
+                problem__competition=competition
+            ).values_list("problem__problem_idx", "model_name", "run_index", "text")
         }
         new_submissions = []
         for line in parsed.outputs:
             problem = stored.get(line.problem_idx)
             if problem is None or line.problem_idx in conflicted_problems:
-                error = LineError(line.line, "problem_idx", f"no problem {line.problem_idx!r} in this file or in "
-                                                            f"competition {competition.name!r}")
+                error = LineError(
+                    line.line,
+                    "problem_idx",
+                    f"no problem {line.problem_idx!r} in this file or in competition {competition.name!r}",
+                )
                 rejected.append((line.line, line.raw, [error]))
                 report.add_error(error)
                 continue
@@ -302,16 +363,22 @@ def import_matharena_proofs(
             if key in existing_runs:
                 if existing_runs[key] != line.text:
                     reason = "a different proof is already stored for this model and run"
-                    report.add_conflict(Conflict(line.line, line.problem_idx, f"{line.model_name}#{line.run_index}",
-                                                 "answer", reason))
+                    report.add_conflict(
+                        Conflict(line.line, line.problem_idx, f"{line.model_name}#{line.run_index}", "answer", reason)
+                    )
                     rejected.append((line.line, line.raw, [LineError(line.line, "answer", reason)]))
                 else:
                     report.submissions_unchanged += 1
                 continue
-            new_submissions.append(ProofSubmission(
-                problem=problem, model_name=line.model_name, model_config=line.model_config,
-                run_index=line.run_index, text=line.text,
-            ))
+            new_submissions.append(
+                ProofSubmission(
+                    problem=problem,
+                    model_name=line.model_name,
+                    model_config=line.model_config,
+                    run_index=line.run_index,
+                    text=line.text,
+                )
+            )
         for submission in new_submissions:
             submission.save()
         report.submissions_created = len(new_submissions)
@@ -319,7 +386,9 @@ def import_matharena_proofs(
             for problem in problems:
                 report.add_error(problem)
         report.rejected_lines = len({number for number, _raw, _problems in rejected})
-        accepted = report.problems_created + report.problems_unchanged + len(new_submissions) + report.submissions_unchanged
+        accepted = (
+            report.problems_created + report.problems_unchanged + len(new_submissions) + report.submissions_unchanged
+        )
         if report.lines == 0:
             report.add_error(LineError(0, "", "the file is empty: it has no rows to import"))
         if (report.has_problems and not skip_invalid) or accepted == 0:
@@ -336,8 +405,13 @@ def import_matharena_proofs(
     if not report.ok:
         raise ImportRejected(report)
     if rejected and skip_invalid:
-        path = Path(rejects_path) if rejects_path else Path(f"{os.fspath(source)}.rejects.jsonl") if isinstance(
-            source, (str, os.PathLike)) else Path(f"{report.dataset_name}.rejects.jsonl")
+        path = (
+            Path(rejects_path)
+            if rejects_path
+            else Path(f"{os.fspath(source)}.rejects.jsonl")
+            if isinstance(source, (str, os.PathLike))
+            else Path(f"{report.dataset_name}.rejects.jsonl")
+        )
         _write_rejects(path, rejected)
         report.rejects_path = str(path)
     return report
@@ -350,13 +424,22 @@ def _problem_conflict(existing: ProofProblem, line: _ProblemLine) -> tuple[str, 
         return "points", f"problem {line.problem_idx!r} is stored worth {existing.max_points} points, not {line.points}"
     first = existing.rubrics.order_by("version").first()
     if first is not None and first.spec != line.rubric:
-        return "grading_scheme", (f"problem {line.problem_idx!r} is stored with a different grading scheme; "
-                                  "edit its rubric in the app to make a new version")
+        return "grading_scheme", (
+            f"problem {line.problem_idx!r} is stored with a different grading scheme; "
+            "edit its rubric in the app to make a new version"
+        )
     return None
 
 
-def import_into_competition(*, dataset_name: str, source, skip_invalid: bool = False, rejects_path=None,
-                            created_by=None, source_name: str = "") -> ProofImportReport:
+def import_into_competition(
+    *, dataset_name: str, source, skip_invalid: bool = False, rejects_path=None, created_by=None, source_name: str = ""
+) -> ProofImportReport:
     """verifybench's import entry point for this format: the dataset name is the competition's name."""
-    return import_matharena_proofs(competition_name=dataset_name, source=source, skip_invalid=skip_invalid,
-                                   rejects_path=rejects_path, created_by=created_by, source_name=source_name)
+    return import_matharena_proofs(
+        competition_name=dataset_name,
+        source=source,
+        skip_invalid=skip_invalid,
+        rejects_path=rejects_path,
+        created_by=created_by,
+        source_name=source_name,
+    )

@@ -3,6 +3,7 @@
 Each model's score on a problem is the mean over its runs of score / max_points, in percent; the model's
 score is the mean of those per-problem means, and its 95% interval a percentile bootstrap over problems.
 """
+
 from __future__ import annotations
 
 import datetime as dt

@@ -1,5 +1,6 @@
 """The data of proof grading: competitions, their problems and official solutions, versioned rubrics, model proofs
 and what is known about the models."""
+
 import hashlib
 import hmac
 
@@ -22,7 +23,9 @@ class Competition(models.Model):
     date = models.DateField(null=True, blank=True, help_text="Day the problems became public.")
     description = models.TextField(blank=True)
     dataset = models.OneToOneField(
-        "verifybench.Dataset", on_delete=models.PROTECT, related_name="competition",
+        "verifybench.Dataset",
+        on_delete=models.PROTECT,
+        related_name="competition",
         help_text="The dataset that proof-grading projects of this competition belong to.",
     )
     created_at = models.DateTimeField(auto_now_add=True)

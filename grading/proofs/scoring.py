@@ -11,6 +11,7 @@ Pure logic, no Django imports.
 - Justifications are keyed by checkpoint key, by deduction key, and by `OVERALL_JUSTIFICATION` for the
   written reason of a zero total.
 """
+
 from __future__ import annotations
 
 import math
@@ -217,9 +218,13 @@ def validate_rubric(spec: RubricSpec) -> list[str]:
         if points_ok and chain.checkpoints:
             total = chain.total_points
             if total > spec.max_points:
-                errors.append(f"chain {chain.key!r} is worth {total} points, more than the maximum of {spec.max_points}")
+                errors.append(
+                    f"chain {chain.key!r} is worth {total} points, more than the maximum of {spec.max_points}"
+                )
             elif total != spec.max_points:
-                errors.append(f"chain {chain.key!r} is worth {total} points; every chain must reach exactly {spec.max_points}")
+                errors.append(
+                    f"chain {chain.key!r} is worth {total} points; every chain must reach exactly {spec.max_points}"
+                )
 
     for deduction in spec.deductions:
         claim(deduction.key, f"deduction {deduction.title!r}")
@@ -228,7 +233,9 @@ def validate_rubric(spec: RubricSpec) -> list[str]:
         elif not _is_int(deduction.amount):
             errors.append(f"deduction {deduction.key!r}: amount must be an integer, got {deduction.amount!r}")
         elif deduction.kind == "penalty" and deduction.amount <= 0:
-            errors.append(f"penalty {deduction.key!r} must subtract a positive number of points, got {deduction.amount}")
+            errors.append(
+                f"penalty {deduction.key!r} must subtract a positive number of points, got {deduction.amount}"
+            )
         elif deduction.kind == "cap" and not 0 <= deduction.amount <= spec.max_points:
             errors.append(f"cap {deduction.key!r} must lie within [0, {spec.max_points}], got {deduction.amount}")
     return errors
@@ -246,9 +253,13 @@ def _score_problems(spec: RubricSpec, choices: GradeChoices) -> tuple[list[str],
             if checkpoint is None:
                 errors.append(f"checkpoint {key!r} is not part of chain {chain.key!r}")
             elif not _is_int(points) or not 0 <= points <= checkpoint.points:
-                errors.append(f"checkpoint {key!r}: awarded points must be an integer from 0 to {checkpoint.points}, got {points!r}")
+                errors.append(
+                    f"checkpoint {key!r}: awarded points must be an integer from 0 to {checkpoint.points}, got {points!r}"
+                )
             elif 0 < points < checkpoint.points and not checkpoint.allow_partial:
-                errors.append(f"checkpoint {key!r} does not allow partial credit: award 0 or {checkpoint.points}, not {points}")
+                errors.append(
+                    f"checkpoint {key!r} does not allow partial credit: award 0 or {checkpoint.points}, not {points}"
+                )
     deductions: list[Deduction] = []
     for key in choices.deductions:
         deduction = spec.deduction(key)
@@ -302,7 +313,9 @@ def validate_grade(spec: RubricSpec, choices: GradeChoices) -> list[str]:
     for checkpoint in chain.checkpoints:
         points = choices.awarded.get(checkpoint.key, 0)
         if 0 < points < checkpoint.points and not justified(checkpoint.key):
-            errors.append(f"checkpoint {checkpoint.key!r}: explain why only {points} of {checkpoint.points} points are awarded")
+            errors.append(
+                f"checkpoint {checkpoint.key!r}: explain why only {points} of {checkpoint.points} points are awarded"
+            )
     for deduction in deductions:
         if not justified(deduction.key):
             errors.append(f"deduction {deduction.key!r}: explain why it applies")

@@ -1,6 +1,7 @@
 """Read-side queries of proof grading: grading tasks and conflicts, competitions, final scores and leaderboards.
 What a grader sees of a proof is built by `grading.proofs.subject`: never a model name, never another grader's
 label."""
+
 from __future__ import annotations
 
 import csv
@@ -23,8 +24,12 @@ def rubric_dict(rubric: Rubric | None) -> dict | None:
     if rubric is None:
         return None
     return {
-        "id": rubric.pk, "problem_id": rubric.problem_id, "version": rubric.version, "spec": rubric.spec,
-        "in_use": rubric.is_used(), "created_at": rubric.created_at.isoformat(),
+        "id": rubric.pk,
+        "problem_id": rubric.problem_id,
+        "version": rubric.version,
+        "spec": rubric.spec,
+        "in_use": rubric.is_used(),
+        "created_at": rubric.created_at.isoformat(),
     }
 
 
@@ -39,9 +44,6 @@ def problem_dict(problem: ProofProblem, *, with_solutions: bool = True) -> dict:
     if with_solutions:
         data["solutions"] = [{"title": s.title, "text": s.text} for s in problem.solutions.all()]
     return data
-
-
-
 
 
 def visible_rubrics(user):
@@ -70,8 +72,9 @@ def submission_of(item: Item) -> ProofSubmission:
 
 def proof_conflicts(project: AnnotationProject):
     return (
-        Item.objects.filter(project=project, state=workflow.NEEDS_ADJUDICATION, is_gold=False,
-                            project__kind=PROOF_GRADE)
+        Item.objects.filter(
+            project=project, state=workflow.NEEDS_ADJUDICATION, is_gold=False, project__kind=PROOF_GRADE
+        )
         .select_related("project")
         .order_by("priority", "id")
     )
@@ -103,7 +106,9 @@ def final_scores(competition: Competition) -> dict[int, dict]:
         Item.objects.filter(
             project__kind=PROOF_GRADE,
             subject_id__in=ProofSubmission.objects.filter(problem__competition=competition).values("pk"),
-            state=workflow.RESOLVED, excluded=False, is_gold=False,
+            state=workflow.RESOLVED,
+            excluded=False,
+            is_gold=False,
         )
         .order_by("resolved_at", "id")
         .values_list("subject_id", "final_value", "resolution", "id")
@@ -121,8 +126,13 @@ def leaderboard_rows(competition: Competition) -> list[dict]:
         "pk", "model_name", "problem__problem_idx", "run_index", "problem__max_points"
     )
     return [
-        {"model": model, "problem": _problem_key(problem_idx), "run": run, "score": finals[pk]["final"],
-         "max_points": max_points}
+        {
+            "model": model,
+            "problem": _problem_key(problem_idx),
+            "run": run,
+            "score": finals[pk]["final"],
+            "max_points": max_points,
+        }
         for pk, model, problem_idx, run, max_points in submissions
     ]
 
@@ -131,13 +141,19 @@ def _problem_key(problem_idx: str):
     return int(problem_idx) if problem_idx.isdigit() else problem_idx
 
 
-def competition_leaderboard(competition: Competition, *, bootstrap: int = 1000, seed: int = 0) -> leaderboard.Leaderboard:
+def competition_leaderboard(
+    competition: Competition, *, bootstrap: int = 1000, seed: int = 0
+) -> leaderboard.Leaderboard:
     rows = leaderboard_rows(competition)
     release_dates = dict(
         ModelInfo.objects.filter(name__in={row["model"] for row in rows}).values_list("name", "release_date")
     )
     return leaderboard.build_leaderboard(
-        rows, competition_date=competition.date, release_dates=release_dates, bootstrap=bootstrap, seed=seed,
+        rows,
+        competition_date=competition.date,
+        release_dates=release_dates,
+        bootstrap=bootstrap,
+        seed=seed,
     )
 
 
@@ -148,8 +164,17 @@ def rubric_for_display(rubric: Rubric | None) -> proof_scoring.RubricSpec | None
 def leaderboard_csv_text(board: leaderboard.Leaderboard) -> str:
     """The leaderboard as CSV: rank, model, score, ci_low, ci_high, problems_graded, runs,
     released_after_competition, then one problem_<id> column per problem."""
-    fields = ["rank", "model", "score", "ci_low", "ci_high", "problems_graded", "runs", "released_after_competition",
-              *[f"problem_{problem}" for problem in board.problems]]
+    fields = [
+        "rank",
+        "model",
+        "score",
+        "ci_low",
+        "ci_high",
+        "problems_graded",
+        "runs",
+        "released_after_competition",
+        *[f"problem_{problem}" for problem in board.problems],
+    ]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()

@@ -3,6 +3,7 @@
 The arithmetic lives in `grading.proofs.scoring` (pure); this module checks and stores. A grade is an annotation
 Label of a `proof_grade` project: its value is the score computed here, its details the grader's choices.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -34,6 +35,7 @@ class ProofGradingError(annotation_services.InvalidSubmission):
 
 # ---------------------------------------------------------------- competitions and problems
 
+
 def get_or_create_competition(name: str, *, date: dt.date | None = None, created_by=None) -> Competition:
     """The competition called `name`, created with a dataset of the same name when missing."""
     name = name.strip()
@@ -50,33 +52,49 @@ def get_or_create_competition(name: str, *, date: dt.date | None = None, created
 
 
 def add_problem(
-    competition: Competition, *, problem_idx, statement: str, max_points: int = proof_scoring.DEFAULT_MAX_POINTS,
-    solutions: Iterable[str] = (), rubric: Mapping[str, Any] | None = None, position: int | None = None,
+    competition: Competition,
+    *,
+    problem_idx,
+    statement: str,
+    max_points: int = proof_scoring.DEFAULT_MAX_POINTS,
+    solutions: Iterable[str] = (),
+    rubric: Mapping[str, Any] | None = None,
+    position: int | None = None,
     created_by=None,
 ) -> ProofProblem:
     """Create a problem with its official solutions and, when given, its first rubric version."""
     with transaction.atomic():
         problem = ProofProblem.objects.create(
-            competition=competition, problem_idx=str(problem_idx), statement=statement, max_points=max_points,
+            competition=competition,
+            problem_idx=str(problem_idx),
+            statement=statement,
+            max_points=max_points,
             position=position if position is not None else competition.problems.count() + 1,
         )
         OfficialSolution.objects.bulk_create(
             OfficialSolution(problem=problem, position=number, text=text)
-            for number, text in enumerate(solutions, start=1) if text
+            for number, text in enumerate(solutions, start=1)
+            if text
         )
         if rubric is not None:
             save_rubric(problem, rubric, created_by=created_by)
     return problem
 
 
-def add_submission(problem: ProofProblem, *, model_name: str, text: str, run_index: int = 0,
-                   model_config: Any = None) -> ProofSubmission:
+def add_submission(
+    problem: ProofProblem, *, model_name: str, text: str, run_index: int = 0, model_config: Any = None
+) -> ProofSubmission:
     return ProofSubmission.objects.create(
-        problem=problem, model_name=model_name, text=text, run_index=run_index, model_config=model_config or {},
+        problem=problem,
+        model_name=model_name,
+        text=text,
+        run_index=run_index,
+        model_config=model_config or {},
     )
 
 
 # ---------------------------------------------------------------- rubrics
+
 
 def rubric_errors(problem: ProofProblem, spec: Any) -> tuple[proof_scoring.RubricSpec | None, list[str]]:
     """The parsed rubric and every reason it cannot be used for this problem."""
@@ -113,7 +131,10 @@ def save_rubric(problem: ProofProblem, spec: Mapping[str, Any], *, created_by=No
             latest.save(update_fields=["spec"])
             return latest
         return Rubric.objects.create(
-            problem=problem, version=latest.version + 1 if latest else 1, spec=canonical, created_by=created_by,
+            problem=problem,
+            version=latest.version + 1 if latest else 1,
+            spec=canonical,
+            created_by=created_by,
         )
 
 
@@ -122,6 +143,7 @@ def rubric_spec(rubric: Rubric) -> proof_scoring.RubricSpec:
 
 
 # ---------------------------------------------------------------- projects
+
 
 def create_proof_project(
     *,
@@ -155,11 +177,17 @@ def create_proof_project(
         submissions = submissions.filter(problem__in=problems)
     with transaction.atomic():
         project = AnnotationProject.objects.create(
-            name=name, dataset=competition.dataset, kind=PROOF_GRADE, agreement_threshold=float(threshold),
-            created_by=created_by, show_model_names=False, **settings,
+            name=name,
+            dataset=competition.dataset,
+            kind=PROOF_GRADE,
+            agreement_threshold=float(threshold),
+            created_by=created_by,
+            show_model_names=False,
+            **settings,
         )
         annotation_services.add_items(
-            project, subject_ids=list(submissions.order_by("problem__position", "id").values_list("pk", flat=True)),
+            project,
+            subject_ids=list(submissions.order_by("problem__position", "id").values_list("pk", flat=True)),
             seed=seed,
         )
         for user in graders:
@@ -169,14 +197,15 @@ def create_proof_project(
     return project
 
 
-def add_submissions_to_project(project: AnnotationProject, submissions: Iterable[ProofSubmission],
-                               *, seed: int | None = None) -> int:
+def add_submissions_to_project(
+    project: AnnotationProject, submissions: Iterable[ProofSubmission], *, seed: int | None = None
+) -> int:
     """Add items for submissions the project does not have yet; returns how many were added."""
-    return annotation_services.add_items(project, subject_ids=[submission.pk for submission in submissions],
-                                         seed=seed)
+    return annotation_services.add_items(project, subject_ids=[submission.pk for submission in submissions], seed=seed)
 
 
 # ---------------------------------------------------------------- grades
+
 
 @dataclass(frozen=True)
 class GradeResult:
@@ -202,7 +231,9 @@ def _choices_from(chain: Any, awarded: Any, deductions: Any, justifications: Any
     if errors:
         raise ProofGradingError(errors)
     return proof_scoring.GradeChoices(
-        chain_key=chain, awarded=dict(awarded), deductions=tuple(deductions),
+        chain_key=chain,
+        awarded=dict(awarded),
+        deductions=tuple(deductions),
         justifications={key: text.strip() for key, text in justifications.items()},
     )
 
@@ -223,8 +254,16 @@ def proof_task_rubric(task: Task, rubric_id: int | None = None) -> Rubric:
 
 
 def grade_task(
-    task: Task, user, *, chain: Any, awarded: Any = None, deductions: Any = (), justifications: Any = None,
-    note: str = "", rubric_id: int | None = None, seconds_spent: float | None = None,
+    task: Task,
+    user,
+    *,
+    chain: Any,
+    awarded: Any = None,
+    deductions: Any = (),
+    justifications: Any = None,
+    note: str = "",
+    rubric_id: int | None = None,
+    seconds_spent: float | None = None,
 ) -> GradeResult:
     """Score a grader's rubric choices on the server and store them as the task's label.
 
@@ -239,8 +278,9 @@ def grade_task(
         raise annotation_services.NotAllowed("this task is not yours")
     rubric = proof_task_rubric(task, rubric_id)
     spec = rubric_spec(rubric)
-    choices = _choices_from(chain, awarded if awarded is not None else {}, deductions,
-                            justifications if justifications is not None else {})
+    choices = _choices_from(
+        chain, awarded if awarded is not None else {}, deductions, justifications if justifications is not None else {}
+    )
     errors = proof_scoring.validate_grade(spec, choices)
     if errors:
         raise ProofGradingError(errors)
@@ -261,7 +301,12 @@ def grade_task(
         "max_points": spec.max_points,
     }
     submitted = annotation_services.submit_label(
-        task, user, value=result.total, note=note or "", details=details, seconds_spent=seconds_spent,
+        task,
+        user,
+        value=result.total,
+        note=note or "",
+        details=details,
+        seconds_spent=seconds_spent,
     )
     return GradeResult(submitted.label, submitted.created, submitted.item, result, rubric)
 

@@ -4,6 +4,7 @@ Registered with `core.subjects` from GradingConfig.ready(). A grader sees the pr
 with and the proof under its anonymous id, never the model's name; reviewers see every grade with its choices and
 justifications. A grade is given against the rubric (POST /api/grading/tasks/{id}/grade/), never as a bare total.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -66,8 +67,12 @@ def review_view(submission_id: int, context: ViewContext) -> dict:
         "submission": {"anonymous_id": submission.anonymous_id, "text": submission.text},
         "rubrics": rubrics,
         "labels": [
-            {**grade_dict(label, with_grader=True), "value": label["value"], "unsuitable": label["unsuitable"],
-             "unsuitable_reason": label["unsuitable_reason"]}
+            {
+                **grade_dict(label, with_grader=True),
+                "value": label["value"],
+                "unsuitable": label["unsuitable"],
+                "unsuitable_reason": label["unsuitable_reason"],
+            }
             for label in context.labels
         ],
     }
@@ -76,8 +81,12 @@ def review_view(submission_id: int, context: ViewContext) -> dict:
 def summaries(ids: Sequence[int]) -> dict[int, dict]:
     rows = ProofSubmission.objects.filter(pk__in=list(ids)).select_related("problem__competition")
     return {
-        submission.pk: {"name": submission.anonymous_id, "question_external_id": submission.problem.problem_idx,
-                        "title": str(submission.problem), "detail": "proof"}
+        submission.pk: {
+            "name": submission.anonymous_id,
+            "question_external_id": submission.problem.problem_idx,
+            "title": str(submission.problem),
+            "detail": "proof",
+        }
         for submission in rows
     }
 
@@ -89,17 +98,24 @@ def filter_submission_ids(dataset_id: int, *, text: str = ""):
 
 
 PROOF_GRADE_KIND = SubjectKind(
-    name=PROOF_GRADE, title="Proof grade", rules=ProofGradeRules(), subject_ids=None,
-    answer_types=lambda ids: {}, task_view=task_view, review_view=review_view, summaries=summaries,
+    name=PROOF_GRADE,
+    title="Proof grade",
+    rules=ProofGradeRules(),
+    subject_ids=None,
+    answer_types=lambda ids: {},
+    task_view=task_view,
+    review_view=review_view,
+    summaries=summaries,
     load=lambda pk: ProofSubmission.objects.select_related("problem").get(pk=pk),
     submit_elsewhere="a proof is graded against its rubric: post your choices to /api/grading/tasks/{task_id}/grade/; "
-                     "a bare total is not accepted",
+    "a bare total is not accepted",
     creatable_from_dataset=False,
-    filter_subject_ids=filter_submission_ids, filter_criteria=("text",),
+    filter_subject_ids=filter_submission_ids,
+    filter_criteria=("text",),
     extra={
         "subject": "proof",
         "created_from": "Proof-grading projects are created from a competition's proofs by the grading app: on the "
-                        "proof-grading pages or through /api/grading/competitions/{id}/projects/.",
+        "proof-grading pages or through /api/grading/competitions/{id}/projects/.",
     },
 )
 

@@ -18,6 +18,7 @@ inconclusive verdict is not a vote for "correct": in the VerifyBench-Hard recipe
 an "incorrect" vote (a judge that cannot confirm the answer rejects it), and a completion lacking a verdict from
 any of the N verifiers is left out and counted in the report.
 """
+
 from __future__ import annotations
 
 import random
@@ -149,19 +150,24 @@ def verifybench_selection(
             chosen = rng.sample(pool, per_side) if len(pool) > per_side else pool
             picked_sides[side] += len(chosen)
             for candidate in sorted(chosen, key=lambda c: c.completion_id):
-                picks.append(Pick(
-                    candidate.completion_id, question_id,
-                    f"judged {side} by {verifier}; {len(chosen)} of {len(pool)} such completion(s) of question "
-                    f"{question_id} picked at random",
-                ))
+                picks.append(
+                    Pick(
+                        candidate.completion_id,
+                        question_id,
+                        f"judged {side} by {verifier}; {len(chosen)} of {len(pool)} such completion(s) of question "
+                        f"{question_id} picked at random",
+                    )
+                )
         if any(len(pool) < per_side for pool in sides.values()):
-            shortfalls.append({
-                "question_id": question_id,
-                "correct_available": len(sides[CORRECT]),
-                "incorrect_available": len(sides[INCORRECT]),
-                "missing_correct": max(0, per_side - len(sides[CORRECT])),
-                "missing_incorrect": max(0, per_side - len(sides[INCORRECT])),
-            })
+            shortfalls.append(
+                {
+                    "question_id": question_id,
+                    "correct_available": len(sides[CORRECT]),
+                    "incorrect_available": len(sides[INCORRECT]),
+                    "missing_correct": max(0, per_side - len(sides[CORRECT])),
+                    "missing_incorrect": max(0, per_side - len(sides[INCORRECT])),
+                }
+            )
     report = {
         "strategy": VERIFYBENCH,
         "parameters": {"verifier": verifier, "per_side": per_side, "seed": seed, "filters": filters.as_dict()},
@@ -241,9 +247,7 @@ def verifybench_hard_selection(
     if len(verifiers) < 2:
         raise SelectionError("the VerifyBench-Hard recipe needs at least two verifiers")
     if not 1 <= min_minority <= len(verifiers) // 2:
-        raise SelectionError(
-            f"min_minority must be between 1 and {len(verifiers) // 2} for {len(verifiers)} verifiers"
-        )
+        raise SelectionError(f"min_minority must be between 1 and {len(verifiers) // 2} for {len(verifiers)} verifiers")
     if target < 1:
         raise SelectionError("target must be at least 1")
     unknown = [name for name in strata if name not in STRATUM_FIELDS]
@@ -271,17 +275,24 @@ def verifybench_hard_selection(
         chosen = rng.sample(members, share) if share < len(members) else members
         label = ", ".join(f"{name}={value or '-'}" for name, value in zip(strata, key))
         for candidate, (correct, incorrect) in sorted(chosen, key=lambda member: member[0].completion_id):
-            picks.append(Pick(
-                candidate.completion_id, candidate.question_id,
-                f"verifiers split {correct} correct vs {incorrect} incorrect; stratum {label}: "
-                f"{share} of {len(members)} picked",
-            ))
+            picks.append(
+                Pick(
+                    candidate.completion_id,
+                    candidate.question_id,
+                    f"verifiers split {correct} correct vs {incorrect} incorrect; stratum {label}: "
+                    f"{share} of {len(members)} picked",
+                )
+            )
     contested_total = sum(sizes.values())
     report = {
         "strategy": VERIFYBENCH_HARD,
         "parameters": {
-            "verifiers": verifiers, "target": target, "min_minority": min_minority, "seed": seed,
-            "strata": list(strata), "filters": filters.as_dict(),
+            "verifiers": verifiers,
+            "target": target,
+            "min_minority": min_minority,
+            "seed": seed,
+            "strata": list(strata),
+            "filters": filters.as_dict(),
         },
         "candidates": len(kept) + filtered_out,
         "filtered_out": filtered_out,
@@ -327,16 +338,25 @@ def cascade_selection(
     pool = sorted((c for route in routes for c in routed[route]), key=lambda c: c.completion_id)
     chosen = pool if target is None or target >= len(pool) else random.Random(seed).sample(pool, target)
     picks = [
-        Pick(candidate.completion_id, candidate.question_id,
-             "the rules and the judge disagreed" if candidate.routes[verifier] == DISPUTED
-             else "neither the rules nor the judge could decide")
+        Pick(
+            candidate.completion_id,
+            candidate.question_id,
+            "the rules and the judge disagreed"
+            if candidate.routes[verifier] == DISPUTED
+            else "neither the rules nor the judge could decide",
+        )
         for candidate in sorted(chosen, key=lambda c: c.completion_id)
     ]
     by_route = Counter(candidate.routes[verifier] for candidate in chosen)
     report = {
         "strategy": CASCADE,
-        "parameters": {"verifier": verifier, "routes": routes, "target": target, "seed": seed,
-                       "filters": filters.as_dict()},
+        "parameters": {
+            "verifier": verifier,
+            "routes": routes,
+            "target": target,
+            "seed": seed,
+            "filters": filters.as_dict(),
+        },
         "candidates": len(kept) + filtered_out,
         "filtered_out": filtered_out,
         "without_cascade_verdict": without_verdict,

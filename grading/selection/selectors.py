@@ -1,5 +1,6 @@
 """Queries of selections: the candidates a recipe chooses from, with stored verdicts as votes, and a selection's
 payload."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -39,8 +40,16 @@ def selection_candidates(dataset, verifiers: list[VerifierConfig], filters: Sele
         "pk", "question_id", "question__domain", "question__source", "question__answer_type", "model_name"
     )
     return [
-        Candidate(completion_id=pk, question_id=question_id, domain=domain, source=source, answer_type=answer_type,
-                  model=model, votes=votes.get(pk, {}), routes=routes.get(pk, {}))
+        Candidate(
+            completion_id=pk,
+            question_id=question_id,
+            domain=domain,
+            source=source,
+            answer_type=answer_type,
+            model=model,
+            votes=votes.get(pk, {}),
+            routes=routes.get(pk, {}),
+        )
         for pk, question_id, domain, source, answer_type, model in rows.iterator(chunk_size=5000)
     ]
 

@@ -1,4 +1,5 @@
 """A selection for annotation: pick completions with a recipe, make a correctness project of them, keep the report."""
+
 from __future__ import annotations
 
 from django.db import transaction
@@ -61,14 +62,22 @@ def select_for_annotation(
             )
         elif strategy == selection.CASCADE:
             result = selection.cascade_selection(
-                candidates, verifier=verifiers[0].name, routes=routes or selection.CASCADE_ROUTES, target=target,
-                seed=seed, filters=filters,
+                candidates,
+                verifier=verifiers[0].name,
+                routes=routes or selection.CASCADE_ROUTES,
+                target=target,
+                seed=seed,
+                filters=filters,
             )
         else:
             result = selection.verifybench_hard_selection(
-                candidates, verifiers=[config.name for config in verifiers],
+                candidates,
+                verifiers=[config.name for config in verifiers],
                 target=DEFAULT_HARD_TARGET if target is None else target,
-                min_minority=min_minority, seed=seed, strata=strata or selection.STRATUM_FIELDS, filters=filters,
+                min_minority=min_minority,
+                seed=seed,
+                strata=strata or selection.STRATUM_FIELDS,
+                filters=filters,
             )
     except selection.SelectionError as exc:
         raise SelectionRequestError(str(exc)) from None
@@ -80,12 +89,23 @@ def select_for_annotation(
     report = result.as_dict()
     with transaction.atomic():
         project = annotation_services.create_project(
-            dataset=dataset, kind="correctness", name=name or f"{dataset.name} {strategy} selection",
-            created_by=created_by, subject_ids=result.completion_ids, seed=seed, **(project_settings or {}),
+            dataset=dataset,
+            kind="correctness",
+            name=name or f"{dataset.name} {strategy} selection",
+            created_by=created_by,
+            subject_ids=result.completion_ids,
+            seed=seed,
+            **(project_settings or {}),
         )
         record = SelectionRecord.objects.create(
-            project=project, dataset=dataset, strategy=strategy, seed=seed, parameters=report["parameters"],
-            report=report, picked=len(result.picks), created_by=created_by,
+            project=project,
+            dataset=dataset,
+            strategy=strategy,
+            seed=seed,
+            parameters=report["parameters"],
+            report=report,
+            picked=len(result.picks),
+            created_by=created_by,
         )
         record.verifiers.set(verifiers)
     return project, record

@@ -1,4 +1,5 @@
 """Evaluation endpoints: verifiers against human labels (meta-eval) and models by Pass@k / G-Pass@k."""
+
 from __future__ import annotations
 
 from django.http import HttpResponse
@@ -90,13 +91,15 @@ class ModelEvalView(APIView):
             result = evaluation.model_evaluate(dataset, source, ks, taus, bootstrap=bootstrap, seed=seed)
         except evaluation.EvaluationError as error:
             raise ValidationError({"detail": str(error)}) from error
-        return Response({
-            "dataset": {"id": dataset.pk, "name": dataset.name},
-            "source": source.as_dict(),
-            "ks": ks,
-            "taus": taus,
-            **result,
-        })
+        return Response(
+            {
+                "dataset": {"id": dataset.pk, "name": dataset.name},
+                "source": source.as_dict(),
+                "ks": ks,
+                "taus": taus,
+                **result,
+            }
+        )
 
 
 def _non_negative_int(params, name: str, default: int) -> int:

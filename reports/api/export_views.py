@@ -1,4 +1,5 @@
 """Export jobs over HTTP: create, list, inspect, cancel, download. Researchers and admins only."""
+
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
@@ -24,9 +25,26 @@ class ExportJobSerializer(serializers.ModelSerializer):
     class Meta:
         model = ExportJob
         fields = [
-            "id", "project", "format", "file_types", "options", "status", "progress", "cancel_requested", "error",
-            "attempt", "created_by", "created_at", "started_at", "finished_at", "bundle_sha256", "bundle_size",
-            "shortfalls", "manifest", "download_url", "job",
+            "id",
+            "project",
+            "format",
+            "file_types",
+            "options",
+            "status",
+            "progress",
+            "cancel_requested",
+            "error",
+            "attempt",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "bundle_sha256",
+            "bundle_size",
+            "shortfalls",
+            "manifest",
+            "download_url",
+            "job",
         ]
         read_only_fields = fields
 
@@ -51,8 +69,9 @@ class ExportJobSerializer(serializers.ModelSerializer):
 class ExportRequestSerializer(serializers.Serializer):
     project = serializers.PrimaryKeyRelatedField(queryset=AnnotationProject.objects.all())
     format = serializers.CharField()
-    file_types = serializers.ListField(child=serializers.ChoiceField(choices=FILE_TYPES), required=False,
-                                       allow_empty=False)
+    file_types = serializers.ListField(
+        child=serializers.ChoiceField(choices=FILE_TYPES), required=False, allow_empty=False
+    )
     options = serializers.DictField(required=False)
 
     def validate_format(self, value):
@@ -82,8 +101,11 @@ class ExportJobViewSet(JobActionsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         data = given.validated_data
         try:
             job = services.create_export(
-                project=data["project"], format=data["format"], file_types=data.get("file_types"),
-                options=data.get("options"), created_by=request.user,
+                project=data["project"],
+                format=data["format"],
+                file_types=data.get("file_types"),
+                options=data.get("options"),
+                created_by=request.user,
             )
         except services.ExportRequestError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
@@ -93,15 +115,19 @@ class ExportJobViewSet(JobActionsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         # not get_serializer(): on cancel, resume and restart that is the action's request serializer
         return Response(ExportJobSerializer(job, context=self.get_serializer_context()).data)
 
-    @extend_schema(summary="Download the bundle (zip)",
-                   responses={(200, "application/zip"): OpenApiTypes.BINARY,
-                              409: OpenApiResponse(description="The export has not succeeded.")})
+    @extend_schema(
+        summary="Download the bundle (zip)",
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            409: OpenApiResponse(description="The export has not succeeded."),
+        },
+    )
     @action(detail=True, methods=["get"])
     def download(self, request, pk=None):
         job = self.get_object()
         path = services.export_bundle(job)
         if path is None:
-            return Response({"detail": f"export {job.pk} has no bundle yet (status {job.status})"},
-                            status=status.HTTP_409_CONFLICT)
-        return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name,
-                            content_type="application/zip")
+            return Response(
+                {"detail": f"export {job.pk} has no bundle yet (status {job.status})"}, status=status.HTTP_409_CONFLICT
+            )
+        return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name, content_type="application/zip")

@@ -3,6 +3,7 @@
 Pure parts: `columns`, `writers`, `registry`, `selection`, `manifest`. Database parts: `builders` (the built-in
 formats) and `runner` (running one ExportJob atomically).
 """
+
 from .columns import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS, Column
 from .registry import (
     COMMON_OPTIONS,
@@ -22,7 +23,22 @@ from .registry import (
 from .writers import FILE_TYPES, read_rows
 
 __all__ = [
-    "COMMON_OPTIONS", "FILE_TYPES", "MUMATH_COLUMNS", "VERIFYBENCH_COLUMNS", "Column", "ExportFormat", "ExportPlan",
-    "ExportRow", "InvalidExportOptions", "Option", "RowFacts", "UnknownExportFormat", "clean_file_types",
-    "export_format_names", "get_export_format", "read_rows", "register_export_format", "unregister_export_format",
+    "COMMON_OPTIONS",
+    "FILE_TYPES",
+    "MUMATH_COLUMNS",
+    "VERIFYBENCH_COLUMNS",
+    "Column",
+    "ExportFormat",
+    "ExportPlan",
+    "ExportRow",
+    "InvalidExportOptions",
+    "Option",
+    "RowFacts",
+    "UnknownExportFormat",
+    "clean_file_types",
+    "export_format_names",
+    "get_export_format",
+    "read_rows",
+    "register_export_format",
+    "unregister_export_format",
 ]

@@ -6,6 +6,7 @@ Each reads the final human labels of a correctness project. Only items that are 
 unsuitable and not gold are ever read. The selection passes read ids and labels only; texts are read chunk by chunk
 while the files are written, so memory stays bounded by the chunk size.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -33,9 +34,23 @@ from .selection import choose_balanced, choose_models, choose_subset, pick_one
 COARSE_TYPES = tuple(taxonomy.COARSE_CLASSES)
 
 _COMPLETION_FIELDS = (
-    "pk", "external_id", "text", "model_name", "origin", "sampling", "sample_index", "metadata",
-    "question_id", "question__external_id", "question__text", "question__source", "question__domain",
-    "question__answer_type", "question__answer_class", "question__origin", "reference_final_answer",
+    "pk",
+    "external_id",
+    "text",
+    "model_name",
+    "origin",
+    "sampling",
+    "sample_index",
+    "metadata",
+    "question_id",
+    "question__external_id",
+    "question__text",
+    "question__source",
+    "question__domain",
+    "question__answer_type",
+    "question__answer_class",
+    "question__origin",
+    "reference_final_answer",
     "reference_solution",
 )
 _PAGE = 5000
@@ -44,27 +59,39 @@ _PAGE = 5000
 def exportable_items(project, options: dict):
     """Items whose final label may be exported: resolved, not unsuitable, not gold, with a boolean final label."""
     items = Item.objects.filter(
-        project=project, state=workflow.RESOLVED, excluded=False, is_gold=False, final_value__in=[True, False],
+        project=project,
+        state=workflow.RESOLVED,
+        excluded=False,
+        is_gold=False,
+        final_value__in=[True, False],
     )
     if options.get("question_ids"):
-        chosen = Completion.objects.filter(question__dataset_id=project.dataset_id,
-                                           question__external_id__in=options["question_ids"])
+        chosen = Completion.objects.filter(
+            question__dataset_id=project.dataset_id, question__external_id__in=options["question_ids"]
+        )
         items = items.filter(subject_id__in=chosen.values("pk"))
     return items
 
 
 def _completions(ids) -> dict[int, dict]:
     """The completions (with their question and primary reference) of these ids, as records keyed by id."""
-    rows = Completion.objects.filter(pk__in=list(ids)).annotate(
-        primary_reference=FilteredRelation("question__references", condition=Q(question__references__is_primary=True)),
-        reference_final_answer=F("primary_reference__final_answer"),
-        reference_solution=F("primary_reference__solution"),
-    ).values_list(*_COMPLETION_FIELDS)
+    rows = (
+        Completion.objects.filter(pk__in=list(ids))
+        .annotate(
+            primary_reference=FilteredRelation(
+                "question__references", condition=Q(question__references__is_primary=True)
+            ),
+            reference_final_answer=F("primary_reference__final_answer"),
+            reference_solution=F("primary_reference__solution"),
+        )
+        .values_list(*_COMPLETION_FIELDS)
+    )
     found = {}
     for values in rows:
         record = dict(zip(_COMPLETION_FIELDS, values, strict=True))
-        found[record.pop("pk")] = {f"completion__{key}" if not key.startswith("reference_") else key: value
-                                   for key, value in record.items()}
+        found[record.pop("pk")] = {
+            f"completion__{key}" if not key.startswith("reference_") else key: value for key, value in record.items()
+        }
     return found
 
 
@@ -72,9 +99,15 @@ def _records(item_rows: list[tuple]) -> list[dict]:
     """Export records of (item_id, subject_id, final_value, resolution, confidence) rows, in the order given."""
     completions = _completions(row[1] for row in item_rows)
     return [
-        {"id": item_id, "is_correct": final is True, "resolution": resolution, "confidence": confidence,
-         **completions[subject_id]}
-        for item_id, subject_id, final, resolution, confidence in item_rows if subject_id in completions
+        {
+            "id": item_id,
+            "is_correct": final is True,
+            "resolution": resolution,
+            "confidence": confidence,
+            **completions[subject_id],
+        }
+        for item_id, subject_id, final, resolution, confidence in item_rows
+        if subject_id in completions
     ]
 
 
@@ -86,8 +119,10 @@ def _completion_facts(items, *fields: str):
         if not page:
             return
         last_id = page[-1][0]
-        values = {row[0]: row[1:] for row in
-                  Completion.objects.filter(pk__in=[row[1] for row in page]).values_list("pk", *fields)}
+        values = {
+            row[0]: row[1:]
+            for row in Completion.objects.filter(pk__in=[row[1] for row in page]).values_list("pk", *fields)
+        }
         for _, subject_id, final in page:
             if subject_id in values:
                 yield (final, *values[subject_id])
@@ -116,12 +151,17 @@ def _public_types(code: str, letter: str) -> tuple[str, str]:
 
 
 def _facts(values: dict) -> RowFacts:
-    answer_type, answer_subtype = _public_types(values["completion__question__answer_type"],
-                                                values["completion__question__answer_class"])
+    answer_type, answer_subtype = _public_types(
+        values["completion__question__answer_type"], values["completion__question__answer_class"]
+    )
     return RowFacts(
-        answer_type=answer_type, answer_subtype=answer_subtype, domain=values["completion__question__domain"],
-        source=values["completion__question__source"], label=bool(values["is_correct"]),
-        model=values["completion__model_name"], resolution=values["resolution"],
+        answer_type=answer_type,
+        answer_subtype=answer_subtype,
+        domain=values["completion__question__domain"],
+        source=values["completion__question__source"],
+        label=bool(values["is_correct"]),
+        model=values["completion__model_name"],
+        resolution=values["resolution"],
     )
 
 
@@ -149,8 +189,7 @@ def verifybench_row(values: dict, annotators: list[int]) -> ExportRow:
             "question_id": _as_imported(values, "question_id", values["completion__question__external_id"]),
             "question": values["completion__question__text"],
             "answer": _as_imported(values, "answer", _answer(values)),
-            "completion_id": _as_imported(values, "completion_id", values["completion__external_id"],
-                                          of="completion"),
+            "completion_id": _as_imported(values, "completion_id", values["completion__external_id"], of="completion"),
             "completion": values["completion__text"],
             "completion_model": values["completion__model_name"],
             "gold_correct": facts.label,
@@ -201,7 +240,9 @@ def matharena_row(values: dict, annotators: list[int]) -> ExportRow:
 
 def _rows_for(item_ids: list[int], make_row) -> list[ExportRow]:
     """The rows of these items, in the order given."""
-    rows = Item.objects.filter(pk__in=item_ids).values_list("id", "subject_id", "final_value", "resolution", "confidence")
+    rows = Item.objects.filter(pk__in=item_ids).values_list(
+        "id", "subject_id", "final_value", "resolution", "confidence"
+    )
     found = {record["id"]: record for record in _records(list(rows))}
     annotators = _annotators(item_ids)
     return [make_row(found[item_id], annotators.get(item_id, [])) for item_id in item_ids if item_id in found]
@@ -225,6 +266,7 @@ def _parameters(options: dict, **resolved) -> dict:
 
 # -- VerifyBench-Hard: every exportable item with its natural label balance ---------------------------------------
 
+
 def plan_natural(project, options: dict, make_row=verifybench_row) -> ExportPlan:
     items = exportable_items(project, options)
     total = items.count()
@@ -235,8 +277,11 @@ def plan_natural(project, options: dict, make_row=verifybench_row) -> ExportPlan
         # materialised by the server) across the progress updates committed between chunks.
         last_id = 0
         while True:
-            page = list(items.filter(pk__gt=last_id).order_by("id")
-                        .values_list("id", "subject_id", "final_value", "resolution", "confidence")[:size])
+            page = list(
+                items.filter(pk__gt=last_id)
+                .order_by("id")
+                .values_list("id", "subject_id", "final_value", "resolution", "confidence")[:size]
+            )
             if not page:
                 return
             last_id = page[-1][0]
@@ -248,8 +293,10 @@ def plan_natural(project, options: dict, make_row=verifybench_row) -> ExportPlan
 
 
 def describe_natural(options: dict) -> str:
-    text = ("Natural builder: every completion of the project with a final human label is included, with the "
-            "label balance as it came out of annotation (no balancing, no sampling).")
+    text = (
+        "Natural builder: every completion of the project with a final human label is included, with the "
+        "label balance as it came out of annotation (no balancing, no sampling)."
+    )
     if options.get("question_ids"):
         text += f" Restricted to {len(options['question_ids'])} chosen questions."
     return text
@@ -257,12 +304,14 @@ def describe_natural(options: dict) -> str:
 
 # -- VerifyBench: K questions per coarse answer type, one correct and one incorrect completion each ------------------
 
+
 def plan_balanced(project, options: dict) -> ExportPlan:
     per_type, seed, size = options["per_type"], options["seed"], options["chunk_size"]
     labels_by_question: dict[int, set[bool]] = defaultdict(set)
     letter_of: dict[int, str] = {}
-    facts = _completion_facts(exportable_items(project, options), "question_id", "question__answer_class",
-                              "question__answer_type")
+    facts = _completion_facts(
+        exportable_items(project, options), "question_id", "question__answer_class", "question__answer_type"
+    )
     for final, question_id, letter, code in facts:
         labels_by_question[question_id].add(bool(final))
         letter_of[question_id] = letter or (code[0] if code else "")
@@ -279,8 +328,10 @@ def plan_balanced(project, options: dict) -> ExportPlan:
     del labels_by_question, letter_of
     notes = []
     if untyped:
-        notes.append(f"{untyped} question(s) with both a correct and an incorrect completion were left out because "
-                     "they have no answer type.")
+        notes.append(
+            f"{untyped} question(s) with both a correct and an incorrect completion were left out because "
+            "they have no answer type."
+        )
     ordered_questions = [question_id for letter in COARSE_TYPES for question_id in chosen[letter]]
     named_shortfalls = {taxonomy.coarse_label(letter): info for letter, info in shortfalls.items()}
 
@@ -301,8 +352,9 @@ def plan_balanced(project, options: dict) -> ExportPlan:
     return ExportPlan(
         total=2 * len(ordered_questions),
         chunks=chunks(),
-        parameters=_parameters(options, builder="balanced",
-                               selected_per_type={taxonomy.coarse_label(k): len(v) for k, v in chosen.items()}),
+        parameters=_parameters(
+            options, builder="balanced", selected_per_type={taxonomy.coarse_label(k): len(v) for k, v in chosen.items()}
+        ),
         shortfalls=named_shortfalls,
         notes=notes,
     )
@@ -321,13 +373,15 @@ def describe_balanced(options: dict) -> str:
 
 # -- mu-MATH: chosen problems x up to N author models, one judged solution per row ---------------------------------
 
+
 def plan_mumath(project, options: dict) -> ExportPlan:
     seed, size, wanted_models = options["seed"], options["chunk_size"], options["models"]
     problems_by_model: dict[str, set[int]] = defaultdict(set)
     for _, question_id, model in _completion_facts(exportable_items(project, options), "question_id", "model_name"):
         problems_by_model[model].add(question_id)
-    models = choose_models({m: len(p) for m, p in problems_by_model.items()}, wanted_models,
-                           options.get("author_models"))
+    models = choose_models(
+        {m: len(p) for m, p in problems_by_model.items()}, wanted_models, options.get("author_models")
+    )
     candidates = sorted(set().union(*(problems_by_model.get(m, set()) for m in models)) if models else set())
     problems = choose_subset(candidates, options.get("problems"), seed, "problems")
     chosen_set = set(problems)
@@ -336,8 +390,11 @@ def plan_mumath(project, options: dict) -> ExportPlan:
     if len(models) < wanted_models and not options.get("author_models"):
         shortfalls["author models"] = {"requested": wanted_models, "available": len(models), "selected": len(models)}
     if options.get("problems") and len(candidates) < options["problems"]:
-        shortfalls["problems"] = {"requested": options["problems"], "available": len(candidates),
-                                  "selected": len(problems)}
+        shortfalls["problems"] = {
+            "requested": options["problems"],
+            "available": len(candidates),
+            "selected": len(problems),
+        }
     for model, covered in coverage.items():
         if covered < len(problems):
             shortfalls[f"model {model}"] = {"requested": len(problems), "available": covered, "selected": covered}
@@ -346,14 +403,20 @@ def plan_mumath(project, options: dict) -> ExportPlan:
     def chunks() -> Iterator[list[ExportRow]]:
         for questions in _chunked(problems, max(1, size // max(1, len(models)))):
             by_pair: dict[tuple[int, str], list[int]] = defaultdict(list)
-            pair_of = {pk: (question_id, model) for pk, question_id, model in Completion.objects.filter(
-                question_id__in=questions, model_name__in=models).values_list("pk", "question_id", "model_name")}
+            pair_of = {
+                pk: (question_id, model)
+                for pk, question_id, model in Completion.objects.filter(
+                    question_id__in=questions, model_name__in=models
+                ).values_list("pk", "question_id", "model_name")
+            }
             items = exportable_items(project, options).filter(subject_id__in=list(pair_of))
             for item_id, subject_id in items.order_by("id").values_list("id", "subject_id"):
                 by_pair[pair_of[subject_id]].append(item_id)
             picked = [
                 pick_one(by_pair[(question_id, model)], seed, "solution", question_id, model)
-                for question_id in questions for model in models if by_pair.get((question_id, model))
+                for question_id in questions
+                for model in models
+                if by_pair.get((question_id, model))
             ]
             yield _rows_for(picked, mumath_row)
 
@@ -366,10 +429,16 @@ def plan_mumath(project, options: dict) -> ExportPlan:
 
 
 def describe_mumath(options: dict) -> str:
-    models = ", ".join(options["author_models"]) if options.get("author_models") else (
-        f"the {options['models']} author models with the most labelled problems")
-    problems = (f"{options['problems']} problems drawn at random (seed {options['seed']})"
-                if options.get("problems") else "every problem with a labelled solution by one of them")
+    models = (
+        ", ".join(options["author_models"])
+        if options.get("author_models")
+        else (f"the {options['models']} author models with the most labelled problems")
+    )
+    problems = (
+        f"{options['problems']} problems drawn at random (seed {options['seed']})"
+        if options.get("problems")
+        else "every problem with a labelled solution by one of them"
+    )
     return (
         f"mu-MATH builder: author models {models}; {problems}. For each problem and author model one solution "
         "with a final human label is given (drawn with the seed when the model has several), so a problem has up "
@@ -386,35 +455,57 @@ def plan_matharena(project, options: dict) -> ExportPlan:
 
 
 def describe_matharena(options: dict) -> str:
-    return ("MathArena final answers: every model answer of the project with a final human label, one row per answer, "
-            "in MathArena's layout; `correct` is the final human judgement of the answer.")
+    return (
+        "MathArena final answers: every model answer of the project with a final human label, one row per answer, "
+        "in MathArena's layout; `correct` is the final human judgement of the answer."
+    )
 
 
-VERIFYBENCH = register_export_format(ExportFormat(
-    name="verifybench", title="VerifyBench (balanced)", columns=VERIFYBENCH_COLUMNS, plan=plan_balanced,
-    options=(Option("per_type", int, 250, 1, 1_000_000, help="Questions per coarse answer type (K)."),),
-    describe=describe_balanced, columns_for=lambda project: with_confidence(
-        project, verifybench_columns(_field_types(project))),
-))
-VERIFYBENCH_HARD = register_export_format(ExportFormat(
-    name="verifybench-hard", title="VerifyBench-Hard (natural label balance)", columns=VERIFYBENCH_COLUMNS,
-    plan=plan_natural, file_stem="verifybench_hard", describe=describe_natural,
-    columns_for=lambda project: with_confidence(
-        project, verifybench_columns(_field_types(project))),
-))
-MUMATH = register_export_format(ExportFormat(
-    name="mumath", title="mu-MATH", columns=MUMATH_COLUMNS, plan=plan_mumath,
-    options=(
-        Option("models", int, 4, 1, 1000, help="Author models per problem (N)."),
-        Option("author_models", list, None, help="Use exactly these author models instead of the N most common."),
-        Option("problems", int, None, 1, 10_000_000, help="Number of problems to draw; all when absent."),
-    ),
-    describe=describe_mumath, columns_for=lambda project: with_confidence(
-        project, mumath_columns(_field_types(project))),
-))
-MATHARENA = register_export_format(ExportFormat(
-    name="matharena", title="MathArena final answers", columns=MATHARENA_COLUMNS, plan=plan_matharena,
-    file_stem="matharena_answers", describe=describe_matharena,
-    columns_for=lambda project: with_confidence(
-        project, matharena_columns(_field_types(project))),
-))
+VERIFYBENCH = register_export_format(
+    ExportFormat(
+        name="verifybench",
+        title="VerifyBench (balanced)",
+        columns=VERIFYBENCH_COLUMNS,
+        plan=plan_balanced,
+        options=(Option("per_type", int, 250, 1, 1_000_000, help="Questions per coarse answer type (K)."),),
+        describe=describe_balanced,
+        columns_for=lambda project: with_confidence(project, verifybench_columns(_field_types(project))),
+    )
+)
+VERIFYBENCH_HARD = register_export_format(
+    ExportFormat(
+        name="verifybench-hard",
+        title="VerifyBench-Hard (natural label balance)",
+        columns=VERIFYBENCH_COLUMNS,
+        plan=plan_natural,
+        file_stem="verifybench_hard",
+        describe=describe_natural,
+        columns_for=lambda project: with_confidence(project, verifybench_columns(_field_types(project))),
+    )
+)
+MUMATH = register_export_format(
+    ExportFormat(
+        name="mumath",
+        title="mu-MATH",
+        columns=MUMATH_COLUMNS,
+        plan=plan_mumath,
+        options=(
+            Option("models", int, 4, 1, 1000, help="Author models per problem (N)."),
+            Option("author_models", list, None, help="Use exactly these author models instead of the N most common."),
+            Option("problems", int, None, 1, 10_000_000, help="Number of problems to draw; all when absent."),
+        ),
+        describe=describe_mumath,
+        columns_for=lambda project: with_confidence(project, mumath_columns(_field_types(project))),
+    )
+)
+MATHARENA = register_export_format(
+    ExportFormat(
+        name="matharena",
+        title="MathArena final answers",
+        columns=MATHARENA_COLUMNS,
+        plan=plan_matharena,
+        file_stem="matharena_answers",
+        describe=describe_matharena,
+        columns_for=lambda project: with_confidence(project, matharena_columns(_field_types(project))),
+    )
+)

@@ -1,4 +1,5 @@
 """Row layouts of the exported files, with the field names of the public releases. Pure module, no Django imports."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

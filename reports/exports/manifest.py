@@ -1,4 +1,5 @@
 """The bundle's manifest.json and dataset card README.md. Pure module, no Django imports."""
+
 from __future__ import annotations
 
 import json
@@ -70,8 +71,8 @@ def render_card(manifest: dict[str, Any], builder_description: str) -> str:
     lines = [
         f"# {manifest['title']}",
         "",
-        f"Exported from annotation project \"{manifest['project']['name']}\" (dataset "
-        f"\"{manifest['project']['dataset']}\") by mathlabel {manifest['app_version']} "
+        f'Exported from annotation project "{manifest["project"]["name"]}" (dataset '
+        f'"{manifest["project"]["dataset"]}") by mathlabel {manifest["app_version"]} '
         f"on {manifest['created_at']}.",
         "",
         "## Files",
@@ -95,7 +96,8 @@ def render_card(manifest: dict[str, Any], builder_description: str) -> str:
         "resolved as unsuitable are left out, as are unresolved items and the gold items used to check annotators.",
         "",
         "Final labels in this bundle were decided by: "
-        + ", ".join(f"{name} {count}" for name, count in counts["final_label_by"].items()) + ".",
+        + ", ".join(f"{name} {count}" for name, count in counts["final_label_by"].items())
+        + ".",
         "",
         f"Agreement on the project's first-round label pairs ({agreement.get('items_compared', 0)} items): "
         f"raw agreement {_figure(agreement.get('raw_agreement'))}, Cohen's kappa "
@@ -108,8 +110,7 @@ def render_card(manifest: dict[str, Any], builder_description: str) -> str:
         "",
         "Parameters: " + ", ".join(f"`{k}` = {json.dumps(v)}" for k, v in manifest["parameters"].items()) + ".",
         "",
-        f"{counts['rows']} rows: {counts['by_label']['correct']} correct, {counts['by_label']['incorrect']} "
-        "incorrect.",
+        f"{counts['rows']} rows: {counts['by_label']['correct']} correct, {counts['by_label']['incorrect']} incorrect.",
         "",
     ]
     shortfalls = manifest.get("shortfalls") or {}

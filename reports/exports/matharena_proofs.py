@@ -3,6 +3,7 @@
 Registered with the export registry when the registry loads its built-in formats. Only resolved, non-excluded, non-gold proof
 items are read; the row itself is built by the pure `reports.exports.matharena_rows.matharena_graded_row`.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -22,8 +23,14 @@ from .columns import INT, JSON, STRING, Column
 from .registry import ExportFormat, ExportPlan, ExportRow, RowFacts, register_export_format
 
 _KINDS = {
-    "problem_idx": JSON, "problem": STRING, "model_name": STRING, "model_config": JSON, "idx_answer": INT,
-    "answer": STRING, "final_points": JSON, "final_method": STRING,
+    "problem_idx": JSON,
+    "problem": STRING,
+    "model_name": STRING,
+    "model_config": JSON,
+    "idx_answer": INT,
+    "answer": STRING,
+    "final_points": JSON,
+    "final_method": STRING,
 }
 COLUMNS: tuple[Column, ...] = tuple(
     Column(name, _KINDS.get(name, INT if name.startswith("max_points") else JSON))
@@ -46,21 +53,32 @@ def _rows(item_ids: list[int]) -> list[ExportRow]:
     for label in Label.objects.filter(item_id__in=item_ids, unsuitable=False).order_by("item_id", "created_at", "id"):
         labels_by_item[label.item_id].append(label)
     rubric_ids = {label.details.get("rubric_id") for labels in labels_by_item.values() for label in labels}
-    rubrics = {rubric.pk: proof_scoring.rubric_from_dict(rubric.spec)
-               for rubric in Rubric.objects.filter(pk__in=rubric_ids)}
+    rubrics = {
+        rubric.pk: proof_scoring.rubric_from_dict(rubric.spec) for rubric in Rubric.objects.filter(pk__in=rubric_ids)
+    }
     rows = []
     for item in items:
         submission = submissions[item.subject_id]
         judges = [
-            matharena_rows.JudgeGrade(total=cast(float, label.value), max_points=label.details.get("max_points", 7),
-                                    rubric=rubrics[label.details["rubric_id"]], details=label.details)
-            for label in labels_by_item[item.pk] if label.details.get("rubric_id") in rubrics
+            matharena_rows.JudgeGrade(
+                total=cast(float, label.value),
+                max_points=label.details.get("max_points", 7),
+                rubric=rubrics[label.details["rubric_id"]],
+                details=label.details,
+            )
+            for label in labels_by_item[item.pk]
+            if label.details.get("rubric_id") in rubrics
         ][: matharena_rows.JUDGE_SLOTS]
         data = matharena_rows.matharena_graded_row(
-            problem_idx=submission.problem.problem_idx, problem=submission.problem.statement,
-            model_name=submission.model_name, model_config=submission.model_config,
-            idx_answer=submission.run_index, answer=submission.text, judges=judges,
-            final_points=item.final_value, resolution=item.resolution,
+            problem_idx=submission.problem.problem_idx,
+            problem=submission.problem.statement,
+            model_name=submission.model_name,
+            model_config=submission.model_config,
+            idx_answer=submission.run_index,
+            answer=submission.text,
+            judges=judges,
+            final_points=item.final_value,
+            resolution=item.resolution,
         )
         rows.append(ExportRow(data=data, facts=RowFacts(model=submission.model_name, resolution=item.resolution)))
     return rows
@@ -74,7 +92,7 @@ def plan_matharena_proofs(project, options: dict) -> ExportPlan:
 
     def chunks() -> Iterator[list[ExportRow]]:
         for start in range(0, len(item_ids), size):
-            yield _rows(item_ids[start:start + size])
+            yield _rows(item_ids[start : start + size])
 
     shown = {k: v for k, v in options.items() if k not in ("chunk_size", "chunk_delay")}
     return ExportPlan(total=len(item_ids), chunks=chunks(), parameters={**shown, "builder": "matharena-proofs"})
@@ -89,7 +107,15 @@ def describe_matharena_proofs(options: dict) -> str:
     )
 
 
-MATHARENA_PROOFS = register_export_format(ExportFormat(
-    name="matharena-proofs", title="MathArena proofs (graded)", columns=COLUMNS, plan=plan_matharena_proofs,
-    file_stem="matharena_proofs", describe=describe_matharena_proofs, project_kind=PROOF_GRADE,
-), replace=True)
+MATHARENA_PROOFS = register_export_format(
+    ExportFormat(
+        name="matharena-proofs",
+        title="MathArena proofs (graded)",
+        columns=COLUMNS,
+        plan=plan_matharena_proofs,
+        file_stem="matharena_proofs",
+        describe=describe_matharena_proofs,
+        project_kind=PROOF_GRADE,
+    ),
+    replace=True,
+)

@@ -6,6 +6,7 @@ One row per proof: `problem_idx, problem, model_name, model_config, idx_answer, 
 checkpoint of the chain the grader followed (desc is the grader's justification), then one per deduction
 applied (negative points for a penalty, a cap named in its desc).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -52,31 +53,43 @@ def grading_details(grade: JudgeGrade) -> list[dict[str, Any]]:
     entries = []
     if chain is not None:
         for checkpoint in chain.checkpoints:
-            entries.append({
-                "title": checkpoint.title,
-                "desc": justifications.get(checkpoint.key, ""),
-                "points": awarded.get(checkpoint.key, 0),
-                "max_points": checkpoint.points,
-                "grading_scheme_desc": checkpoint.description,
-            })
+            entries.append(
+                {
+                    "title": checkpoint.title,
+                    "desc": justifications.get(checkpoint.key, ""),
+                    "points": awarded.get(checkpoint.key, 0),
+                    "max_points": checkpoint.points,
+                    "grading_scheme_desc": checkpoint.description,
+                }
+            )
     for key in details.get("deductions") or ():
         deduction = grade.rubric.deduction(key)
         if deduction is None:
             continue
         is_cap = deduction.kind == "cap"
-        entries.append({
-            "title": deduction.title,
-            "desc": justifications.get(key, ""),
-            "points": 0 if is_cap else -deduction.amount,
-            "max_points": 0,
-            "grading_scheme_desc": (f"deduction: cap at {deduction.amount}/{grade.rubric.max_points}" if is_cap
-                                    else f"deduction: -{deduction.amount}"),
-        })
+        entries.append(
+            {
+                "title": deduction.title,
+                "desc": justifications.get(key, ""),
+                "points": 0 if is_cap else -deduction.amount,
+                "max_points": 0,
+                "grading_scheme_desc": (
+                    f"deduction: cap at {deduction.amount}/{grade.rubric.max_points}"
+                    if is_cap
+                    else f"deduction: -{deduction.amount}"
+                ),
+            }
+        )
     if justifications.get(OVERALL_JUSTIFICATION):
-        entries.append({
-            "title": "Overall", "desc": justifications[OVERALL_JUSTIFICATION], "points": 0, "max_points": 0,
-            "grading_scheme_desc": "",
-        })
+        entries.append(
+            {
+                "title": "Overall",
+                "desc": justifications[OVERALL_JUSTIFICATION],
+                "points": 0,
+                "max_points": 0,
+                "grading_scheme_desc": "",
+            }
+        )
     return entries
 
 

@@ -7,6 +7,7 @@ The built-in formats live in `reports.exports.builders`; other apps register the
     from reports.exports import ExportFormat, register_export_format
     register_export_format(ExportFormat(name="matharena-proofs", columns=..., plan=..., ...))
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,8 +35,9 @@ class Option:
         if value is None:
             return self.default
         if self.kind is list:
-            if not isinstance(value, list) or not all(isinstance(v, (str, int)) and not isinstance(v, bool)
-                                                       for v in value):
+            if not isinstance(value, list) or not all(
+                isinstance(v, (str, int)) and not isinstance(v, bool) for v in value
+            ):
                 raise InvalidExportOptions(f"{self.name}: must be a list of strings")
             return [str(v) for v in value]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -54,8 +56,14 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("seed", int, 0, help="Seed of every random choice the builder makes."),
     Option("question_ids", list, None, help="Restrict the export to these question ids (external ids)."),
     Option("chunk_size", int, 2000, 1, 50_000, help="Rows read, written and counted per chunk."),
-    Option("chunk_delay", float, 0.0, 0.0, 10.0,
-           help="Seconds to pause after each chunk; for tests of cancellation and crash recovery only."),
+    Option(
+        "chunk_delay",
+        float,
+        0.0,
+        0.0,
+        10.0,
+        help="Seconds to pause after each chunk; for tests of cancellation and crash recovery only.",
+    ),
 )
 
 

@@ -18,6 +18,7 @@ Each execution owns the job through a fresh `run_token`. One that finds the toke
 while it was presumed dead) stops without touching the job; one that finds `cancel_requested` set between two chunks
 ends the job `cancelled` without publishing anything.
 """
+
 from __future__ import annotations
 
 import logging
@@ -45,7 +46,6 @@ from .registry import get_export_format
 from .writers import open_writer, sha256_of
 
 logger = logging.getLogger(__name__)
-
 
 
 def export_root() -> Path:
@@ -214,9 +214,11 @@ def _write_bundle(execution, workdir, part, export_format, options, project, pla
         "created_at": timezone.now().isoformat(),
         "job": job.pk,
         "project": {
-            "id": project.pk, "name": project.name, "dataset": project.dataset.name, "kind": project.kind,
-            "policy": {"labels_per_item": project.labels_per_item,
-                       "tiebreak_annotators": project.tiebreak_annotators},
+            "id": project.pk,
+            "name": project.name,
+            "dataset": project.dataset.name,
+            "kind": project.kind,
+            "policy": {"labels_per_item": project.labels_per_item, "tiebreak_annotators": project.tiebreak_annotators},
         },
         "seed": options["seed"],
         "parameters": plan.parameters,
@@ -250,15 +252,28 @@ def _publish(execution: Execution, part: Path, manifest: dict) -> None:
             execution.owned()  # locked: a restart or a cancel cannot slip in between the rename and the status
             os.replace(part, final)
             replaced = True
-            execution.succeed(bundle_path=final.name, bundle_sha256=digest, bundle_size=size, manifest=manifest,
-                              progress_done=manifest["counts"]["rows"])
+            execution.succeed(
+                bundle_path=final.name,
+                bundle_sha256=digest,
+                bundle_size=size,
+                manifest=manifest,
+                progress_done=manifest["counts"]["rows"],
+            )
     except BaseException:
         if replaced:
             final.unlink(missing_ok=True)
         raise
 
 
-EXPORT = runner.register(JobKind(
-    name="export", title="Export", model=ExportJob, execute=_execute, resumable=False, on_start=_start_fresh,
-    reset=_forget_bundle, stale_setting="EXPORT_STALE_SECONDS",
-))
+EXPORT = runner.register(
+    JobKind(
+        name="export",
+        title="Export",
+        model=ExportJob,
+        execute=_execute,
+        resumable=False,
+        on_start=_start_fresh,
+        reset=_forget_bundle,
+        stale_setting="EXPORT_STALE_SECONDS",
+    )
+)

@@ -3,6 +3,7 @@
 Every choice draws from its own `random.Random` seeded with the export seed and a name for the choice, so one
 choice does not shift when another changes (adding a type does not reshuffle the others).
 """
+
 from __future__ import annotations
 
 import random

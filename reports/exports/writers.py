@@ -4,6 +4,7 @@ Every writer takes rows (dicts keyed by column name) in batches and never holds 
 CSV spells booleans `true`/`false` and writes lists and JSON values as JSON text; Parquet keeps the typed values
 and writes one row group per `row_group_rows` rows.
 """
+
 from __future__ import annotations
 
 import csv
@@ -133,8 +134,9 @@ class ParquetWriter(_Writer):
 
     def _flush(self):
         if self._pending:
-            self._writer.write_table(pa.Table.from_pylist(self._pending, schema=self.schema),
-                                     row_group_size=len(self._pending))
+            self._writer.write_table(
+                pa.Table.from_pylist(self._pending, schema=self.schema), row_group_size=len(self._pending)
+            )
             self._pending, self._pending_bytes = [], 0
 
     def _close(self):
@@ -162,9 +164,7 @@ def read_rows(path: Path, columns: tuple[Column, ...]) -> list[dict[str, Any]]:
             return [json.loads(line) for line in handle if line.strip()]
     if path.suffix == ".csv":
         with open(path, encoding="utf-8", newline="") as handle:
-            return [
-                {c.name: _from_csv(row[c.name], c.kind) for c in columns} for row in csv.DictReader(handle)
-            ]
+            return [{c.name: _from_csv(row[c.name], c.kind) for c in columns} for row in csv.DictReader(handle)]
     if path.suffix == ".parquet":
         rows = pq.read_table(path).to_pylist()
         json_columns = [c.name for c in columns if c.kind == JSON]

@@ -1,4 +1,5 @@
 """Fixtures for the annotation workflow: a small dataset, projects with members, task helpers."""
+
 from __future__ import annotations
 
 import itertools
@@ -16,14 +17,21 @@ def build_dataset(questions: int = 3, completions_per_question: int = 2, name: s
     dataset = Dataset.objects.create(name=name or f"annotation-tests-{next(_dataset_counter)}")
     for q in range(questions):
         question = Question.objects.create(
-            dataset=dataset, external_id=f"q{q}", text=f"Compute {q} + 1.", answer_type="A1", answer_class="A",
+            dataset=dataset,
+            external_id=f"q{q}",
+            text=f"Compute {q} + 1.",
+            answer_type="A1",
+            answer_class="A",
             content_hash=f"hash-q{q}",
         )
         ReferenceAnswer.objects.create(question=question, final_answer=str(q + 1))
         for c in range(completions_per_question):
             Completion.objects.create(
-                question=question, external_id=f"c{c}", model_name=f"secret-model-{c}",
-                text=f"So the answer is \\boxed{{{q + c}}}", content_hash=f"hash-q{q}-c{c}",
+                question=question,
+                external_id=f"c{c}",
+                model_name=f"secret-model-{c}",
+                text=f"So the answer is \\boxed{{{q + c}}}",
+                content_hash=f"hash-q{q}-c{c}",
             )
     return dataset
 

@@ -1,5 +1,6 @@
 """Adaptive redundancy under twelve annotators claiming and submitting at once against real PostgreSQL: items ask
 for one label at a time, and no item is ever given more labels than it asked for or than the cap."""
+
 import random
 import threading
 import time
@@ -53,17 +54,28 @@ def run_annotator(project_id, user, accuracy, seed, barrier, deadline, accepted,
 
 def test_concurrent_annotators_never_over_assign_an_adaptive_item(transactional_db, make_user):
     dataset = build_dataset(questions=10, completions_per_question=4)  # 40 items
-    project = services.create_project(dataset=dataset, kind="correctness", seed=3, aggregation="model",
-                                      adaptive_redundancy=True, confidence_target=0.98, max_labels=3, refit_every=0)
+    project = services.create_project(
+        dataset=dataset,
+        kind="correctness",
+        seed=3,
+        aggregation="model",
+        adaptive_redundancy=True,
+        confidence_target=0.98,
+        max_labels=3,
+        refit_every=0,
+    )
     annotators = [make_user("annotator") for _ in range(CLIENTS)]
     for user in annotators:
         services.add_member(project, user)
     accuracies = [0.97 if n % 2 == 0 else 0.8 for n in range(CLIENTS)]
     parameters = label_model.FittedParameters(
-        classes=[False, True], class_prior=[0.5, 0.5],
-        confusion={str(user.pk): [[a, 1 - a], [1 - a, a]] for user, a in zip(annotators, accuracies, strict=True)})
-    AnnotatorModelFit.objects.create(project=project, status=AnnotatorModelFit.Status.SUCCEEDED,
-                                     parameters=parameters.as_json())
+        classes=[False, True],
+        class_prior=[0.5, 0.5],
+        confusion={str(user.pk): [[a, 1 - a], [1 - a, a]] for user, a in zip(annotators, accuracies, strict=True)},
+    )
+    AnnotatorModelFit.objects.create(
+        project=project, status=AnnotatorModelFit.Status.SUCCEEDED, parameters=parameters.as_json()
+    )
     assert set(Item.objects.filter(project=project).values_list("required_labels", flat=True)) == {1}
 
     accepted, refused, failures = [], [], []
@@ -71,8 +83,10 @@ def test_concurrent_annotators_never_over_assign_an_adaptive_item(transactional_
     barrier = threading.Barrier(CLIENTS)
     deadline = time.monotonic() + 120
     threads = [
-        threading.Thread(target=run_annotator, args=(project.pk, user, accuracies[n], n, barrier, deadline, accepted,
-                                                     refused, failures, lock))
+        threading.Thread(
+            target=run_annotator,
+            args=(project.pk, user, accuracies[n], n, barrier, deadline, accepted, refused, failures, lock),
+        )
         for n, user in enumerate(annotators)
     ]
     for thread in threads:

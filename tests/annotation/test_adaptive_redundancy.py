@@ -1,6 +1,7 @@
 """Model-based aggregation and adaptive redundancy on the real label path: the final label records its rule and
 confidence, adaptive items stop when confident, go on when not, respect the label cap, and the refit job fits the
 project's labels."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,19 +21,29 @@ SLOPPY = [[0.8, 0.2], [0.2, 0.8]]
 
 def fitted(project, confusion: dict, weak: dict | None = None, class_prior=(0.5, 0.5)) -> AnnotatorModelFit:
     """A succeeded fit with the given parameters: what the refit job stores, set by hand to known values."""
-    parameters = label_model.FittedParameters(classes=[False, True], class_prior=list(class_prior),
-                                              confusion={str(user.pk): m for user, m in confusion.items()},
-                                              weak=weak or {})
-    return AnnotatorModelFit.objects.create(project=project, status=AnnotatorModelFit.Status.SUCCEEDED,
-                                            parameters=parameters.as_json())
+    parameters = label_model.FittedParameters(
+        classes=[False, True],
+        class_prior=list(class_prior),
+        confusion={str(user.pk): m for user, m in confusion.items()},
+        weak=weak or {},
+    )
+    return AnnotatorModelFit.objects.create(
+        project=project, status=AnnotatorModelFit.Status.SUCCEEDED, parameters=parameters.as_json()
+    )
 
 
 @pytest.fixture
 def adaptive_project(make_project):
     def build(annotators=4, **settings):
         dataset = build_dataset(questions=1, completions_per_question=1)
-        options = {"aggregation": "model", "adaptive_redundancy": True, "confidence_target": 0.98, "max_labels": 3,
-                   "refit_every": 0, **settings}
+        options = {
+            "aggregation": "model",
+            "adaptive_redundancy": True,
+            "confidence_target": 0.98,
+            "max_labels": 3,
+            "refit_every": 0,
+            **settings,
+        }
         project, people, judges = make_project(annotators=annotators, adjudicators=1, dataset=dataset, **options)
         return project, people, judges[0], Item.objects.get(project=project)
 
@@ -105,8 +116,9 @@ def test_a_verifier_vote_is_weak_and_never_the_final_label_alone(adaptive_projec
     assert item.confidence == pytest.approx(97 * 9 / (97 * 9 + 3))
 
     dataset = build_dataset(questions=1, completions_per_question=1)
-    other = services.create_project(dataset=dataset, kind="correctness", aggregation="model",
-                                    adaptive_redundancy=True, refit_every=0, max_labels=3)
+    other = services.create_project(
+        dataset=dataset, kind="correctness", aggregation="model", adaptive_redundancy=True, refit_every=0, max_labels=3
+    )
     services.add_member(other, people[0])
     other_item = Item.objects.get(project=other)
     Verdict.objects.create(completion_id=other_item.subject_id, verifier=verifier, status="correct")
@@ -189,8 +201,9 @@ def test_the_refit_job_fits_labels_with_gold_anchors(make_project, researcher):
     for item in items:
         for n, user in enumerate(people):
             value = truth[item.pk] if n < 2 else not truth[item.pk]
-            task = Task.objects.create(item=item, annotator=user, status=Task.Status.SUBMITTED, leased_at=now,
-                                       expires_at=now)
+            task = Task.objects.create(
+                item=item, annotator=user, status=Task.Status.SUBMITTED, leased_at=now, expires_at=now
+            )
             Label.objects.create(item=item, task=task, annotator=user, value=value)
     fit = aggregation.request_refit(project, actor=researcher)
     fit = runner.run("annotator-model", fit.pk)
@@ -239,25 +252,31 @@ def test_the_api_shows_the_latest_fit_and_queues_a_refit(client, make_project, r
     fitted(project, {people[0]: CAREFUL})
     shown = client.get(url).json()["fit"]
     assert shown["job"]["status"] == "succeeded"
-    response = client.patch(f"/api/projects/{project.pk}/", {"adaptive_redundancy": True, "max_labels": 3},
-                            content_type="application/json")
+    response = client.patch(
+        f"/api/projects/{project.pk}/", {"adaptive_redundancy": True, "max_labels": 3}, content_type="application/json"
+    )
     assert response.status_code == 200 and response.json()["adaptive_redundancy"] is True
-    response = client.patch(f"/api/projects/{project.pk}/", {"confidence_target": 1.5},
-                            content_type="application/json")
+    response = client.patch(f"/api/projects/{project.pk}/", {"confidence_target": 1.5}, content_type="application/json")
     assert response.status_code == 400
 
 
 def test_weak_votes_count_with_their_measured_confusion_up_to_a_cap():
     parameters = label_model.FittedParameters(
-        classes=[False, True], class_prior=[0.5, 0.5], confusion={"1": CAREFUL},
-        weak={"good": {"correct": [0.2, 0.8], "incorrect": [0.8, 0.2]},
-              "superb": {"correct": [0.001, 0.999], "incorrect": [0.999, 0.001]}})
+        classes=[False, True],
+        class_prior=[0.5, 0.5],
+        confusion={"1": CAREFUL},
+        weak={
+            "good": {"correct": [0.2, 0.8], "incorrect": [0.8, 0.2]},
+            "superb": {"correct": [0.001, 0.999], "incorrect": [0.999, 0.001]},
+        },
+    )
     assert parameters.posterior([], [("good", "correct")]).confidence == pytest.approx(0.8)
     assert parameters.posterior([], [("superb", "correct")]).confidence == pytest.approx(0.9)  # odds 9 at most
     both = parameters.posterior([(1, True)], [("superb", "correct"), ("good", "correct"), ("unknown", "x")])
     assert both.n_weak_votes == 2 and both.confidence == pytest.approx(97 * 9 / (97 * 9 + 3))
-    table = label_model.measured_weak_confusion([(True, "correct")] * 8 + [(True, "incorrect")] * 2
-                                                + [(False, "incorrect")] * 10, [False, True])
+    table = label_model.measured_weak_confusion(
+        [(True, "correct")] * 8 + [(True, "incorrect")] * 2 + [(False, "incorrect")] * 10, [False, True]
+    )
     assert table["correct"] == pytest.approx([0.5 / 11, 8.5 / 11])
     assert table["incorrect"] == pytest.approx([10.5 / 11, 2.5 / 11])
 

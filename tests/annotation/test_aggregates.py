@@ -1,5 +1,6 @@
 """The tallies moved with each change equal the tallies rebuilt from scratch, whatever happened in between: labels,
 skips, label changes, tie-breaks, adjudications, overrides, exclusions, re-openings, gold marking and verdicts."""
+
 from __future__ import annotations
 
 import itertools
@@ -33,8 +34,17 @@ def person(role: str) -> User:
 
 VALUES = st.sampled_from([True, False, "unsuitable"])
 # (what happens, out of 100: mostly labels, so items get resolved and decisions have something to act on)
-KINDS = [(55, "label"), (61, "verdict"), (68, "skip"), (76, "change"), (82, "adjudicate"), (89, "override"), (93, "exclude"),
-         (97, "reopen"), (100, "gold")]
+KINDS = [
+    (55, "label"),
+    (61, "verdict"),
+    (68, "skip"),
+    (76, "change"),
+    (82, "adjudicate"),
+    (89, "override"),
+    (93, "exclude"),
+    (97, "reopen"),
+    (100, "gold"),
+]
 STEP = st.tuples(st.integers(0, 99), st.integers(0, 3), VALUES, st.one_of(st.none(), st.integers(1, 90)))
 
 
@@ -44,8 +54,7 @@ def step_kind(draw: int) -> str:
 
 def submit(task, user, value, seconds=None):
     if value == "unsuitable":
-        return services.submit_label(task, user, unsuitable=True, unsuitable_reason="unreadable",
-                                     seconds_spent=seconds)
+        return services.submit_label(task, user, unsuitable=True, unsuitable_reason="unreadable", seconds_spent=seconds)
     return services.submit_label(task, user, value=value, seconds_spent=seconds)
 
 
@@ -64,8 +73,11 @@ def run(step, project, annotators, staff, items):
                 submit(task, user, value, seconds)
         elif kind == "change":
             user = annotators[index]
-            task = Task.objects.filter(item__project=project, annotator=user,
-                                       status=Task.Status.SUBMITTED).order_by("-id").first()
+            task = (
+                Task.objects.filter(item__project=project, annotator=user, status=Task.Status.SUBMITTED)
+                .order_by("-id")
+                .first()
+            )
             if task is not None:
                 submit(task, user, value)
         elif kind == "adjudicate":
@@ -78,19 +90,32 @@ def run(step, project, annotators, staff, items):
                 return
             item = resolved[index % len(resolved)]
             if kind == "reopen":
-                services.bulk_apply(project, Item.objects.filter(pk=item.pk), services.REOPEN, actor=admin,
-                                    rationale="a second look")
+                services.bulk_apply(
+                    project, Item.objects.filter(pk=item.pk), services.REOPEN, actor=admin, rationale="a second look"
+                )
             else:
-                services.override(item, admin, value=None if value == "unsuitable" else value,
-                                  unsuitable=value == "unsuitable", rationale="checked again")
+                services.override(
+                    item,
+                    admin,
+                    value=None if value == "unsuitable" else value,
+                    unsuitable=value == "unsuitable",
+                    rationale="checked again",
+                )
         elif kind == "exclude":
-            services.bulk_apply(project, Item.objects.filter(pk=items[index].pk), services.EXCLUDE, actor=admin,
-                                rationale="a second look")
+            services.bulk_apply(
+                project,
+                Item.objects.filter(pk=items[index].pk),
+                services.EXCLUDE,
+                actor=admin,
+                rationale="a second look",
+            )
         elif kind == "verdict":
             status = {True: "correct", False: "incorrect", "unsuitable": "inconclusive"}[value]
             grading_services.record_verdict(
-                Completion.objects.get(pk=items[index].subject_id), verifiers[(seconds or 0) % 2],
-                SimpleNamespace(status=status, extracted_answer="", explanation="", reason="", raw_output=""))
+                Completion.objects.get(pk=items[index].subject_id),
+                verifiers[(seconds or 0) % 2],
+                SimpleNamespace(status=status, extracted_answer="", explanation="", reason="", raw_output=""),
+            )
         elif kind == "gold":
             services.mark_gold(project, items[index], value is True, actor=admin)
     except services.WorkflowError:
@@ -98,8 +123,9 @@ def run(step, project, annotators, staff, items):
 
 
 @pytest.mark.django_db
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(steps=st.lists(STEP, min_size=10, max_size=40))
 def test_incremental_tallies_equal_rebuilt_ones(steps):
     dataset = build_dataset(questions=2, completions_per_question=2, name=f"tallies-{next(_names)}")
@@ -107,15 +133,20 @@ def test_incremental_tallies_equal_rebuilt_ones(steps):
     annotators = [person(roles.ANNOTATOR) for _ in range(4)]
     for user in annotators:
         services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
-    verifiers = [VerifierConfig.objects.create(name=f"tally-rule-{next(_names)}", kind=VerifierConfig.Kind.RULE)
-                 for _ in range(2)]
+    verifiers = [
+        VerifierConfig.objects.create(name=f"tally-rule-{next(_names)}", kind=VerifierConfig.Kind.RULE)
+        for _ in range(2)
+    ]
     staff = (person(roles.ADJUDICATOR), person(roles.ADMIN), verifiers)
     items = list(Item.objects.filter(project=project).order_by("id"))
     for step in steps:
         run(step, project, annotators, staff, items)
         items = list(Item.objects.filter(project=project).order_by("id"))
-    assert Label.objects.filter(item__project=project).count() == selectors.state_counts(project)["labels"] + \
-        Label.objects.filter(item__project=project, item__is_gold=True).count()
+    assert (
+        Label.objects.filter(item__project=project).count()
+        == selectors.state_counts(project)["labels"]
+        + Label.objects.filter(item__project=project, item__is_gold=True).count()
+    )
     kept = aggregates.project_tallies(project)
     rebuilt = {key: count for key, count in aggregates.computed_tallies(project).items() if count}
     assert kept == rebuilt
@@ -133,7 +164,8 @@ def test_rebuild_command_gives_back_the_tallies(make_project):
     call_command("rebuild_aggregates", "--project", str(project.pk))
     assert selectors.progress(project) == before
     assert aggregates.project_tallies(project) == {
-        key: count for key, count in aggregates.computed_tallies(project).items() if count}
+        key: count for key, count in aggregates.computed_tallies(project).items() if count
+    }
 
 
 @pytest.mark.django_db
@@ -156,13 +188,20 @@ def test_migrate_counts_the_tallies_of_projects_that_have_none(make_project):
 def test_verdicts_recorded_before_the_project_count_when_its_items_are_added(make_project, corpus):
     verifier = VerifierConfig.objects.create(name=f"tally-rule-{next(_names)}", kind=VerifierConfig.Kind.RULE)
     for completion in Completion.objects.filter(question__dataset=corpus):
-        grading_services.record_verdict(completion, verifier, SimpleNamespace(
-            status="correct", extracted_answer="", explanation="", reason="", raw_output=""))
+        grading_services.record_verdict(
+            completion,
+            verifier,
+            SimpleNamespace(status="correct", extracted_answer="", explanation="", reason="", raw_output=""),
+        )
     project, _, _ = make_project(annotators=2)
-    assert aggregates.project_tallies(project)[f"vv|{verifier.pk}"] == Completion.objects.filter(
-        question__dataset=corpus).count()
+    assert (
+        aggregates.project_tallies(project)[f"vv|{verifier.pk}"]
+        == Completion.objects.filter(question__dataset=corpus).count()
+    )
     assert aggregates.project_tallies(project) == {
-        key: count for key, count in aggregates.computed_tallies(project).items() if count}
+        key: count for key, count in aggregates.computed_tallies(project).items() if count
+    }
     assert services.add_items(project, subject_ids=list(project.items.values_list("subject_id", flat=True))) == 0
     assert aggregates.project_tallies(project) == {
-        key: count for key, count in aggregates.computed_tallies(project).items() if count}
+        key: count for key, count in aggregates.computed_tallies(project).items() if count
+    }

@@ -1,4 +1,5 @@
 """The annotation REST API: routes and status codes, what each role may see, and blindness until resolution."""
+
 import json
 
 import pytest
@@ -39,9 +40,14 @@ def team(make_project, api_client_for, make_user, researcher, admin_role_user):
     project, people, judges = make_project(annotators=3, adjudicators=1)
     clients = [api_client_for(user) for user in people]
     return {
-        "project": project, "people": people, "clients": clients, "judge": judges[0],
-        "judge_client": api_client_for(judges[0]), "researcher": api_client_for(researcher),
-        "admin": api_client_for(admin_role_user), "outsider": api_client_for(make_user("annotator")),
+        "project": project,
+        "people": people,
+        "clients": clients,
+        "judge": judges[0],
+        "judge_client": api_client_for(judges[0]),
+        "researcher": api_client_for(researcher),
+        "admin": api_client_for(admin_role_user),
+        "outsider": api_client_for(make_user("annotator")),
     }
 
 
@@ -54,16 +60,25 @@ class TestAuthAndProjects:
     def test_anonymous_is_refused(self, team, api_client_for):
         assert api_client_for(None).get("/api/projects/").status_code in (401, 403)
 
-    def test_researcher_creates_and_patches_a_project(self, api_client_for, researcher, corpus,
-                                                      django_capture_on_commit_callbacks):
+    def test_researcher_creates_and_patches_a_project(
+        self, api_client_for, researcher, corpus, django_capture_on_commit_callbacks
+    ):
         client = api_client_for(researcher)
         with django_capture_on_commit_callbacks(execute=True):  # the setup job runs (eagerly) once committed
-            response = client.post("/api/projects/", {"dataset": corpus.name, "kind": "answer_type", "name": "types",
-                                                      "labels_per_item": 3}, format="json")
+            response = client.post(
+                "/api/projects/",
+                {"dataset": corpus.name, "kind": "answer_type", "name": "types", "labels_per_item": 3},
+                format="json",
+            )
         assert response.status_code == 202, response.content
         body = response.json()["project"]
-        assert (body["labels_per_item"], body["tiebreak_annotators"], body["show_model_names"],
-                body["verdict_visibility"], body["lease_minutes"]) == (3, 1, False, "adjudicators", 30)
+        assert (
+            body["labels_per_item"],
+            body["tiebreak_annotators"],
+            body["show_model_names"],
+            body["verdict_visibility"],
+            body["lease_minutes"],
+        ) == (3, 1, False, "adjudicators", 30)
         project = AnnotationProject.objects.get(pk=body["id"])
         assert project.items.count() == 3
         patched = client.patch(f"/api/projects/{project.pk}/", {"lease_minutes": 5, "gold_rate": 0.1}, format="json")
@@ -78,7 +93,8 @@ class TestAuthAndProjects:
 
     def test_proof_grade_projects_are_not_created_here(self, api_client_for, researcher, corpus):
         response = api_client_for(researcher).post(
-            "/api/projects/", {"dataset": corpus.name, "kind": "proof_grade"}, format="json")
+            "/api/projects/", {"dataset": corpus.name, "kind": "proof_grade"}, format="json"
+        )
         assert response.status_code == 400
 
     def test_annotators_see_their_projects_only_and_cannot_create(self, team, corpus):
@@ -87,19 +103,26 @@ class TestAuthAndProjects:
         assert [p["id"] for p in listed] == [team["project"].pk]
         assert "show_model_names" not in listed[0] and "gold_rate" not in listed[0]
         assert team["outsider"].get("/api/projects/").json()["results"] == []
-        assert client.post("/api/projects/", {"dataset": corpus.name, "kind": "correctness"},
-                           format="json").status_code == 403
+        assert (
+            client.post("/api/projects/", {"dataset": corpus.name, "kind": "correctness"}, format="json").status_code
+            == 403
+        )
 
     def test_members(self, team, make_user):
         project, researcher = team["project"], team["researcher"]
         newcomer = make_user("annotator")
-        response = researcher.post(f"/api/projects/{project.pk}/members/",
-                                   {"username": newcomer.username, "role": "annotator"}, format="json")
+        response = researcher.post(
+            f"/api/projects/{project.pk}/members/", {"username": newcomer.username, "role": "annotator"}, format="json"
+        )
         assert response.status_code == 200
         assert newcomer.username in [m["username"] for m in response.json()]
         assert team["clients"][0].get(f"/api/projects/{project.pk}/members/").status_code == 403
-        assert researcher.post(f"/api/projects/{project.pk}/members/", {"username": "ghost", "role": "annotator"},
-                               format="json").status_code == 400
+        assert (
+            researcher.post(
+                f"/api/projects/{project.pk}/members/", {"username": "ghost", "role": "annotator"}, format="json"
+            ).status_code
+            == 400
+        )
 
 
 class TestTaskFlow:
@@ -113,8 +136,11 @@ class TestTaskFlow:
         assert submit(b, second["task_id"], False).status_code == 201
         third = claim(c, project)
         assert third["item_id"] == first["item_id"]
-        response = c.post(f"/api/tasks/{third['task_id']}/submit/",
-                          {"unsuitable": True, "unsuitable_reason": "the completion is cut off"}, format="json")
+        response = c.post(
+            f"/api/tasks/{third['task_id']}/submit/",
+            {"unsuitable": True, "unsuitable_reason": "the completion is cut off"},
+            format="json",
+        )
         assert response.status_code == 201
         item_id = first["item_id"]
         assert Item.objects.get(pk=item_id).state == workflow.NEEDS_ADJUDICATION
@@ -125,27 +151,43 @@ class TestTaskFlow:
         assert [label["value"] for label in review["labels"]] == [True, False, None]
         assert review["completion"]["model_name"].startswith("secret-model")
 
-        missing_rationale = team["judge_client"].post(f"/api/items/{item_id}/adjudicate/", {"value": True},
-                                                      format="json")
+        missing_rationale = team["judge_client"].post(
+            f"/api/items/{item_id}/adjudicate/", {"value": True}, format="json"
+        )
         assert missing_rationale.status_code == 400
-        decided = team["judge_client"].post(f"/api/items/{item_id}/adjudicate/",
-                                            {"value": True, "rationale": "the boxed answer matches"}, format="json")
+        decided = team["judge_client"].post(
+            f"/api/items/{item_id}/adjudicate/", {"value": True, "rationale": "the boxed answer matches"}, format="json"
+        )
         assert decided.status_code == 200
         assert (decided.json()["state"], decided.json()["resolution"]) == ("resolved", "adjudication")
-        again = team["judge_client"].post(f"/api/items/{item_id}/adjudicate/",
-                                          {"value": False, "rationale": "second thoughts"}, format="json")
+        again = team["judge_client"].post(
+            f"/api/items/{item_id}/adjudicate/", {"value": False, "rationale": "second thoughts"}, format="json"
+        )
         assert again.status_code == 409 and "only items that need adjudication" in again.json()["detail"]
 
-        assert team["researcher"].post(f"/api/items/{item_id}/override/", {"value": False, "rationale": "r"},
-                                       format="json").status_code == 403
-        overridden = team["admin"].post(f"/api/items/{item_id}/override/",
-                                        {"unsuitable": True, "rationale": "duplicate of another item"}, format="json")
+        assert (
+            team["researcher"]
+            .post(f"/api/items/{item_id}/override/", {"value": False, "rationale": "r"}, format="json")
+            .status_code
+            == 403
+        )
+        overridden = team["admin"].post(
+            f"/api/items/{item_id}/override/",
+            {"unsuitable": True, "rationale": "duplicate of another item"},
+            format="json",
+        )
         assert overridden.status_code == 200 and overridden.json()["excluded"] is True
 
         history = team["researcher"].get(f"/api/items/{item_id}/history/").json()
         assert [event["event"] for event in history] == [
-            "labeled", "labeled", "tiebreak_requested", "labeled", "adjudication_requested", "adjudicated",
-            "overridden"]
+            "labeled",
+            "labeled",
+            "tiebreak_requested",
+            "labeled",
+            "adjudication_requested",
+            "adjudicated",
+            "overridden",
+        ]
         assert history[-1]["rationale"] == "duplicate of another item"
         assert Label.objects.filter(item_id=item_id).count() == 3
 
@@ -162,16 +204,21 @@ class TestTaskFlow:
     def test_overriding_an_unresolved_item_is_409(self, team):
         project, (a, _, _) = team["project"], team["clients"]
         task = claim(a, project)
-        response = team["admin"].post(f"/api/items/{task['item_id']}/override/", {"value": True, "rationale": "r"},
-                                      format="json")
+        response = team["admin"].post(
+            f"/api/items/{task['item_id']}/override/", {"value": True, "rationale": "r"}, format="json"
+        )
         assert response.status_code == 409 and response.json()["detail"] == "only resolved items can be overridden"
 
     def test_adjudicating_an_unresolved_item_is_409(self, team):
         task = claim(team["clients"][0], team["project"])
-        response = team["judge_client"].post(f"/api/items/{task['item_id']}/adjudicate/",
-                                             {"value": True, "rationale": "r"}, format="json")
+        response = team["judge_client"].post(
+            f"/api/items/{task['item_id']}/adjudicate/", {"value": True, "rationale": "r"}, format="json"
+        )
         assert response.status_code == 409
-        assert response.json()["detail"] == "only items that need adjudication can be adjudicated (this one is in progress)"
+        assert (
+            response.json()["detail"]
+            == "only items that need adjudication can be adjudicated (this one is in progress)"
+        )
 
     def test_bad_submissions_are_400_and_store_nothing(self, team):
         task = claim(team["clients"][0], team["project"])
@@ -203,7 +250,9 @@ class TestTaskFlow:
         full = team["researcher"].get(f"/api/projects/{project.pk}/progress/").json()
         assert full["by_state"]["resolved"] == 1 and full["by_resolution"]["agreement"] == 1
         assert {row["annotator"]: row["median_seconds"] for row in full["annotators"]} == {
-            team["people"][0].username: 10.0, team["people"][1].username: 10.0}
+            team["people"][0].username: 10.0,
+            team["people"][1].username: 10.0,
+        }
 
 
 class TestQualityFigures:
@@ -213,11 +262,21 @@ class TestQualityFigures:
         for user in (alice, bob):
             while (task := services.next_task(project, user)) is not None:
                 index = task.item.subject.question.external_id + task.item.subject.external_id
-                pattern = {"q0c0": (True, True), "q0c1": (False, False), "q1c0": (True, False),
-                           "q1c1": (False, False), "q2c0": (True, True), "q2c1": (False, True)}[index]
+                pattern = {
+                    "q0c0": (True, True),
+                    "q0c1": (False, False),
+                    "q1c0": (True, False),
+                    "q1c1": (False, False),
+                    "q2c0": (True, True),
+                    "q2c1": (False, True),
+                }[index]
                 answers[task.item_id] = pattern
-                services.submit_label(task, user, value=pattern[0] if user == alice else pattern[1],
-                                      seconds_spent=5.0 if user == alice else 9.0)
+                services.submit_label(
+                    task,
+                    user,
+                    value=pattern[0] if user == alice else pattern[1],
+                    seconds_spent=5.0 if user == alice else 9.0,
+                )
         while (task := services.next_task(project, carol)) is not None:
             services.submit_label(task, carol, value=False, seconds_spent=7.0)
         body = api_client_for(researcher).get(f"/api/projects/{project.pk}/progress/").json()
@@ -240,16 +299,22 @@ class TestGoldApi:
     def test_gold_marking_and_accuracy(self, team):
         project, researcher = team["project"], team["researcher"]
         item = project.items.order_by("id").first()
-        refused = team["clients"][0].post(f"/api/projects/{project.pk}/gold/", {"item_id": item.pk, "value": True},
-                                          format="json")
+        refused = team["clients"][0].post(
+            f"/api/projects/{project.pk}/gold/", {"item_id": item.pk, "value": True}, format="json"
+        )
         assert refused.status_code == 403
-        bad = researcher.post(f"/api/projects/{project.pk}/gold/", {"item_id": item.pk, "value": "perhaps"},
-                              format="json")
+        bad = researcher.post(
+            f"/api/projects/{project.pk}/gold/", {"item_id": item.pk, "value": "perhaps"}, format="json"
+        )
         assert bad.status_code == 400
-        response = researcher.post(f"/api/projects/{project.pk}/gold/", {"item_id": item.pk, "value": True},
-                                   format="json")
-        assert response.status_code == 200 and response.json() == {"item_id": item.pk, "is_gold": True,
-                                                                    "gold_value": True}
+        response = researcher.post(
+            f"/api/projects/{project.pk}/gold/", {"item_id": item.pk, "value": True}, format="json"
+        )
+        assert response.status_code == 200 and response.json() == {
+            "item_id": item.pk,
+            "is_gold": True,
+            "gold_value": True,
+        }
         researcher.patch(f"/api/projects/{project.pk}/", {"gold_rate": 1.0}, format="json")
         task = claim(team["clients"][0], project)
         assert task["item_id"] == item.pk
@@ -265,8 +330,13 @@ class TestBlindness:
     def test_annotator_never_sees_others_labels_prior_labels_model_names_or_gold(self, team):
         project, (a, b, c) = team["project"], team["clients"]
         for item in project.items.all():
-            PriorLabel.objects.create(completion=item.subject, is_correct=True, source_format="verifybench",
-                                      annotators=["prior-annotator-xyz"], source_file="prior-file-xyz.jsonl")
+            PriorLabel.objects.create(
+                completion=item.subject,
+                is_correct=True,
+                source_format="verifybench",
+                annotators=["prior-annotator-xyz"],
+                source_file="prior-file-xyz.jsonl",
+            )
         gold = project.items.order_by("-id").first()
         services.mark_gold(project, gold, True, actor=User.objects.get(pk=team["people"][0].pk))
         first = claim(a, project)
@@ -330,10 +400,14 @@ class TestBlindness:
         item_id = task["item_id"]
         assert a.get(f"/api/items/{item_id}/").status_code == 404
         assert a.get(f"/api/items/{item_id}/history/").status_code == 404
-        assert a.post(f"/api/items/{item_id}/adjudicate/", {"value": True, "rationale": "r"},
-                      format="json").status_code == 404
-        assert a.post(f"/api/items/{item_id}/override/", {"value": True, "rationale": "r"},
-                      format="json").status_code == 404
+        assert (
+            a.post(f"/api/items/{item_id}/adjudicate/", {"value": True, "rationale": "r"}, format="json").status_code
+            == 404
+        )
+        assert (
+            a.post(f"/api/items/{item_id}/override/", {"value": True, "rationale": "r"}, format="json").status_code
+            == 404
+        )
         assert a.get(f"/api/projects/{project.pk}/conflicts/").status_code == 403
         assert not ItemEvent.objects.filter(kind__in=["adjudicated", "overridden"]).exists()
 
@@ -341,12 +415,17 @@ class TestBlindness:
         other_judge = api_client_for(make_user("adjudicator"))
         task = claim(team["clients"][0], team["project"])
         assert other_judge.get(f"/api/items/{task['item_id']}/").status_code == 404
-        assert other_judge.post(f"/api/items/{task['item_id']}/adjudicate/", {"value": True, "rationale": "r"},
-                                format="json").status_code == 404
+        assert (
+            other_judge.post(
+                f"/api/items/{task['item_id']}/adjudicate/", {"value": True, "rationale": "r"}, format="json"
+            ).status_code
+            == 404
+        )
         assert other_judge.get(f"/api/projects/{team['project'].pk}/conflicts/").status_code == 404
 
     def test_researcher_without_adjudicator_role_cannot_decide(self, team):
         task = claim(team["clients"][0], team["project"])
-        response = team["researcher"].post(f"/api/items/{task['item_id']}/adjudicate/",
-                                           {"value": True, "rationale": "r"}, format="json")
+        response = team["researcher"].post(
+            f"/api/items/{task['item_id']}/adjudicate/", {"value": True, "rationale": "r"}, format="json"
+        )
         assert response.status_code == 403

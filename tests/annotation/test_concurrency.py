@@ -1,4 +1,5 @@
 """Sixteen annotators claiming and submitting at once against real PostgreSQL, until the project is done."""
+
 import random
 import threading
 import time
@@ -74,8 +75,9 @@ def test_sixteen_concurrent_annotators_finish_a_project(transactional_db, make_u
     barrier = threading.Barrier(CLIENTS)
     deadline = time.monotonic() + 120
     threads = [
-        threading.Thread(target=run_annotator,
-                         args=(project.pk, user, n, barrier, deadline, accepted, refused, failures, lock))
+        threading.Thread(
+            target=run_annotator, args=(project.pk, user, n, barrier, deadline, accepted, refused, failures, lock)
+        )
         for n, user in enumerate(annotators)
     ]
     for thread in threads:
@@ -108,12 +110,14 @@ def test_sixteen_concurrent_annotators_finish_a_project(transactional_db, make_u
             assert label.value == kwargs["value"]
     pairs = Counter((label.item_id, label.annotator_id) for label in labels.values())
     assert max(pairs.values()) == 1
-    assert not Task.objects.filter(item__project=project, status=Task.Status.LEASED,
-                                   item__state=workflow.RESOLVED, label__isnull=False).exists()
+    assert not Task.objects.filter(
+        item__project=project, status=Task.Status.LEASED, item__state=workflow.RESOLVED, label__isnull=False
+    ).exists()
     resolutions = Counter(items.values_list("resolution", flat=True))
     assert resolutions[workflow.BY_AGREEMENT] > 0 and resolutions[workflow.BY_MAJORITY] > 0
     assert Label.objects.filter(item__project=project, is_tiebreak=True).count() == (
-        items.filter(required_labels=3).count())
+        items.filter(required_labels=3).count()
+    )
 
 
 def test_a_row_locked_by_a_concurrent_claim_is_waited_for_not_reported_as_nothing_left(transactional_db, make_user):

@@ -1,4 +1,5 @@
 """The item browser's queries (every filter, keyset pages) and the bulk actions (exclude, re-open, gold, priority)."""
+
 from __future__ import annotations
 
 import pytest
@@ -50,8 +51,16 @@ def labeled(make_project, researcher):
     give(second, people[:2], [True, False])
     give(third, people, [True, False, False])
     services.mark_gold(project, gold, True, actor=researcher)
-    return {"project": project, "people": people, "agreed": first, "tiebreak": second, "majority": third,
-            "gold": gold, "untouched": untouched, "others": [fourth, untouched]}
+    return {
+        "project": project,
+        "people": people,
+        "agreed": first,
+        "tiebreak": second,
+        "majority": third,
+        "gold": gold,
+        "untouched": untouched,
+        "others": [fourth, untouched],
+    }
 
 
 class TestFilters:
@@ -70,7 +79,8 @@ class TestFilters:
         disagreed = sorted([labeled["tiebreak"].pk, labeled["majority"].pk])
         assert browse(project, disagreement="yes") == disagreed
         assert set(browse(project, disagreement="no")) == set(project.items.values_list("pk", flat=True)) - set(
-            disagreed)
+            disagreed
+        )
 
     def test_annotator_is_items_they_labeled(self, labeled):
         project, people = labeled["project"], labeled["people"]
@@ -83,8 +93,11 @@ class TestFilters:
 
     def test_model_goes_through_the_subject_plugin(self, labeled):
         project = labeled["project"]
-        expected = sorted(item.pk for item in project.items.all()
-                          if Completion.objects.get(pk=item.subject_id).model_name == "secret-model-1")
+        expected = sorted(
+            item.pk
+            for item in project.items.all()
+            if Completion.objects.get(pk=item.subject_id).model_name == "secret-model-1"
+        )
         assert browse(project, model="secret-model-1") == expected and len(expected) == 3
         assert browse(project, model="no-such-model") == []
 
@@ -99,8 +112,9 @@ class TestFilters:
         question = Question.objects.get(dataset=dataset, external_id="q2")
         question.text = "Find the area of the triangle."
         question.save()
-        completion = Completion.objects.filter(question__dataset=dataset, external_id="c0").exclude(
-            question=question).first()
+        completion = (
+            Completion.objects.filter(question__dataset=dataset, external_id="c0").exclude(question=question).first()
+        )
         completion.text = "Apply the quadratic formula, then box it."
         completion.save()
         project, _, _ = make_project(annotators=0, dataset=dataset)
@@ -112,8 +126,10 @@ class TestFilters:
 
     def test_verdicts_go_through_grading(self, labeled):
         project = labeled["project"]
-        rules, judge = (VerifierConfig.objects.create(name=name, kind=kind) for name, kind in (
-            ("rules", "rule"), ("rules-strict", "rule")))
+        rules, judge = (
+            VerifierConfig.objects.create(name=name, kind=kind)
+            for name, kind in (("rules", "rule"), ("rules-strict", "rule"))
+        )
         items = list(project.items.order_by("id"))
         Verdict.objects.create(completion_id=items[0].subject_id, verifier=rules, status="correct")
         Verdict.objects.create(completion_id=items[1].subject_id, verifier=rules, status="incorrect")
@@ -134,8 +150,10 @@ class TestFilters:
             browse(project, model="secret-model-0")
         assert len(browse(project, q="Compute")) == 3
 
-    @pytest.mark.parametrize("params", [{"state": "done"}, {"resolution": "vote"}, {"gold": "perhaps"},
-                                        {"annotator": "alan"}, {"answer_type": "Z9"}])
+    @pytest.mark.parametrize(
+        "params",
+        [{"state": "done"}, {"resolution": "vote"}, {"gold": "perhaps"}, {"annotator": "alan"}, {"answer_type": "Z9"}],
+    )
     def test_bad_values_are_refused(self, params):
         with pytest.raises(selectors.InvalidFilter):
             ItemFilter.from_params(params)
@@ -173,8 +191,7 @@ class TestKeysetPages:
         first = selectors.browse_items(project, ItemFilter(), sort="-priority", page_size=2)
         second = selectors.browse_items(project, ItemFilter(), sort="-priority", after=first.next_key, page_size=2)
         assert first.previous_key is None and second.previous_key is not None
-        back = selectors.browse_items(project, ItemFilter(), sort="-priority", before=second.previous_key,
-                                      page_size=2)
+        back = selectors.browse_items(project, ItemFilter(), sort="-priority", before=second.previous_key, page_size=2)
         assert ids(back.items) == ids(first.items) and back.previous_key is None
 
     def test_pages_after_a_key_are_stable_under_inserts(self, make_project):
@@ -184,10 +201,12 @@ class TestKeysetPages:
             seen = ids(selectors.browse_items(project, ItemFilter(), sort=sort, page_size=2).items)
             key = selectors.browse_items(project, ItemFilter(), sort=sort, page_size=2).next_key
             # new items arrive at the top of both orders (the newest id, the highest priority) while someone reads
-            question = Question.objects.create(dataset=dataset, external_id=f"new-{sort}", text="New.",
-                                               content_hash=f"new-{sort}")
-            extra = Completion.objects.create(question=question, external_id="c", model_name="m", text="x",
-                                              content_hash=f"new-{sort}")
+            question = Question.objects.create(
+                dataset=dataset, external_id=f"new-{sort}", text="New.", content_hash=f"new-{sort}"
+            )
+            extra = Completion.objects.create(
+                question=question, external_id="c", model_name="m", text="x", content_hash=f"new-{sort}"
+            )
             services.add_items(project, subject_ids=[extra.pk], priority=50)
             rest = []
             while key:
@@ -230,14 +249,19 @@ class TestBulkActions:
     def test_exclude_takes_items_out_of_the_queue_and_the_export(self, labeled, researcher):
         project, people = labeled["project"], labeled["people"]
         items = Item.objects.filter(pk__in=[labeled["agreed"].pk, labeled["tiebreak"].pk, labeled["gold"].pk])
-        result = services.bulk_apply(project, items, services.EXCLUDE, actor=researcher,
-                                     rationale="The question has a typo.")
+        result = services.bulk_apply(
+            project, items, services.EXCLUDE, actor=researcher, rationale="The question has a typo."
+        )
         assert (result.applied, result.skipped) == (2, {"gold items are not in the workflow": 1})
         agreed = Item.objects.get(pk=labeled["agreed"].pk)
         assert (agreed.state, agreed.excluded) == (workflow.EXCLUDED, True)
         event = ItemEvent.objects.get(item=agreed, kind=ItemEvent.Kind.EXCLUDED)
         assert (event.actor, event.rationale, event.from_state, event.value["previous"]["final_value"]) == (
-            researcher, "The question has a typo.", workflow.RESOLVED, True)
+            researcher,
+            "The question has a typo.",
+            workflow.RESOLVED,
+            True,
+        )
         exported = [row["item_id"] for row in report_selectors.final_correctness_labels(project)]
         assert agreed.pk not in exported and labeled["majority"].pk in exported
         # nobody is given the excluded tie-break item any more
@@ -255,12 +279,21 @@ class TestBulkActions:
     def test_reopen_asks_one_more_label_through_the_state_machine(self, labeled, researcher, make_user):
         project, people = labeled["project"], labeled["people"]
         agreed = labeled["agreed"]
-        result = services.bulk_apply(project, Item.objects.filter(pk__in=[agreed.pk, labeled["tiebreak"].pk]),
-                                     services.REOPEN, actor=researcher, rationale="Model b is often wrong here.")
+        result = services.bulk_apply(
+            project,
+            Item.objects.filter(pk__in=[agreed.pk, labeled["tiebreak"].pk]),
+            services.REOPEN,
+            actor=researcher,
+            rationale="Model b is often wrong here.",
+        )
         assert (result.applied, result.skipped) == (1, {"only resolved items can be re-opened": 1})
         agreed.refresh_from_db()
         assert (agreed.state, agreed.required_labels, agreed.final_value, agreed.resolution) == (
-            workflow.IN_PROGRESS, 3, None, "")
+            workflow.IN_PROGRESS,
+            3,
+            None,
+            "",
+        )
         event = ItemEvent.objects.get(item=agreed, kind=ItemEvent.Kind.REOPENED)
         assert event.value["previous"] == {"final_value": True, "resolution": "agreement", "excluded": False}
         assert event.rationale == "Model b is often wrong here."
@@ -270,7 +303,11 @@ class TestBulkActions:
         services.submit_label(task, people[2], value=False)
         agreed.refresh_from_db()
         assert (agreed.state, agreed.resolution, agreed.final_value, agreed.label_count) == (
-            workflow.RESOLVED, workflow.BY_MAJORITY, True, 3)
+            workflow.RESOLVED,
+            workflow.BY_MAJORITY,
+            True,
+            3,
+        )
         assert kinds(agreed)[-3:] == ["reopened", "labeled", "resolved"]
 
     def test_mark_gold_only_unlabeled_items(self, labeled, researcher):
@@ -307,8 +344,7 @@ class TestBulkActions:
                 services.bulk_apply(project, items, services.PRIORITY, actor=user, change=1)
         assert services.bulk_apply(project, items, services.PRIORITY, actor=admin_role_user, change=1).applied == 2
 
-    def test_all_matching_a_filter_in_chunks_and_never_beyond_the_limit(self, make_project, researcher,
-                                                                        monkeypatch):
+    def test_all_matching_a_filter_in_chunks_and_never_beyond_the_limit(self, make_project, researcher, monkeypatch):
         project, _, _ = make_project(annotators=0, dataset=build_dataset(questions=4, completions_per_question=2))
         monkeypatch.setattr(services, "BULK_CHUNK", 3)
         matching = selectors.filtered_items(project, ItemFilter.from_params({"model": "secret-model-0"}))

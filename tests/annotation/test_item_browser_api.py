@@ -1,4 +1,5 @@
 """GET /api/projects/{id}/items/ and POST /api/projects/{id}/items/bulk/: who may, filters, keyset pages, actions."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,9 +19,13 @@ def setup(make_project, api_client_for, make_user, researcher):
     give(items[0], people, [True, False])  # a disagreement: needs a tie-break
     give(items[1], people, [True, True])
     return {
-        "project": project, "items": items, "url": f"/api/projects/{project.pk}/items/",
-        "researcher": api_client_for(researcher), "judge": api_client_for(judges[0]),
-        "annotator": api_client_for(people[0]), "outsider": api_client_for(make_user("annotator")),
+        "project": project,
+        "items": items,
+        "url": f"/api/projects/{project.pk}/items/",
+        "researcher": api_client_for(researcher),
+        "judge": api_client_for(judges[0]),
+        "annotator": api_client_for(people[0]),
+        "outsider": api_client_for(make_user("annotator")),
         "outside_judge": api_client_for(make_user("adjudicator")),
     }
 
@@ -31,8 +36,9 @@ def test_annotators_are_refused_and_outsiders_see_nothing(setup):
     assert setup["outsider"].get(url).status_code == 404
     assert setup["outside_judge"].get(url).status_code == 404
     for who in ("annotator", "outsider", "judge"):
-        response = setup[who].post(url + "bulk/", {"action": "priority", "item_ids": [setup["items"][0].pk],
-                                                   "change": 1}, format="json")
+        response = setup[who].post(
+            url + "bulk/", {"action": "priority", "item_ids": [setup["items"][0].pk], "change": 1}, format="json"
+        )
         assert response.status_code == 403, who
     assert not ItemEvent.objects.filter(kind=ItemEvent.Kind.PRIORITY_CHANGED).exists()
 
@@ -67,8 +73,9 @@ def test_filters_and_keyset_links(setup):
     assert [row["id"] for row in client.get(previous).json()["results"]] == seen[:2]
 
 
-@pytest.mark.parametrize("query", ["state=done", "page_size=many", "sort=random_key", "after=nonsense",
-                                   "verdict=maybe"])
+@pytest.mark.parametrize(
+    "query", ["state=done", "page_size=many", "sort=random_key", "after=nonsense", "verdict=maybe"]
+)
 def test_bad_parameters_are_a_400(setup, query):
     response = setup["researcher"].get(f"{setup['url']}?{query}")
     assert response.status_code == 400 and response.json()["detail"]
@@ -77,36 +84,50 @@ def test_bad_parameters_are_a_400(setup, query):
 def test_bulk_on_chosen_items_and_on_all_matching(setup):
     client, project = setup["researcher"], setup["project"]
     chosen = [item.pk for item in setup["items"][2:4]]
-    response = client.post(setup["url"] + "bulk/", {"action": "priority", "item_ids": chosen, "change": 3},
-                           format="json")
+    response = client.post(
+        setup["url"] + "bulk/", {"action": "priority", "item_ids": chosen, "change": 3}, format="json"
+    )
     assert response.status_code == 200 and response.json() == {"action": "priority", "applied": 2, "skipped": {}}
     assert set(Item.objects.filter(pk__in=chosen).values_list("priority", flat=True)) == {3}
 
-    response = client.post(setup["url"] + "bulk/", {"action": "reopen", "all_matching": True,
-                                                    "filters": {"state": "resolved"},
-                                                    "rationale": "A second look."}, format="json")
+    response = client.post(
+        setup["url"] + "bulk/",
+        {"action": "reopen", "all_matching": True, "filters": {"state": "resolved"}, "rationale": "A second look."},
+        format="json",
+    )
     assert response.json()["applied"] == 1
     assert Item.objects.get(pk=setup["items"][1].pk).state == workflow.IN_PROGRESS
 
-    response = client.post(setup["url"] + "bulk/", {"action": "exclude", "all_matching": True,
-                                                    "filters": {"disagreement": "yes"}}, format="json")
+    response = client.post(
+        setup["url"] + "bulk/",
+        {"action": "exclude", "all_matching": True, "filters": {"disagreement": "yes"}},
+        format="json",
+    )
     assert response.status_code == 400 and "rationale" in response.json()["detail"]
-    response = client.post(setup["url"] + "bulk/", {"action": "mark_gold", "item_ids": chosen, "value": True},
-                           format="json")
+    response = client.post(
+        setup["url"] + "bulk/", {"action": "mark_gold", "item_ids": chosen, "value": True}, format="json"
+    )
     assert response.json()["applied"] == 2
     assert project.items.filter(is_gold=True).count() == 2
 
 
 def test_bulk_refuses_a_selection_over_the_limit(setup, monkeypatch):
     monkeypatch.setattr(services, "BULK_LIMIT", 3)
-    response = setup["researcher"].post(setup["url"] + "bulk/", {"action": "priority", "all_matching": True,
-                                                                 "change": 1}, format="json")
+    response = setup["researcher"].post(
+        setup["url"] + "bulk/", {"action": "priority", "all_matching": True, "change": 1}, format="json"
+    )
     assert response.status_code == 400 and "narrow the filter" in response.json()["detail"]
     assert not ItemEvent.objects.filter(kind=ItemEvent.Kind.PRIORITY_CHANGED).exists()
 
 
-@pytest.mark.parametrize("body", [{"action": "delete", "item_ids": [1]}, {"action": "priority", "change": 1},
-                                  {"action": "priority", "all_matching": True, "filters": {"gold": "maybe"}}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"action": "delete", "item_ids": [1]},
+        {"action": "priority", "change": 1},
+        {"action": "priority", "all_matching": True, "filters": {"gold": "maybe"}},
+    ],
+)
 def test_bad_bulk_requests_are_a_400(setup, body):
     assert setup["researcher"].post(setup["url"] + "bulk/", body, format="json").status_code == 400
 

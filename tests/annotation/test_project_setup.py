@@ -1,5 +1,6 @@
 """A new project's items are created by a background job: preparing until complete, all or nothing, restartable,
 with the project's tallies equal to the ones recomputed from its items."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,8 +22,9 @@ def kept_equals_rebuilt(project) -> bool:
 
 
 def test_the_job_creates_every_item_and_opens_the_project(corpus, researcher):
-    project, job = setup.start_project(dataset=corpus, kind="correctness", name="setup", created_by=researcher,
-                                       seed=3, enqueue=False)
+    project, job = setup.start_project(
+        dataset=corpus, kind="correctness", name="setup", created_by=researcher, seed=3, enqueue=False
+    )
     assert project.preparing and project.items.count() == 0 and job.status == "queued"
 
     job = runner.run("project-setup", job.pk)
@@ -36,7 +38,11 @@ def test_the_job_creates_every_item_and_opens_the_project(corpus, researcher):
     for item in project.items.all():  # as services.add_items would have made them
         completion = Completion.objects.select_related("question").get(pk=item.subject_id)
         assert (item.answer_type, item.state, item.required_labels, item.label_count) == (
-            completion.question.answer_type, "pending", project.labels_per_item, 0)
+            completion.question.answer_type,
+            "pending",
+            project.labels_per_item,
+            0,
+        )
         assert 0 <= item.random_key < 1 and item.created_at is not None
 
 
@@ -92,8 +98,9 @@ def test_a_cancel_part_way_leaves_no_item_and_a_restart_creates_each_once(corpus
 def test_a_setup_whose_worker_died_is_taken_over_and_finishes(corpus):
     project, job = setup.start_project(dataset=corpus, kind="correctness", enqueue=False)
     long_ago = timezone.now() - runner.get_kind("project-setup").stale_after * 2
-    ProjectSetupJob.objects.filter(pk=job.pk).update(status="running", run_token="dead", heartbeat_at=long_ago,
-                                                     started_at=long_ago)
+    ProjectSetupJob.objects.filter(pk=job.pk).update(
+        status="running", run_token="dead", heartbeat_at=long_ago, started_at=long_ago
+    )
     report = runner.sweep(enqueue_it=False)
     assert ("project-setup", job.pk) in report.resumed
     job = runner.run("project-setup", job.pk)
@@ -121,8 +128,9 @@ def test_bad_requests_create_nothing(corpus):
 
 def test_the_api_answers_202_with_the_project_and_its_job(api_client_for, researcher, corpus):
     client = api_client_for(researcher)
-    response = client.post("/api/projects/", {"dataset": corpus.name, "kind": "correctness", "name": "api made",
-                                              "seed": 4}, format="json")
+    response = client.post(
+        "/api/projects/", {"dataset": corpus.name, "kind": "correctness", "name": "api made", "seed": 4}, format="json"
+    )
     assert response.status_code == 202, response.content
     body = response.json()
     assert body["project"]["name"] == "api made" and body["project"]["preparing"] is True
@@ -140,9 +148,17 @@ def test_the_api_answers_202_with_the_project_and_its_job(api_client_for, resear
 
 def test_the_page_sends_to_the_setup_which_leads_to_the_project(client, researcher, corpus):
     client.force_login(researcher)
-    response = client.post(reverse("dashboard-project-new"), {
-        "name": "Paged", "dataset": corpus.pk, "kind": "correctness", "labels_per_item": 2,
-        "tiebreak_annotators": 1, "lease_minutes": 30})
+    response = client.post(
+        reverse("dashboard-project-new"),
+        {
+            "name": "Paged",
+            "dataset": corpus.pk,
+            "kind": "correctness",
+            "labels_per_item": 2,
+            "tiebreak_annotators": 1,
+            "lease_minutes": 30,
+        },
+    )
     project = AnnotationProject.objects.get(name="Paged")
     job = project.setup_jobs.get()
     assert response.status_code == 302 and response.url == reverse("job-detail", args=["project-setup", job.pk])
@@ -178,8 +194,9 @@ def test_a_larger_dataset_in_chunks_reports_its_progress(monkeypatch, researcher
 
 
 def test_a_dataset_name_with_a_nul_character_is_a_400(api_client_for, researcher, corpus):
-    response = api_client_for(researcher).post("/api/projects/", {"dataset": "bad\x00name", "kind": "correctness"},
-                                               format="json")
+    response = api_client_for(researcher).post(
+        "/api/projects/", {"dataset": "bad\x00name", "kind": "correctness"}, format="json"
+    )
     assert response.status_code == 400 and "dataset" in response.json()
     assert not AnnotationProject.objects.exists()
 
@@ -192,8 +209,11 @@ def test_verdicts_recorded_before_the_setup_count_when_it_adds_the_items(corpus)
 
     verifier = VerifierConfig.objects.create(name="setup-tally-rule", kind=VerifierConfig.Kind.RULE)
     for completion in Completion.objects.filter(question__dataset=corpus):
-        grading_services.record_verdict(completion, verifier, SimpleNamespace(
-            status="incorrect", extracted_answer="", explanation="", reason="", raw_output=""))
+        grading_services.record_verdict(
+            completion,
+            verifier,
+            SimpleNamespace(status="incorrect", extracted_answer="", explanation="", reason="", raw_output=""),
+        )
     project, job = setup.start_project(dataset=corpus, kind="correctness", enqueue=False)
     runner.run("project-setup", job.pk)
     assert aggregates.project_tallies(project)[f"vv|{verifier.pk}"] == 6

@@ -1,5 +1,6 @@
 """The annotation protocol through the services: transitions on real items, assignment, leases, idempotent
 submission, decisions, append-only history, project settings and the create_annotation_project command."""
+
 from collections import Counter
 from datetime import timedelta
 from io import StringIO
@@ -38,13 +39,15 @@ class TestProjectSettings:
         assert project.items.count() == 6
         assert set(project.items.values_list("required_labels", flat=True)) == {2}
         assert set(project.items.values_list("subject_id", flat=True)) == set(
-            Completion.objects.filter(question__dataset=corpus).values_list("pk", flat=True))
+            Completion.objects.filter(question__dataset=corpus).values_list("pk", flat=True)
+        )
 
     def test_answer_type_project_has_an_item_per_question(self, make_project):
         project, _, _ = make_project(annotators=0, kind="answer_type")
         assert project.items.count() == 3
         assert set(project.items.values_list("subject_id", flat=True)) == set(
-            Question.objects.filter(dataset=project.dataset).values_list("pk", flat=True))
+            Question.objects.filter(dataset=project.dataset).values_list("pk", flat=True)
+        )
 
     def test_proof_grade_projects_come_from_the_grading_app(self, corpus):
         with pytest.raises(services.InvalidSubmission, match="grading app"):
@@ -453,13 +456,26 @@ class TestCreateProjectCommand:
     def test_prints_the_new_project_id(self, corpus, make_user):
         annotator, judge = make_user("annotator"), make_user("adjudicator")
         out = StringIO()
-        call_command("create_annotation_project", "--dataset", corpus.name, "--kind", "correctness",
-                     "--labels-per-item", "3", "--annotators", annotator.username,
-                     "--adjudicators", judge.username, stdout=out)
+        call_command(
+            "create_annotation_project",
+            "--dataset",
+            corpus.name,
+            "--kind",
+            "correctness",
+            "--labels-per-item",
+            "3",
+            "--annotators",
+            annotator.username,
+            "--adjudicators",
+            judge.username,
+            stdout=out,
+        )
         project = AnnotationProject.objects.get(pk=int(out.getvalue().strip()))
         assert (project.labels_per_item, project.items.count()) == (3, 6)
         assert set(project.memberships.values_list("user__username", "role")) == {
-            (annotator.username, "annotator"), (judge.username, "adjudicator")}
+            (annotator.username, "annotator"),
+            (judge.username, "adjudicator"),
+        }
 
     def test_unknown_dataset(self, db):
         with pytest.raises(CommandError, match="no dataset named 'nope'"):
@@ -467,8 +483,9 @@ class TestCreateProjectCommand:
 
     def test_unknown_user_creates_nothing(self, corpus):
         with pytest.raises(CommandError, match="no user named 'ghost'"):
-            call_command("create_annotation_project", "--dataset", corpus.name, "--kind", "answer_type",
-                         "--annotators", "ghost")
+            call_command(
+                "create_annotation_project", "--dataset", corpus.name, "--kind", "answer_type", "--annotators", "ghost"
+            )
         assert not AnnotationProject.objects.exists()
 
     def test_answer_type_items_are_questions(self, db):
@@ -482,10 +499,12 @@ class TestScoreAgreement:
     def test_scores_use_the_threshold_and_interval_alpha(self, corpus, make_user):
         from annotation import selectors
 
-        project = AnnotationProject.objects.create(dataset=corpus, kind="proof_grade", name="scores",
-                                                   agreement_threshold=1.0)
-        services.add_items(project, subject_ids=list(
-            corpus.questions.values_list("completions__pk", flat=True)), seed=3)
+        project = AnnotationProject.objects.create(
+            dataset=corpus, kind="proof_grade", name="scores", agreement_threshold=1.0
+        )
+        services.add_items(
+            project, subject_ids=list(corpus.questions.values_list("completions__pk", flat=True)), seed=3
+        )
         people = [make_user("annotator") for _ in range(3)]
         for user in people:
             services.add_member(project, user)
@@ -503,7 +522,10 @@ class TestScoreAgreement:
         services.submit_label(task, people[2], value=6.5)
         tiebroken = Item.objects.get(pk=task.item_id)
         assert (tiebroken.state, tiebroken.resolution, tiebroken.final_value) == (
-            workflow.RESOLVED, workflow.BY_MAJORITY, 6.5)
+            workflow.RESOLVED,
+            workflow.BY_MAJORITY,
+            6.5,
+        )
         figures = selectors.agreement_figures(project)
         assert figures["alpha_level"] == "interval" and figures["cohens_kappa"] is None
         assert figures["raw_agreement"] == pytest.approx(5 / 6)

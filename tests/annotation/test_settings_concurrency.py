@@ -1,6 +1,7 @@
 """Labels per item and tie-break annotators changed again and again while eight annotators claim and submit at once,
 against real PostgreSQL: no submit fails on a constraint or an illegal transition, no item is left stuck, and every
 item ends with the labels its requirement asks for."""
+
 import random
 import threading
 import time
@@ -46,8 +47,15 @@ def change_settings(project_id, actor, stop, outcomes, failures, lock):
     rng = random.Random(3)
     try:
         while not stop.is_set():
-            values = rng.choice([{"labels_per_item": 2}, {"labels_per_item": 3}, {"tiebreak_annotators": 1},
-                                 {"tiebreak_annotators": 2}, {"labels_per_item": 2, "tiebreak_annotators": 1}])
+            values = rng.choice(
+                [
+                    {"labels_per_item": 2},
+                    {"labels_per_item": 3},
+                    {"tiebreak_annotators": 1},
+                    {"tiebreak_annotators": 2},
+                    {"labels_per_item": 2, "tiebreak_annotators": 1},
+                ]
+            )
             project = services.AnnotationProject.objects.get(pk=project_id)
             try:
                 services.update_project(project, actor=actor, **values)
@@ -77,8 +85,10 @@ def test_settings_changed_under_load_never_break_an_item(transactional_db, make_
     barrier = threading.Barrier(ANNOTATORS)
     deadline = time.monotonic() + 120
     changer = threading.Thread(target=change_settings, args=(project.pk, researcher, stop, outcomes, failures, lock))
-    threads = [threading.Thread(target=annotate, args=(project.pk, user, n, barrier, deadline, failures, lock))
-               for n, user in enumerate(annotators)]
+    threads = [
+        threading.Thread(target=annotate, args=(project.pk, user, n, barrier, deadline, failures, lock))
+        for n, user in enumerate(annotators)
+    ]
     changer.start()
     for thread in threads:
         thread.start()

@@ -9,12 +9,19 @@ from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 def dataset(db):
     dataset = Dataset.objects.create(name="flow")
     for q in range(3):
-        question = Question.objects.create(dataset=dataset, external_id=f"q{q}", text=f"What is {q}+1?",
-                                           answer_type="A1", answer_class="A", content_hash="x")
+        question = Question.objects.create(
+            dataset=dataset,
+            external_id=f"q{q}",
+            text=f"What is {q}+1?",
+            answer_type="A1",
+            answer_class="A",
+            content_hash="x",
+        )
         ReferenceAnswer.objects.create(question=question, final_answer=str(q + 1))
         for c in range(2):
-            Completion.objects.create(question=question, external_id=f"c{c}", model_name="m", text=f"\\boxed{{{q + c}}}",
-                                      content_hash="y")
+            Completion.objects.create(
+                question=question, external_id=f"c{c}", model_name="m", text=f"\\boxed{{{q + c}}}", content_hash="y"
+            )
     return dataset
 
 

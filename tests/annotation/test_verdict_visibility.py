@@ -1,4 +1,5 @@
 """Automatic verdicts reach annotators only when the project says so; adjudicators see them unless hidden from all."""
+
 import pytest
 
 from annotation import services
@@ -14,8 +15,9 @@ def project(db, adjudicator):
     dataset = Dataset.objects.create(name="verdicts")
     question = Question.objects.create(dataset=dataset, external_id="q", text="What is 2+2?", content_hash="h")
     ReferenceAnswer.objects.create(question=question, final_answer="4")
-    completion = Completion.objects.create(question=question, external_id="c", model_name="m",
-                                           text="It is $\\boxed{4}$.", content_hash="h")
+    completion = Completion.objects.create(
+        question=question, external_id="c", model_name="m", text="It is $\\boxed{4}$.", content_hash="h"
+    )
     verifier = VerifierConfig.objects.create(name=SECRET_VERIFIER, kind="rule")
     Verdict.objects.create(completion=completion, verifier=verifier, status="correct", extracted_answer="4")
     project = services.create_project(dataset=dataset, kind="correctness", seed=1)
@@ -31,8 +33,9 @@ def claim(project, user, client):
 
 
 @pytest.mark.django_db
-def test_by_default_annotators_never_see_verdicts_and_adjudicators_do(project, annotator, adjudicator,
-                                                                      api_client_for, client):
+def test_by_default_annotators_never_see_verdicts_and_adjudicators_do(
+    project, annotator, adjudicator, api_client_for, client
+):
     assert project.verdict_visibility == AnnotationProject.VerdictVisibility.ADJUDICATORS
     task = claim(project, annotator, api_client_for(annotator))
     assert task["verdicts"] == [] and SECRET_VERIFIER not in str(task)

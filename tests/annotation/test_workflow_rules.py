@@ -1,4 +1,5 @@
 """The pure state machine and judgement kinds: every transition, legal and illegal, and every kind's rules."""
+
 import math
 
 import pytest
@@ -49,9 +50,10 @@ EXPECTED_TRANSITIONS = {
 }
 
 
-@pytest.mark.parametrize(("current", "target", "event"), sorted(
-    (current, target, event) for (current, target), event in EXPECTED_TRANSITIONS.items()
-))
+@pytest.mark.parametrize(
+    ("current", "target", "event"),
+    sorted((current, target, event) for (current, target), event in EXPECTED_TRANSITIONS.items()),
+)
 def test_every_listed_transition_is_legal(current, target, event):
     workflow.check_transition(current, target, event)
 
@@ -82,8 +84,9 @@ def _label_moves(policy: Policy, rules, values) -> set[tuple[str, str]]:
 
 @pytest.mark.parametrize("policy", [Policy(2, 1), Policy(1, 1), Policy(2, 0), Policy(3, 2), Policy(2, 1, 1.0)])
 def test_every_state_change_a_label_causes_is_a_listed_label_transition(policy):
-    rules, values = (PROOF_GRADE, (0.0, 1.0, 5.0, UNSUITABLE)) if policy.threshold else (
-        CORRECTNESS, (True, False, UNSUITABLE))
+    rules, values = (
+        (PROOF_GRADE, (0.0, 1.0, 5.0, UNSUITABLE)) if policy.threshold else (CORRECTNESS, (True, False, UNSUITABLE))
+    )
     moves = _label_moves(policy, rules, values)
     for before, after in moves:
         workflow.check_transition(before, after, "label")
@@ -94,11 +97,16 @@ def test_every_state_change_a_label_causes_is_a_listed_label_transition(policy):
 ALL_EVENTS = ("claim", "label", "adjudicate", "override", "reopen", "exclude")
 
 
-@pytest.mark.parametrize(("current", "target", "event"), [
-    (current, target, event)
-    for current in workflow.STATES for target in workflow.STATES for event in ALL_EVENTS
-    if workflow.TRANSITIONS.get((current, target)) != event
-])
+@pytest.mark.parametrize(
+    ("current", "target", "event"),
+    [
+        (current, target, event)
+        for current in workflow.STATES
+        for target in workflow.STATES
+        for event in ALL_EVENTS
+        if workflow.TRANSITIONS.get((current, target)) != event
+    ],
+)
 def test_every_other_transition_is_illegal(current, target, event):
     with pytest.raises(IllegalTransition, match=f"cannot {event} an item from {current} to {target}"):
         workflow.check_transition(current, target, event)
@@ -106,8 +114,11 @@ def test_every_other_transition_is_illegal(current, target, event):
 
 def test_resolved_items_move_only_by_override_reopen_or_exclusion():
     leaving = {(a, b): e for (a, b), e in workflow.TRANSITIONS.items() if a == RESOLVED}
-    assert leaving == {(RESOLVED, RESOLVED): "override", (RESOLVED, IN_PROGRESS): "reopen",
-                       (RESOLVED, EXCLUDED): "exclude"}
+    assert leaving == {
+        (RESOLVED, RESOLVED): "override",
+        (RESOLVED, IN_PROGRESS): "reopen",
+        (RESOLVED, EXCLUDED): "exclude",
+    }
 
 
 def test_excluded_is_final_and_every_other_state_can_be_excluded():
@@ -121,7 +132,11 @@ def test_excluded_is_final_and_every_other_state_can_be_excluded():
 def test_reopen_asks_for_one_more_label_and_only_from_resolved():
     outcome = workflow.reopen(RESOLVED, label_count=2)
     assert (outcome.state, outcome.required_labels, outcome.final_value, outcome.resolution) == (
-        IN_PROGRESS, 3, None, "")
+        IN_PROGRESS,
+        3,
+        None,
+        "",
+    )
     for state in (PENDING, IN_PROGRESS, NEEDS_TIEBREAK, NEEDS_ADJUDICATION, EXCLUDED):
         with pytest.raises(IllegalTransition):
             workflow.reopen(state, label_count=2)
@@ -145,7 +160,11 @@ def test_decide_adjudicates_only_items_that_need_it():
 def test_decide_overrides_only_resolved_items():
     outcome = workflow.decide(RESOLVED, UNSUITABLE, event="override", required_labels=2)
     assert (outcome.state, outcome.resolution, outcome.excluded, outcome.final_value) == (
-        RESOLVED, workflow.BY_OVERRIDE, True, None)
+        RESOLVED,
+        workflow.BY_OVERRIDE,
+        True,
+        None,
+    )
     for state in (PENDING, IN_PROGRESS, NEEDS_TIEBREAK, NEEDS_ADJUDICATION):
         with pytest.raises(IllegalTransition):
             workflow.decide(state, True, event="override", required_labels=2)
@@ -164,7 +183,11 @@ class TestEvaluateCorrectness:
     def test_two_agreeing_labels_resolve_by_agreement(self):
         outcome = workflow.evaluate(CORRECTNESS, self.policy, votes(False, False))
         assert (outcome.state, outcome.resolution, outcome.final_value, outcome.excluded) == (
-            RESOLVED, workflow.BY_AGREEMENT, False, False)
+            RESOLVED,
+            workflow.BY_AGREEMENT,
+            False,
+            False,
+        )
 
     def test_disagreement_needs_a_tiebreak_and_a_third_slot(self):
         outcome = workflow.evaluate(CORRECTNESS, self.policy, votes(True, False))
@@ -209,12 +232,20 @@ class TestEvaluateAfterReopen:
     def test_the_extra_label_agreeing_keeps_the_agreement(self):
         outcome = workflow.evaluate(CORRECTNESS, Policy(2, 0), votes(True, True, True))
         assert (outcome.state, outcome.resolution, outcome.final_value, outcome.required_labels) == (
-            RESOLVED, workflow.BY_AGREEMENT, True, 3)
+            RESOLVED,
+            workflow.BY_AGREEMENT,
+            True,
+            3,
+        )
 
     def test_the_extra_label_disagreeing_is_outvoted(self):
         outcome = workflow.evaluate(CORRECTNESS, Policy(2, 0), votes(True, True, False))
         assert (outcome.state, outcome.resolution, outcome.final_value, outcome.required_labels) == (
-            RESOLVED, workflow.BY_MAJORITY, True, 3)
+            RESOLVED,
+            workflow.BY_MAJORITY,
+            True,
+            3,
+        )
 
     def test_no_majority_after_a_reopen_goes_to_adjudication(self):
         outcome = workflow.evaluate(CORRECTNESS, Policy(2, 1), votes(True, False, True, False))
@@ -264,9 +295,17 @@ class TestEvaluateProofGrade:
 
 
 class TestKindValues:
-    @pytest.mark.parametrize(("raw", "expected"), [
-        (True, True), (False, False), ("correct", True), ("Incorrect", False), (" yes ", True), (0, False),
-    ])
+    @pytest.mark.parametrize(
+        ("raw", "expected"),
+        [
+            (True, True),
+            (False, False),
+            ("correct", True),
+            ("Incorrect", False),
+            (" yes ", True),
+            (0, False),
+        ],
+    )
     def test_correctness_aliases(self, raw, expected):
         assert CORRECTNESS.clean(raw) is expected
 

@@ -1,5 +1,6 @@
 """A project's own workspace through the services: settings and how they reach the items, guidelines and their
 versions, members that are removed without losing their labels, one-time invitations, the change log."""
+
 from datetime import timedelta
 
 import pytest
@@ -44,11 +45,21 @@ def item_waiting_for_tiebreak(make_project, annotators=3, **settings):
 class TestSettings:
     def test_a_change_is_saved_and_logged_with_who_and_what(self, make_project, researcher):
         project, _, _ = make_project(annotators=0)
-        updated = services.update_project(project, actor=researcher, name="Round two", lease_minutes=45,
-                                          show_model_names=True, verdict_visibility="everyone")
+        updated = services.update_project(
+            project,
+            actor=researcher,
+            name="Round two",
+            lease_minutes=45,
+            show_model_names=True,
+            verdict_visibility="everyone",
+        )
         project.refresh_from_db()
         assert (project.name, project.lease_minutes, project.show_model_names, project.verdict_visibility) == (
-            "Round two", 45, True, "everyone")
+            "Round two",
+            45,
+            True,
+            "everyone",
+        )
         assert updated.name == "Round two"
         [entry] = changes(project)
         assert entry.actor == researcher and entry.kind == ProjectChange.Kind.SETTINGS
@@ -60,8 +71,17 @@ class TestSettings:
         services.update_project(project, actor=researcher, name=project.name, lease_minutes=project.lease_minutes)
         assert changes(project) == []
 
-    @pytest.mark.parametrize("values", [{"labels_per_item": 0}, {"gold_rate": 1.5}, {"lease_minutes": 0},
-                                        {"verdict_visibility": "sometimes"}, {"name": "  "}, {"kind": "answer_type"}])
+    @pytest.mark.parametrize(
+        "values",
+        [
+            {"labels_per_item": 0},
+            {"gold_rate": 1.5},
+            {"lease_minutes": 0},
+            {"verdict_visibility": "sometimes"},
+            {"name": "  "},
+            {"kind": "answer_type"},
+        ],
+    )
     def test_bad_values_are_refused_and_change_nothing(self, make_project, researcher, values):
         project, _, _ = make_project(annotators=0)
         with pytest.raises(services.InvalidSubmission):
@@ -89,8 +109,9 @@ class TestLabelsPerItem:
         services.update_project(project, actor=researcher, labels_per_item=3)
         resolved.refresh_from_db()
         assert (resolved.state, resolved.required_labels) == (workflow.RESOLVED, 2)
-        assert set(Item.objects.filter(project=project).exclude(pk=resolved.pk)
-                   .values_list("required_labels", flat=True)) == {3}
+        assert set(
+            Item.objects.filter(project=project).exclude(pk=resolved.pk).values_list("required_labels", flat=True)
+        ) == {3}
         assert started.item.pk != resolved.pk
 
     def test_an_item_then_waits_for_the_new_number_of_labels(self, make_project, researcher):
@@ -165,8 +186,14 @@ class TestTiebreakAnnotators:
 
     def test_the_threshold_and_display_settings_change_at_any_time(self, make_project, researcher):
         project, _, _ = item_waiting_for_tiebreak(make_project)
-        services.update_project(project, actor=researcher, agreement_threshold=0.5, lease_minutes=10,
-                                verdict_visibility="nobody", is_active=False)
+        services.update_project(
+            project,
+            actor=researcher,
+            agreement_threshold=0.5,
+            lease_minutes=10,
+            verdict_visibility="nobody",
+            is_active=False,
+        )
         project.refresh_from_db()
         assert (project.agreement_threshold, project.is_active) == (0.5, False)
 
@@ -179,12 +206,19 @@ class TestGuidelines:
         services.update_project(project, actor=researcher, guidelines="Check $x^2$ forms too.")
         project.refresh_from_db()
         assert (project.guidelines_version, project.guidelines) == (2, "Check $x^2$ forms too.")
-        versions = list(GuidelinesVersion.objects.filter(project=project).order_by("version")
-                        .values_list("version", "text", "created_by"))
-        assert versions == [(1, "Mark **unsuitable** when unreadable.", researcher.pk),
-                            (2, "Check $x^2$ forms too.", researcher.pk)]
+        versions = list(
+            GuidelinesVersion.objects.filter(project=project)
+            .order_by("version")
+            .values_list("version", "text", "created_by")
+        )
+        assert versions == [
+            (1, "Mark **unsuitable** when unreadable.", researcher.pk),
+            (2, "Check $x^2$ forms too.", researcher.pk),
+        ]
         assert [entry.summary for entry in changes(project, ProjectChange.Kind.GUIDELINES)] == [
-            "guidelines version 1", "guidelines version 2"]
+            "guidelines version 1",
+            "guidelines version 2",
+        ]
         with pytest.raises(ValidationError):
             GuidelinesVersion.objects.filter(project=project).update(text="")
 
@@ -193,7 +227,12 @@ class TestGuidelines:
         assert selectors.guidelines_for(project, alice)["unseen"] is False  # nothing written yet
         project = services.update_project(project, actor=researcher, guidelines="Version one.")
         assert selectors.guidelines_for(project, alice) | {"text": None} == {
-            "version": 1, "text": None, "description": "", "seen_version": 0, "unseen": True}
+            "version": 1,
+            "text": None,
+            "description": "",
+            "seen_version": 0,
+            "unseen": True,
+        }
         assert services.guidelines_seen(project, alice, 1) == 1
         assert selectors.guidelines_for(project, alice)["unseen"] is False
         assert selectors.guidelines_for(project, bob)["unseen"] is True
@@ -278,8 +317,10 @@ class TestInvitations:
             services.accept_invitation(token, researcher)
         assert not User.objects.filter(username="second").exists()
         assert [entry.kind for entry in changes(project)] == [
-            ProjectChange.Kind.INVITATION_CREATED, ProjectChange.Kind.MEMBER_ADDED,
-            ProjectChange.Kind.INVITATION_ACCEPTED]
+            ProjectChange.Kind.INVITATION_CREATED,
+            ProjectChange.Kind.MEMBER_ADDED,
+            ProjectChange.Kind.INVITATION_ACCEPTED,
+        ]
 
     def test_expired_revoked_and_wrong_tokens_are_refused_with_a_reason(self, make_project, researcher):
         project, _, _ = make_project(annotators=0)
@@ -287,8 +328,13 @@ class TestInvitations:
         Invitation.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
         revoked, revoked_token = services.create_invitation(project, actor=researcher)
         services.revoke_invitation(revoked, actor=researcher)
-        for token, reason in ((expired_token, "expired"), (revoked_token, "withdrawn"),
-                              ("not-a-token", "not valid"), ("", "not valid"), (expired_token[:-1], "not valid")):
+        for token, reason in (
+            (expired_token, "expired"),
+            (revoked_token, "withdrawn"),
+            ("not-a-token", "not valid"),
+            ("", "not valid"),
+            (expired_token[:-1], "not valid"),
+        ):
             with pytest.raises(services.InvitationUnusable, match=reason):
                 services.sign_up_with_invitation(token, username="late", password="a-long-passphrase")
             with pytest.raises(services.InvitationUnusable, match=reason) as refused:
@@ -298,8 +344,7 @@ class TestInvitations:
         with pytest.raises(services.WorkflowError, match="only an open one"):
             services.revoke_invitation(revoked, actor=researcher)
 
-    def test_a_signed_in_user_accepts_with_their_account_and_gets_the_role(self, make_project, researcher,
-                                                                           make_user):
+    def test_a_signed_in_user_accepts_with_their_account_and_gets_the_role(self, make_project, researcher, make_user):
         project, _, _ = make_project(annotators=0)
         judge = make_user()  # no role yet
         _, token = services.create_invitation(project, role="adjudicator", actor=researcher)
@@ -336,11 +381,11 @@ class TestInvitations:
 
 
 class TestAccounts:
-    def test_a_created_account_is_a_member_and_chooses_its_password_through_its_link(self, make_project,
-                                                                                     researcher):
+    def test_a_created_account_is_a_member_and_chooses_its_password_through_its_link(self, make_project, researcher):
         project, _, _ = make_project(annotators=0)
-        user, invitation, token = services.create_account(project, username="carol", email="c@example.org",
-                                                          actor=researcher)
+        user, invitation, token = services.create_account(
+            project, username="carol", email="c@example.org", actor=researcher
+        )
         assert not user.has_usable_password() and user.email == "c@example.org"
         assert services.is_member(project, user, ProjectMember.Role.ANNOTATOR)
         assert invitation.account == user
@@ -353,8 +398,11 @@ class TestAccounts:
         with pytest.raises(services.InvitationUnusable):
             services.set_password_with_invitation(token, password="another-long-one")
         assert [entry.kind for entry in changes(project)] == [
-            ProjectChange.Kind.ACCOUNT_CREATED, ProjectChange.Kind.MEMBER_ADDED,
-            ProjectChange.Kind.INVITATION_CREATED, ProjectChange.Kind.INVITATION_ACCEPTED]
+            ProjectChange.Kind.ACCOUNT_CREATED,
+            ProjectChange.Kind.MEMBER_ADDED,
+            ProjectChange.Kind.INVITATION_CREATED,
+            ProjectChange.Kind.INVITATION_ACCEPTED,
+        ]
 
     def test_an_account_name_in_use_is_refused(self, make_project, researcher, make_user):
         project, _, _ = make_project(annotators=0)

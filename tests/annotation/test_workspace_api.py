@@ -1,5 +1,6 @@
 """The workspace through the REST API: members (list, add, remove), invitations (list, create, revoke), settings and
 guidelines by PATCH; who may use it."""
+
 import pytest
 from django.contrib.auth.models import User
 
@@ -13,10 +14,15 @@ from .conftest import label_item
 def setup(make_project, api_client_for, researcher, admin_role_user, make_user):
     project, people, judges = make_project(annotators=2, adjudicators=1)
     return {
-        "project": project, "people": people, "judge": judges[0],
-        "researcher": api_client_for(researcher), "admin": api_client_for(admin_role_user),
-        "annotator": api_client_for(people[0]), "adjudicator": api_client_for(judges[0]),
-        "anonymous": api_client_for(None), "researcher_user": researcher,
+        "project": project,
+        "people": people,
+        "judge": judges[0],
+        "researcher": api_client_for(researcher),
+        "admin": api_client_for(admin_role_user),
+        "annotator": api_client_for(people[0]),
+        "adjudicator": api_client_for(judges[0]),
+        "anonymous": api_client_for(None),
+        "researcher_user": researcher,
     }
 
 
@@ -79,15 +85,18 @@ class TestMembers:
     def test_adding_needs_the_role(self, setup, make_user):
         project = setup["project"]
         plain = make_user()
-        response = setup["researcher"].post(url(project, "members/"), {"username": plain.username,
-                                                                        "role": "adjudicator"}, format="json")
+        response = setup["researcher"].post(
+            url(project, "members/"), {"username": plain.username, "role": "adjudicator"}, format="json"
+        )
         assert response.status_code == 400 and "role" in response.json()["username"][0]
         judge = make_user("adjudicator")
-        response = setup["researcher"].post(url(project, "members/"), {"username": judge.username,
-                                                                        "role": "adjudicator"}, format="json")
+        response = setup["researcher"].post(
+            url(project, "members/"), {"username": judge.username, "role": "adjudicator"}, format="json"
+        )
         assert response.status_code == 200
-        assert ProjectChange.objects.filter(project=project, kind=ProjectChange.Kind.MEMBER_ADDED,
-                                            details__username=judge.username).exists()
+        assert ProjectChange.objects.filter(
+            project=project, kind=ProjectChange.Kind.MEMBER_ADDED, details__username=judge.username
+        ).exists()
 
 
 class TestInvitations:
@@ -145,8 +154,11 @@ class TestSettingsByPatch:
         assert response.status_code == 400 and "cannot change" in str(response.json())
 
     def test_guidelines_given_at_creation_are_version_one(self, setup, corpus):
-        response = setup["researcher"].post("/api/projects/", {"dataset": corpus.name, "kind": "answer_type",
-                                                               "name": "typed", "guidelines": "First words."}, format="json")
+        response = setup["researcher"].post(
+            "/api/projects/",
+            {"dataset": corpus.name, "kind": "answer_type", "name": "typed", "guidelines": "First words."},
+            format="json",
+        )
         assert response.status_code == 202, response.content
         assert response.json()["project"]["guidelines_version"] == 1
 

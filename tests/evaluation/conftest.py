@@ -1,4 +1,5 @@
 """Small hand-checkable fixtures: human labels and verdicts for meta-evaluation, sampled completions for Pass@k."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,16 +21,25 @@ def _fast_password_hashing(settings):
 
 def make_question(dataset: Dataset, external_id: str, answer_class: str = "") -> Question:
     return Question.objects.create(
-        dataset=dataset, external_id=external_id, text=f"Question {external_id}", answer_class=answer_class,
+        dataset=dataset,
+        external_id=external_id,
+        text=f"Question {external_id}",
+        answer_class=answer_class,
         content_hash=f"hash-{dataset.pk}-{external_id}",
     )
 
 
-def make_completion(question: Question, external_id: str, model: str, *, sample_index: int = 0,
-                    is_greedy: bool = False) -> Completion:
+def make_completion(
+    question: Question, external_id: str, model: str, *, sample_index: int = 0, is_greedy: bool = False
+) -> Completion:
     return Completion.objects.create(
-        question=question, external_id=external_id, model_name=model, sample_index=sample_index, is_greedy=is_greedy,
-        text=f"answer {external_id}", content_hash=f"hash-{question.pk}-{external_id}",
+        question=question,
+        external_id=external_id,
+        model_name=model,
+        sample_index=sample_index,
+        is_greedy=is_greedy,
+        text=f"answer {external_id}",
+        content_hash=f"hash-{question.pk}-{external_id}",
     )
 
 
@@ -42,8 +52,12 @@ def judge_verifier(name: str) -> VerifierConfig:
         name=f"{name}-template", contract="final_judgment", user_template="{question}\n{reference}\n{completion}"
     )
     return VerifierConfig.objects.create(
-        name=name, kind=VerifierConfig.Kind.JUDGE, base_url="http://127.0.0.1:9/v1", model="judge-model",
-        api_key_env="JUDGE_KEY", template=template,
+        name=name,
+        kind=VerifierConfig.Kind.JUDGE,
+        base_url="http://127.0.0.1:9/v1",
+        model="judge-model",
+        api_key_env="JUDGE_KEY",
+        template=template,
     )
 
 
@@ -55,8 +69,15 @@ def set_verdicts(verifier: VerifierConfig, statuses: dict[Completion, str]) -> N
             tracker.done()
 
 
-def resolve(project: AnnotationProject, completion: Completion, value, *, excluded=False, is_gold=False,
-            state=Item.State.RESOLVED) -> Item:
+def resolve(
+    project: AnnotationProject,
+    completion: Completion,
+    value,
+    *,
+    excluded=False,
+    is_gold=False,
+    state=Item.State.RESOLVED,
+) -> Item:
     item = Item.objects.get(project=project, subject_id=completion.pk)
     tracker = aggregates.track(project, [item])  # set directly, but counted into the figures as the workflow does
     item.state, item.final_value, item.excluded, item.is_gold = state, value, excluded, is_gold
@@ -78,7 +99,11 @@ class MetaFixture:
 def meta_fixture(db) -> MetaFixture:
     """Nine completions; six count (resolved, not excluded, not gold). Expected figures are in the tests."""
     dataset = Dataset.objects.create(name="meta-eval-fixture")
-    q_a, q_b, q_none = make_question(dataset, "qa", "A"), make_question(dataset, "qb", "B"), make_question(dataset, "qn")
+    q_a, q_b, q_none = (
+        make_question(dataset, "qa", "A"),
+        make_question(dataset, "qb", "B"),
+        make_question(dataset, "qn"),
+    )
     c = {
         "tp": make_completion(q_a, "1", "m1"),
         "tn": make_completion(q_a, "2", "m2"),
@@ -103,15 +128,31 @@ def meta_fixture(db) -> MetaFixture:
         "tn_unclassified": resolve(project, c["tn_unclassified"], False),
     }
     rule = rule_verifier("rule-check")
-    set_verdicts(rule, {
-        c["tp"]: "correct", c["tn"]: "incorrect", c["fn_inconclusive"]: "inconclusive", c["fp"]: "correct",
-        c["excluded"]: "correct", c["unresolved"]: "correct", c["gold"]: "incorrect", c["tn_unclassified"]: "incorrect",
-    })
+    set_verdicts(
+        rule,
+        {
+            c["tp"]: "correct",
+            c["tn"]: "incorrect",
+            c["fn_inconclusive"]: "inconclusive",
+            c["fp"]: "correct",
+            c["excluded"]: "correct",
+            c["unresolved"]: "correct",
+            c["gold"]: "incorrect",
+            c["tn_unclassified"]: "incorrect",
+        },
+    )
     judge = judge_verifier("judge-x")
-    set_verdicts(judge, {
-        c["tp"]: "correct", c["tn"]: "correct", c["fn_inconclusive"]: "correct", c["fp"]: "incorrect",
-        c["missing"]: "correct", c["tn_unclassified"]: "incorrect",
-    })
+    set_verdicts(
+        judge,
+        {
+            c["tp"]: "correct",
+            c["tn"]: "correct",
+            c["fn_inconclusive"]: "correct",
+            c["fp"]: "incorrect",
+            c["missing"]: "correct",
+            c["tn_unclassified"]: "incorrect",
+        },
+    )
     return MetaFixture(project=project, rule=rule, judge=judge, items=items)
 
 
@@ -140,8 +181,17 @@ def sample_fixture(db) -> SampleFixture:
     for completion in beta:
         resolve(project, completion, False)
     verifier = rule_verifier("sample-rule")
-    set_verdicts(verifier, {
-        alpha[0]: "correct", alpha[1]: "correct", alpha[2]: "correct", alpha[3]: "inconclusive",
-        alpha_greedy: "correct", beta[0]: "incorrect", beta[1]: "incorrect", beta[2]: "incorrect",
-    })
+    set_verdicts(
+        verifier,
+        {
+            alpha[0]: "correct",
+            alpha[1]: "correct",
+            alpha[2]: "correct",
+            alpha[3]: "inconclusive",
+            alpha_greedy: "correct",
+            beta[0]: "incorrect",
+            beta[1]: "incorrect",
+            beta[2]: "incorrect",
+        },
+    )
     return SampleFixture(dataset=dataset, project=project, verifier=verifier)

@@ -4,6 +4,7 @@ Counted items (resolved, not excluded, not gold): tp, tn, fn_inconclusive, fp, m
 rule-check judged five of them (no verdict on `missing`): TP 1, TN 2, FN 1 (inconclusive), FP 1.
 judge-x judged all six: TP 3 (tp, fn_inconclusive, missing), FP 1 (tn), TN 2 (fp, tn_unclassified).
 """
+
 from __future__ import annotations
 
 import csv
@@ -98,8 +99,13 @@ def test_csv_columns_and_rows(meta_fixture):
     assert evaluation.META_EVAL_CSV_FIELDS[:3] == ("verifier", "scope", "name")
     rule_rows = [row for row in rows if row["verifier"] == "rule-check"]
     assert [(row["scope"], row["name"]) for row in rule_rows] == [
-        ("overall", "all"), ("answer_class", "A"), ("answer_class", "B"), ("answer_class", "mean"),
-        ("model", "m1"), ("model", "m2"), ("agreement", "judge-x"),
+        ("overall", "all"),
+        ("answer_class", "A"),
+        ("answer_class", "B"),
+        ("answer_class", "mean"),
+        ("model", "m1"),
+        ("model", "m2"),
+        ("agreement", "judge-x"),
     ]
     overall = rule_rows[0]
     assert overall["n"] == "5" and overall["labeled_items"] == "6" and overall["missing_verdicts"] == "1"
@@ -115,7 +121,9 @@ def test_csv_columns_and_rows(meta_fixture):
 
 def test_command_prints_tables(meta_fixture):
     out = io.StringIO()
-    call_command("meta_eval", "--project", str(meta_fixture.project.pk), "--verifier", "rule-check", "judge-x", stdout=out)
+    call_command(
+        "meta_eval", "--project", str(meta_fixture.project.pk), "--verifier", "rule-check", "judge-x", stdout=out
+    )
     text = out.getvalue()
     assert "6 labeled item(s)" in text
     assert "rule-check (Rule-based): verdicts on 5 of 6 labeled item(s), coverage 83.3%" in text
@@ -179,7 +187,9 @@ def test_api_not_found_and_bad_input(meta_fixture, researcher, api_client_for):
 
 
 def test_api_csv(meta_fixture, researcher, api_client_for):
-    response = api_client_for(researcher).get(_url(meta_fixture.project.pk), {"verifier": "rule-check", "format": "csv"})
+    response = api_client_for(researcher).get(
+        _url(meta_fixture.project.pk), {"verifier": "rule-check", "format": "csv"}
+    )
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
     assert "attachment" in response["Content-Disposition"]

@@ -5,6 +5,7 @@ G-Pass@2_0.5 = Pass@2 = 5/6, mG-Pass@2 = (2/2) * G-Pass@2_1.0 = 1/6; greedy accu
 Verdicts: alpha n=4, c=3 (inconclusive counts as incorrect) -> Pass@2 = 1, G-Pass@2_1.0 = C(3,2)/6 = 1/2;
 beta n=3 (one completion without a verdict), c=0.
 """
+
 from __future__ import annotations
 
 import io
@@ -92,22 +93,56 @@ def test_sources_and_parameters_are_checked(sample_fixture):
 def test_command_json_has_the_gpass_shape(sample_fixture):
     out = io.StringIO()
     call_command(
-        "model_eval", "--dataset", "samples-fixture", "--project", str(sample_fixture.project.pk),
-        "--k", "2", "--tau", "0.5", "1.0", "--json", "--bootstrap", "50", stdout=out,
+        "model_eval",
+        "--dataset",
+        "samples-fixture",
+        "--project",
+        str(sample_fixture.project.pk),
+        "--k",
+        "2",
+        "--tau",
+        "0.5",
+        "1.0",
+        "--json",
+        "--bootstrap",
+        "50",
+        stdout=out,
     )
     data = json.loads(out.getvalue())
     assert set(data) == {"models", "warnings"}
     alpha = data["models"]["alpha"]
-    assert {"n_questions", "samples_per_question", "accuracy", "greedy_accuracy", "pass@2", "g-pass@2_0.5",
-            "g-pass@2_1.0", "mg-pass@2", "questions", "ci"} <= set(alpha)
+    assert {
+        "n_questions",
+        "samples_per_question",
+        "accuracy",
+        "greedy_accuracy",
+        "pass@2",
+        "g-pass@2_0.5",
+        "g-pass@2_1.0",
+        "mg-pass@2",
+        "questions",
+        "ci",
+    } <= set(alpha)
     assert alpha["pass@2"] == pytest.approx(5 / 6)
     assert any("fewer than 3k" in warning for warning in data["warnings"])
 
 
 def test_command_table_from_verdicts(sample_fixture):
     out = io.StringIO()
-    call_command("model_eval", "--dataset", "samples-fixture", "--verifier", "sample-rule", "--k", "2",
-                 "--tau", "1.0", "--bootstrap", "0", stdout=out)
+    call_command(
+        "model_eval",
+        "--dataset",
+        "samples-fixture",
+        "--verifier",
+        "sample-rule",
+        "--k",
+        "2",
+        "--tau",
+        "1.0",
+        "--bootstrap",
+        "0",
+        stdout=out,
+    )
     text = out.getvalue()
     assert "verdicts of sample-rule" in text
     assert "g-pass@2_1.0" in text and "50.00" in text
@@ -132,14 +167,22 @@ def _url(dataset_id: int) -> str:
 
 def test_api(sample_fixture, researcher, api_client_for):
     client = api_client_for(researcher)
-    response = client.get(_url(sample_fixture.dataset.pk), {
-        "source": f"project:{sample_fixture.project.pk}", "k": ["2"], "tau": ["0.5", "1.0"], "bootstrap": "0",
-    })
+    response = client.get(
+        _url(sample_fixture.dataset.pk),
+        {
+            "source": f"project:{sample_fixture.project.pk}",
+            "k": ["2"],
+            "tau": ["0.5", "1.0"],
+            "bootstrap": "0",
+        },
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["source"]["kind"] == "project" and body["ks"] == [2] and body["taus"] == ["0.5", "1.0"]
     assert body["models"]["alpha"]["g-pass@2_1.0"] == pytest.approx(1 / 6)
-    by_verifier = client.get(_url(sample_fixture.dataset.pk), {"source": "verifier:sample-rule", "k": 2, "bootstrap": 0})
+    by_verifier = client.get(
+        _url(sample_fixture.dataset.pk), {"source": "verifier:sample-rule", "k": 2, "bootstrap": 0}
+    )
     assert by_verifier.json()["models"]["alpha"]["g-pass@2_1.0"] == pytest.approx(1 / 2)
 
 
@@ -159,9 +202,14 @@ def test_api_permissions_and_errors(sample_fixture, researcher, annotator, adjud
 
 def test_page_renders_the_table_and_the_chart(sample_fixture, researcher, client):
     client.force_login(researcher)
-    response = client.get(reverse("model-eval-page", args=[sample_fixture.dataset.pk]), {
-        "source": f"project:{sample_fixture.project.pk}", "k": "1 2", "tau": "0.5,1.0",
-    })
+    response = client.get(
+        reverse("model-eval-page", args=[sample_fixture.dataset.pk]),
+        {
+            "source": f"project:{sample_fixture.project.pk}",
+            "k": "1 2",
+            "tau": "0.5,1.0",
+        },
+    )
     assert response.status_code == 200
     html = response.content.decode()
     assert html.count('data-testid="model-report"') == 2

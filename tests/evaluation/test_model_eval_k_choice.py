@@ -3,6 +3,7 @@
 LiveMathBench recommends n >= 3k samples per question; `passk.suggested_ks` takes the largest powers of two that
 meet it (and, below six samples, those with n >= k).
 """
+
 from __future__ import annotations
 
 import io
@@ -77,7 +78,7 @@ def test_many_samples_give_the_largest_powers_of_two_with_three_samples_each(cli
     assert 'data-metric="pass@16"' in html and 'data-metric="g-pass@16_1.0"' in html
     assert 'data-metric="mg-pass@4"' in html
     assert html.count('data-testid="gpass-chart"') == 2 and html.count("<polyline") == 6  # two models x three k
-    choice = text_of(html[html.index('data-testid="k-choice"'):])
+    choice = text_of(html[html.index('data-testid="k-choice"') :])
     assert "n = 48" in choice and "k = 4, 8, 16" in choice and "LiveMathBench" in choice
     assert 'data-testid="single-sample"' not in html
     assert "fewer than 3k" not in html and "exceeds the number of samples" not in html
@@ -88,7 +89,7 @@ def test_few_samples_fall_back_to_k_within_n_and_say_it_is_below_the_recommendat
     client.force_login(researcher)
     _, html = page(client, dataset)
     assert k_field(html) == "2 4"
-    choice = text_of(html[html.index('data-testid="k-choice"'):])
+    choice = text_of(html[html.index('data-testid="k-choice"') :])
     assert "No k of 2 or more has n ≥ 3k" in choice and "k = 2, 4" in choice
     assert 'data-metric="g-pass@4_0.5"' in html
     assert "fewer than 3k" in html  # the warnings name the questions too
@@ -109,7 +110,7 @@ def test_one_sample_per_question_shows_accuracy_and_pass_at_1_and_explains_g_pas
     response, html = page(client, dataset)
     assert response.status_code == 200
     assert k_field(html) == "1"
-    explanation = text_of(html[html.index('data-testid="single-sample"'):])
+    explanation = text_of(html[html.index('data-testid="single-sample"') :])
     assert "one sampled answer per model" in explanation
     assert "needs several samples of every question" in explanation and "3k" in explanation
     assert html.count('data-testid="model-report"') == 2

@@ -1,4 +1,5 @@
 """Projects with final labels made directly in the database, as the workflow leaves them."""
+
 from __future__ import annotations
 
 import itertools
@@ -19,42 +20,80 @@ class LabelledData:
 
     def __init__(self, name: str, annotators):
         self.dataset = Dataset.objects.create(name=name)
-        self.project = AnnotationProject.objects.create(name=f"{name} correctness", dataset=self.dataset,
-                                                        kind="correctness")
+        self.project = AnnotationProject.objects.create(
+            name=f"{name} correctness", dataset=self.dataset, kind="correctness"
+        )
         self.annotators = annotators
 
-    def question(self, external_id: str, *, answer_type: str = "A1", source: str = "math_reasoning/MATH",
-                 domain: str = "math_reasoning", answer: str = "42", text: str | None = None) -> Question:
+    def question(
+        self,
+        external_id: str,
+        *,
+        answer_type: str = "A1",
+        source: str = "math_reasoning/MATH",
+        domain: str = "math_reasoning",
+        answer: str = "42",
+        text: str | None = None,
+    ) -> Question:
         text = text or f"Question {external_id}: compute $x$."
         question = Question.objects.create(
-            dataset=self.dataset, external_id=external_id, text=text, domain=domain, source=source,
-            answer_type=answer_type, answer_class=answer_type[:1], content_hash=question_content_hash(text, answer),
+            dataset=self.dataset,
+            external_id=external_id,
+            text=text,
+            domain=domain,
+            source=source,
+            answer_type=answer_type,
+            answer_class=answer_type[:1],
+            content_hash=question_content_hash(text, answer),
         )
         ReferenceAnswer.objects.create(question=question, final_answer=answer)
         return question
 
-    def completion(self, question: Question, external_id: str, *, model: str = "model-a",
-                   text: str | None = None) -> Completion:
+    def completion(
+        self, question: Question, external_id: str, *, model: str = "model-a", text: str | None = None
+    ) -> Completion:
         text = text or f"Answer of {model} to {question.external_id}: \\boxed{{{external_id}}}"
-        return Completion.objects.create(question=question, external_id=external_id, model_name=model, text=text,
-                                         content_hash=completion_content_hash(model, text))
+        return Completion.objects.create(
+            question=question,
+            external_id=external_id,
+            model_name=model,
+            text=text,
+            content_hash=completion_content_hash(model, text),
+        )
 
-    def item(self, completion: Completion, value: bool | None, *, resolution: str = workflow.BY_AGREEMENT,
-             state: str = workflow.RESOLVED, excluded: bool = False, is_gold: bool = False,
-             annotators=None) -> Item:
+    def item(
+        self,
+        completion: Completion,
+        value: bool | None,
+        *,
+        resolution: str = workflow.BY_AGREEMENT,
+        state: str = workflow.RESOLVED,
+        excluded: bool = False,
+        is_gold: bool = False,
+        annotators=None,
+    ) -> Item:
         annotators = self.annotators[:2] if annotators is None else annotators
         resolved = state == workflow.RESOLVED
         item = Item.objects.create(
-            project=self.project, subject_id=completion.pk, answer_type=completion.question.answer_type, state=state, resolution=resolution if resolved else "",
-            required_labels=max(2, len(annotators)), label_count=0 if is_gold else len(annotators),
-            final_value=value if resolved and not excluded else None, excluded=excluded, is_gold=is_gold,
-            gold_value=value if is_gold else None, random_key=next(_keys) / 1000,
+            project=self.project,
+            subject_id=completion.pk,
+            answer_type=completion.question.answer_type,
+            state=state,
+            resolution=resolution if resolved else "",
+            required_labels=max(2, len(annotators)),
+            label_count=0 if is_gold else len(annotators),
+            final_value=value if resolved and not excluded else None,
+            excluded=excluded,
+            is_gold=is_gold,
+            gold_value=value if is_gold else None,
+            random_key=next(_keys) / 1000,
             resolved_at=timezone.now() if resolved else None,
         )
         now = timezone.now()
         for user in annotators:
-            task = Task.objects.create(item=item, annotator=user, status=Task.Status.SUBMITTED, leased_at=now,
-                                       expires_at=now, finished_at=now)
+            task = Task.objects.create(
+                item=item, annotator=user, status=Task.Status.SUBMITTED, leased_at=now, expires_at=now, finished_at=now
+            )
             Label.objects.create(item=item, task=task, annotator=user, value=value, unsuitable=excluded)
         # made directly in the database: count the new item into the project's figures as the workflow would
         aggregates.add(self.project.pk, aggregates.contribution(self.project, [item]))
@@ -83,16 +122,18 @@ def verifybench_data(db, three_annotators):
         data.labelled(q, f"a{index}-c1", True)
         data.labelled(q, f"a{index}-c2", True, resolution=workflow.BY_MAJORITY, annotators=three_annotators)
         data.labelled(q, f"a{index}-w1", False, model="model-b")
-        data.labelled(q, f"a{index}-w2", False, model="model-b", resolution=workflow.BY_ADJUDICATION,
-                      annotators=three_annotators)
+        data.labelled(
+            q, f"a{index}-w2", False, model="model-b", resolution=workflow.BY_ADJUDICATION, annotators=three_annotators
+        )
     q_b = data.question("b0", answer_type="B3", source="math_reasoning/OlympiadBench", answer="(1,2)")
     data.labelled(q_b, "b0-c", True)
     data.labelled(q_b, "b0-w", False, resolution=workflow.BY_OVERRIDE)
     q_b1 = data.question("b1", answer_type="B1", answer="x+1")
     data.labelled(q_b1, "b1-c", True)
     for index in range(2):
-        q = data.question(f"c{index}", answer_type="C3", source="logic_reasoning/BBH", domain="logic_reasoning",
-                          answer="True")
+        q = data.question(
+            f"c{index}", answer_type="C3", source="logic_reasoning/BBH", domain="logic_reasoning", answer="True"
+        )
         data.labelled(q, f"c{index}-c", True)
         data.labelled(q, f"c{index}-w", False)
     q_untyped = data.question("u0", answer_type="")

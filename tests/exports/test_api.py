@@ -29,8 +29,13 @@ def test_create_runs_on_commit_then_shows_progress_manifest_and_download(
     verifybench_data, researcher_client, export_root, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = post_export(researcher_client, verifybench_data.project, format="verifybench",
-                               file_types=["jsonl", "csv"], options={"per_type": 2, "seed": 3})
+        response = post_export(
+            researcher_client,
+            verifybench_data.project,
+            format="verifybench",
+            file_types=["jsonl", "csv"],
+            options={"per_type": 2, "seed": 3},
+        )
     assert response.status_code == 201, response.content
     created = response.json()
     assert (created["status"], created["download_url"], created["file_types"]) == ("queued", None, ["jsonl", "csv"])
@@ -55,8 +60,9 @@ def test_create_runs_on_commit_then_shows_progress_manifest_and_download(
     assert researcher_client.post(f"/api/exports/{job_id}/cancel/").status_code == 409
 
 
-def test_cancel_a_queued_job(verifybench_data, admin_role_user, api_client_for, export_root,
-                             django_capture_on_commit_callbacks):
+def test_cancel_a_queued_job(
+    verifybench_data, admin_role_user, api_client_for, export_root, django_capture_on_commit_callbacks
+):
     client = api_client_for(admin_role_user)
     with django_capture_on_commit_callbacks(execute=False):
         job_id = post_export(client, verifybench_data.project, format="mumath").json()["id"]
@@ -71,7 +77,6 @@ def test_bad_requests_are_explained(verifybench_data, researcher_client):
     assert response.status_code == 400 and "format" in response.json()
     response = post_export(researcher_client, verifybench_data.project, format="verifybench", file_types=["xlsx"])
     assert response.status_code == 400 and "file_types" in response.json()
-    response = post_export(researcher_client, verifybench_data.project, format="verifybench",
-                           options={"per_type": 0})
+    response = post_export(researcher_client, verifybench_data.project, format="verifybench", options={"per_type": 0})
     assert response.status_code == 400 and "per_type" in response.json()["detail"]
     assert not ExportJob.objects.exists()

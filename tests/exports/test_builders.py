@@ -9,14 +9,26 @@ from reports import services
 from reports.exports import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS, get_export_format, read_rows
 from reports.models import ExportJob
 
-VERIFYBENCH_FIELDS = ["question_id", "question", "answer", "completion_id", "completion", "completion_model",
-                      "gold_correct", "answer_type", "answer_subtype", "source", "annotator"]
+VERIFYBENCH_FIELDS = [
+    "question_id",
+    "question",
+    "answer",
+    "completion_id",
+    "completion",
+    "completion_model",
+    "gold_correct",
+    "answer_type",
+    "answer_subtype",
+    "source",
+    "annotator",
+]
 MUMATH_FIELDS = ["uuid", "problem_statement", "golden_answer", "model", "model_output", "label"]
 
 
 def run(project, fmt, file_types=("jsonl",), **options) -> ExportJob:
-    job = services.create_export(project=project, format=fmt, file_types=list(file_types), options=options,
-                                 enqueue=False)
+    job = services.create_export(
+        project=project, format=fmt, file_types=list(file_types), options=options, enqueue=False
+    )
     job = services.run_export_now(job)
     assert job.status == ExportJob.Status.SUCCEEDED, job.error
     return job
@@ -46,7 +58,9 @@ def test_balanced_picks_one_correct_and_one_incorrect_per_question_and_reports_s
     for row in rows:
         types.setdefault(row["answer_subtype"], set()).add(row["question_id"])
     assert {k: len(v) for k, v in types.items()} == {
-        "A - Numeric Values": 2, "B - Expressions": 1, "C - Multiple Choice": 2,
+        "A - Numeric Values": 2,
+        "B - Expressions": 1,
+        "C - Multiple Choice": 2,
     }
     assert "b1" not in by_question and "u0" not in by_question
     shortfalls = job.manifest["shortfalls"]
@@ -64,8 +78,12 @@ def test_balanced_is_reproducible_with_its_seed(verifybench_data, export_root):
     again = jsonl_objects(run(verifybench_data.project, "verifybench", per_type=2, seed=3), "verifybench.jsonl")
     assert first == again
     seeds = {
-        tuple(row["completion_id"] for row in jsonl_objects(
-            run(verifybench_data.project, "verifybench", per_type=2, seed=seed), "verifybench.jsonl"))
+        tuple(
+            row["completion_id"]
+            for row in jsonl_objects(
+                run(verifybench_data.project, "verifybench", per_type=2, seed=seed), "verifybench.jsonl"
+            )
+        )
         for seed in range(6)
     }
     assert len(seeds) > 1
@@ -97,10 +115,17 @@ def test_verifybench_rows_have_exactly_the_public_fields_and_spellings(verifyben
     b0 = next(row for row in rows if row["completion_id"] == "b0-w")
     assert b0.pop("answer_type_code") == "B3"
     assert b0 == {
-        "question_id": "b0", "question": "Question b0: compute $x$.", "answer": "(1,2)", "completion_id": "b0-w",
-        "completion": "Answer of model-a to b0: \\boxed{b0-w}", "completion_model": "model-a",
-        "gold_correct": False, "answer_type": "B3 - Interval", "answer_subtype": "B - Expressions",
-        "source": "math_reasoning/OlympiadBench", "annotator": [u.pk for u in three_annotators[:2]],
+        "question_id": "b0",
+        "question": "Question b0: compute $x$.",
+        "answer": "(1,2)",
+        "completion_id": "b0-w",
+        "completion": "Answer of model-a to b0: \\boxed{b0-w}",
+        "completion_model": "model-a",
+        "gold_correct": False,
+        "answer_type": "B3 - Interval",
+        "answer_subtype": "B - Expressions",
+        "source": "math_reasoning/OlympiadBench",
+        "annotator": [u.pk for u in three_annotators[:2]],
     }
     c0 = next(row for row in rows if row["completion_id"] == "c0-c")
     assert (c0["answer_type"], c0["answer_subtype"]) == ("C4 - Finite state selection", "C - Multiple Choice")
@@ -123,8 +148,14 @@ def test_mumath_takes_the_n_most_common_models_and_one_solution_per_problem_and_
         "model m4": {"requested": 3, "available": 2, "selected": 2},
     }
     p1 = next(row for row in rows if row["uuid"] == "p1" and row["model"] == "m2")
-    assert p1 == {"uuid": "p1", "problem_statement": "Question p1: compute $x$.", "golden_answer": "1/2",
-                  "model": "m2", "model_output": "Answer of m2 to p1: \\boxed{m2-p1}", "label": False}
+    assert p1 == {
+        "uuid": "p1",
+        "problem_statement": "Question p1: compute $x$.",
+        "golden_answer": "1/2",
+        "model": "m2",
+        "model_output": "Answer of m2 to p1: \\boxed{m2-p1}",
+        "label": False,
+    }
 
 
 def test_mumath_with_chosen_models_and_a_problem_sample(mumath_data, export_root):

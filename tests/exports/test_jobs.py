@@ -1,4 +1,5 @@
 """Running jobs: cancellation between chunks, failures, stale files of killed runs, restarts, late messages."""
+
 from datetime import timedelta
 
 import pytest
@@ -15,9 +16,14 @@ def temporary_format():
 
     def register(name, plan):
         names.append(name)
-        return register_export_format(ExportFormat(
-            name=name, title=name, columns=builders.VERIFYBENCH_COLUMNS, plan=plan,
-        ))
+        return register_export_format(
+            ExportFormat(
+                name=name,
+                title=name,
+                columns=builders.VERIFYBENCH_COLUMNS,
+                plan=plan,
+            )
+        )
 
     yield register
     for name in names:
@@ -41,8 +47,13 @@ def test_cancel_between_chunks_ends_cancelled_without_a_bundle(verifybench_data,
         return ExportPlan(total=natural.total, chunks=chunks())
 
     temporary_format("cancel-test", plan)
-    job = services.create_export(project=verifybench_data.project, format="cancel-test",
-                                 file_types=["jsonl", "parquet"], options={"chunk_size": 3}, enqueue=False)
+    job = services.create_export(
+        project=verifybench_data.project,
+        format="cancel-test",
+        file_types=["jsonl", "parquet"],
+        options={"chunk_size": 3},
+        enqueue=False,
+    )
     job = services.run_export_now(job)
     assert job.status == ExportJob.Status.CANCELLED
     assert job.cancel_requested and job.bundle_path == "" and job.manifest is None
@@ -74,8 +85,13 @@ def test_a_failing_builder_marks_the_job_failed_and_leaves_no_file(verifybench_d
         return ExportPlan(total=natural.total, chunks=chunks())
 
     temporary_format("failing-test", plan)
-    job = services.create_export(project=verifybench_data.project, format="failing-test",
-                                 file_types=["csv", "parquet"], options={"chunk_size": 2}, enqueue=False)
+    job = services.create_export(
+        project=verifybench_data.project,
+        format="failing-test",
+        file_types=["csv", "parquet"],
+        options={"chunk_size": 2},
+        enqueue=False,
+    )
     job = services.run_export_now(job)
     assert job.status == ExportJob.Status.FAILED
     assert "RuntimeError: the database went away" in job.error
@@ -93,8 +109,9 @@ def test_a_rerun_of_a_killed_job_removes_its_stale_files_first(verifybench_data,
     (export_root / runner.final_name(job)).write_bytes(b"renamed but never marked succeeded")
     other = export_root / f".export-{job.pk + 1000}-cafe.zip.part"
     other.write_bytes(b"another job's file")
-    ExportJob.objects.filter(pk=job.pk).update(status=ExportJob.Status.RUNNING, run_token="deadbeef",
-                                               heartbeat_at=timezone.now() - timedelta(hours=1))
+    ExportJob.objects.filter(pk=job.pk).update(
+        status=ExportJob.Status.RUNNING, run_token="deadbeef", heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
     job = services.run_export_now(job)
     assert job.status == ExportJob.Status.SUCCEEDED
     assert job_files(export_root) == sorted([runner.final_name(job), other.name])
@@ -104,8 +121,9 @@ def test_a_rerun_of_a_killed_job_removes_its_stale_files_first(verifybench_data,
 
 def test_a_message_for_a_live_run_or_an_old_attempt_is_ignored(verifybench_data, export_root):
     job = services.create_export(project=verifybench_data.project, format="verifybench-hard", enqueue=False)
-    ExportJob.objects.filter(pk=job.pk).update(status=ExportJob.Status.RUNNING, run_token="live",
-                                               heartbeat_at=timezone.now())
+    ExportJob.objects.filter(pk=job.pk).update(
+        status=ExportJob.Status.RUNNING, run_token="live", heartbeat_at=timezone.now()
+    )
     assert runner.run_job(job.pk).status == ExportJob.Status.RUNNING
     assert ExportJob.objects.get(pk=job.pk).run_token == "live"
     with pytest.raises(services.ExportRequestError, match="is running"):
@@ -131,8 +149,9 @@ def test_a_superseded_run_stops_without_touching_the_job(verifybench_data, expor
         return ExportPlan(total=natural.total, chunks=chunks())
 
     temporary_format("superseded-test", plan)
-    job = services.create_export(project=verifybench_data.project, format="superseded-test",
-                                 options={"chunk_size": 4}, enqueue=False)
+    job = services.create_export(
+        project=verifybench_data.project, format="superseded-test", options={"chunk_size": 4}, enqueue=False
+    )
     job = services.run_export_now(job)
     assert (job.status, job.run_token) == (ExportJob.Status.RUNNING, "someone-else")
     assert job_files(export_root) == []

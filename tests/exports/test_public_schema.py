@@ -1,6 +1,7 @@
 """An exported file keeps the public schema of the file that went in: the same field names in the same order, the
 same JSON types (integer ids stay integers, a numeric answer stays a number) and the same values (the file's own
 answer-type spellings), for every format. Columns the app adds come after the public ones."""
+
 from __future__ import annotations
 
 import io
@@ -19,38 +20,100 @@ from verifybench.models import Dataset, PriorLabel
 pytestmark = pytest.mark.django_db
 
 VERIFYBENCH = [
-    {"question_id": 101, "question": "Compute $\\frac{1}{2}+\\frac{1}{4}$.", "answer": "\\frac{3}{4}",
-     "completion_id": 1, "completion": "So \\boxed{0.75}.", "completion_model": "m-a", "gold_correct": True,
-     "answer_type": "A3 - Fraction", "answer_subtype": "A - Numeric Values", "source": "math_reasoning/MATH",
-     "annotator": [7, 9]},
-    {"question_id": 101, "question": "Compute $\\frac{1}{2}+\\frac{1}{4}$.", "answer": "\\frac{3}{4}",
-     "completion_id": 2, "completion": "So \\boxed{0.5}.", "completion_model": "m-b", "gold_correct": False,
-     "answer_type": "A3 - Fraction", "answer_subtype": "A - Numeric Values", "source": "math_reasoning/MATH",
-     "annotator": [7, 9]},
-    {"question_id": 102, "question": "Is 7 prime?", "answer": "Yes", "completion_id": 3, "completion": "Yes.",
-     "completion_model": "m-a", "gold_correct": True, "answer_type": "C4 - Finite state selection",
-     "answer_subtype": "C - Multiple Choice", "source": "logic_reasoning/x", "annotator": [7, 9]},
+    {
+        "question_id": 101,
+        "question": "Compute $\\frac{1}{2}+\\frac{1}{4}$.",
+        "answer": "\\frac{3}{4}",
+        "completion_id": 1,
+        "completion": "So \\boxed{0.75}.",
+        "completion_model": "m-a",
+        "gold_correct": True,
+        "answer_type": "A3 - Fraction",
+        "answer_subtype": "A - Numeric Values",
+        "source": "math_reasoning/MATH",
+        "annotator": [7, 9],
+    },
+    {
+        "question_id": 101,
+        "question": "Compute $\\frac{1}{2}+\\frac{1}{4}$.",
+        "answer": "\\frac{3}{4}",
+        "completion_id": 2,
+        "completion": "So \\boxed{0.5}.",
+        "completion_model": "m-b",
+        "gold_correct": False,
+        "answer_type": "A3 - Fraction",
+        "answer_subtype": "A - Numeric Values",
+        "source": "math_reasoning/MATH",
+        "annotator": [7, 9],
+    },
+    {
+        "question_id": 102,
+        "question": "Is 7 prime?",
+        "answer": "Yes",
+        "completion_id": 3,
+        "completion": "Yes.",
+        "completion_model": "m-a",
+        "gold_correct": True,
+        "answer_type": "C4 - Finite state selection",
+        "answer_subtype": "C - Multiple Choice",
+        "source": "logic_reasoning/x",
+        "annotator": [7, 9],
+    },
 ]
 MUMATH = [
-    {"uuid": "u-1", "problem_statement": "Integrate $2x$.", "golden_answer": "x^2 + C", "model": "gpt",
-     "model_output": "\\boxed{x^2+C}", "label": True},
-    {"uuid": "u-2", "problem_statement": "What is 6*7?", "golden_answer": 42, "model": "gpt",
-     "model_output": "\\boxed{41}", "label": False},
+    {
+        "uuid": "u-1",
+        "problem_statement": "Integrate $2x$.",
+        "golden_answer": "x^2 + C",
+        "model": "gpt",
+        "model_output": "\\boxed{x^2+C}",
+        "label": True,
+    },
+    {
+        "uuid": "u-2",
+        "problem_statement": "What is 6*7?",
+        "golden_answer": 42,
+        "model": "gpt",
+        "model_output": "\\boxed{41}",
+        "label": False,
+    },
 ]
 MATHARENA = [
-    {"problem_idx": 1, "problem": "Find n with n^2 = 49, n > 0.", "model_name": "o-model",
-     "model_config": {"temperature": 0.6}, "idx_answer": 0, "answer": "n = \\boxed{7}", "gold_answer": 7,
-     "parsed_answer": 7, "correct": True},
-    {"problem_idx": 2, "problem": "Find the last digit of 2^10.", "model_name": "o-model",
-     "model_config": {"temperature": 0.6}, "idx_answer": 1, "answer": "\\boxed{6}", "gold_answer": "4",
-     "parsed_answer": "6", "correct": False},
+    {
+        "problem_idx": 1,
+        "problem": "Find n with n^2 = 49, n > 0.",
+        "model_name": "o-model",
+        "model_config": {"temperature": 0.6},
+        "idx_answer": 0,
+        "answer": "n = \\boxed{7}",
+        "gold_answer": 7,
+        "parsed_answer": 7,
+        "correct": True,
+    },
+    {
+        "problem_idx": 2,
+        "problem": "Find the last digit of 2^10.",
+        "model_name": "o-model",
+        "model_config": {"temperature": 0.6},
+        "idx_answer": 1,
+        "answer": "\\boxed{6}",
+        "gold_answer": "4",
+        "parsed_answer": "6",
+        "correct": False,
+    },
 ]
 # field -> the label of the row, in each format
-LABEL_FIELD = {"verifybench": "gold_correct", "verifybench-hard": "gold_correct", "mumath": "label",
-               "matharena": "correct"}
-FILES = {"verifybench-hard": ("verifybench", VERIFYBENCH, "verifybench_hard.jsonl"),
-         "mumath": ("mumath", MUMATH, "mumath.jsonl"),
-         "matharena": ("matharena", MATHARENA, "matharena_answers.jsonl")}
+LABEL_FIELD = {
+    "verifybench": "gold_correct",
+    "verifybench-hard": "gold_correct",
+    "mumath": "label",
+    "matharena": "correct",
+}
+FILES = {
+    "verifybench-hard": ("verifybench", VERIFYBENCH, "verifybench_hard.jsonl"),
+    "mumath": ("mumath", MUMATH, "mumath.jsonl"),
+    "matharena": ("matharena", MATHARENA, "matharena_answers.jsonl"),
+}
 
 
 def labelled_project(name: str, rows: list[dict], fmt: str, make_user):
@@ -108,7 +171,9 @@ def test_the_app_adds_the_canonical_answer_type_after_the_files_own_spelling(mak
     project = labelled_project("codes", VERIFYBENCH, "verifybench", make_user)
     rows = exported_lines(project, "verifybench-hard", "verifybench_hard.jsonl")
     assert {(row["answer_type"], row["answer_type_code"]) for row in rows} == {
-        ("A3 - Fraction", "A3"), ("C4 - Finite state selection", "C3")}
+        ("A3 - Fraction", "A3"),
+        ("C4 - Finite state selection", "C3"),
+    }
     assert list(rows[0])[-1] == "answer_type_code"
 
 
@@ -117,8 +182,9 @@ def test_parquet_columns_take_the_type_the_ids_had(make_user, settings, tmp_path
 
     settings.EXPORT_ROOT = tmp_path / "exports"
     project = labelled_project("parquet-types", VERIFYBENCH, "verifybench", make_user)
-    job = services.run_export_now(services.create_export(project=project, format="verifybench-hard",
-                                                         file_types=["parquet"], enqueue=False))
+    job = services.run_export_now(
+        services.create_export(project=project, format="verifybench-hard", file_types=["parquet"], enqueue=False)
+    )
     with zipfile.ZipFile(services.export_bundle(job)) as bundle:
         table = pq.read_table(io.BytesIO(bundle.read("verifybench_hard.parquet")))
     assert str(table.schema.field("question_id").type) == "int64"

@@ -1,4 +1,5 @@
 """The pure parts of exports: writers, option validation, seeded choices, registry, manifest counts."""
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -21,13 +22,34 @@ from reports.exports.selection import choose_balanced, choose_models, choose_sub
 from reports.exports.writers import open_writer, sha256_of
 
 ROWS = [
-    {"question_id": "q1", "question": "Is $x, y$ \"ok\"?\nline two", "answer": "1,2", "completion_id": "c1",
-     "completion": "ünïcode, \\boxed{1}", "completion_model": "m", "gold_correct": True,
-     "answer_type": "A8 - Multiple Values", "answer_subtype": "A - Numeric Values", "source": "s", "annotator": [3, 4],
-     "answer_type_code": "A8"},
-    {"question_id": "q2", "question": "", "answer": "", "completion_id": "c2", "completion": "x",
-     "completion_model": "m", "gold_correct": False, "answer_type": "", "answer_subtype": "", "source": "",
-     "annotator": [], "answer_type_code": ""},
+    {
+        "question_id": "q1",
+        "question": 'Is $x, y$ "ok"?\nline two',
+        "answer": "1,2",
+        "completion_id": "c1",
+        "completion": "ünïcode, \\boxed{1}",
+        "completion_model": "m",
+        "gold_correct": True,
+        "answer_type": "A8 - Multiple Values",
+        "answer_subtype": "A - Numeric Values",
+        "source": "s",
+        "annotator": [3, 4],
+        "answer_type_code": "A8",
+    },
+    {
+        "question_id": "q2",
+        "question": "",
+        "answer": "",
+        "completion_id": "c2",
+        "completion": "x",
+        "completion_model": "m",
+        "gold_correct": False,
+        "answer_type": "",
+        "answer_subtype": "",
+        "source": "",
+        "annotator": [],
+        "answer_type_code": "",
+    },
 ]
 
 
@@ -45,8 +67,14 @@ def test_every_writer_reads_back_the_same_rows(tmp_path, file_type):
 def test_parquet_is_written_in_row_groups(tmp_path):
     writer = open_writer("parquet", tmp_path / "data.parquet", MUMATH_COLUMNS)
     writer.row_group_rows = 4
-    row = {"uuid": "u", "problem_statement": "p", "golden_answer": "1", "model": "m", "model_output": "o",
-           "label": True}
+    row = {
+        "uuid": "u",
+        "problem_statement": "p",
+        "golden_answer": "1",
+        "model": "m",
+        "model_output": "o",
+        "label": True,
+    }
     for _ in range(5):
         writer.write([row, row])
     writer.close()
@@ -110,8 +138,12 @@ def test_manifest_counts():
 
 
 def test_the_registry_is_open_to_other_formats():
-    custom = ExportFormat(name="proofs-test", title="Proofs", columns=MUMATH_COLUMNS,
-                          plan=lambda project, options: ExportPlan(total=0, chunks=iter(())))
+    custom = ExportFormat(
+        name="proofs-test",
+        title="Proofs",
+        columns=MUMATH_COLUMNS,
+        plan=lambda project, options: ExportPlan(total=0, chunks=iter(())),
+    )
     register_export_format(custom)
     try:
         assert get_export_format("proofs-test") is custom

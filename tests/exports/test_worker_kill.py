@@ -5,6 +5,7 @@ Redis hands an unacknowledged message out again only after the visibility timeou
 restarted job carries a new attempt number, so that late redelivery is ignored when it comes. The export is slowed
 with the test-only option `chunk_delay` so that the kill lands mid-way.
 """
+
 import zipfile
 
 import pytest
@@ -22,9 +23,12 @@ def test_killed_worker_publishes_nothing_and_a_restart_completes_the_export(
     export_root.mkdir(parents=True, exist_ok=True)
     env = {"EXPORT_ROOT": str(export_root)}
     worker = celery_worker_factory(env)
-    job = services.create_export(project=verifybench_data.project, format="verifybench-hard",
-                                 file_types=["jsonl", "csv", "parquet"],
-                                 options={"chunk_size": 2, "chunk_delay": 0.4})
+    job = services.create_export(
+        project=verifybench_data.project,
+        format="verifybench-hard",
+        file_types=["jsonl", "csv", "parquet"],
+        options={"chunk_size": 2, "chunk_delay": 0.4},
+    )
     wait_for(lambda: ExportJob.objects.get(pk=job.pk).progress_done >= 4, what="the export to get going")
     worker.kill()
 
@@ -38,8 +42,10 @@ def test_killed_worker_publishes_nothing_and_a_restart_completes_the_export(
 
     services.restart_export(job, force=True)
     celery_worker_factory(env)
-    job = wait_for(lambda: ExportJob.objects.filter(pk=job.pk, status__in=ExportJob.FINISHED).first(),
-                   what="the restarted export to finish")
+    job = wait_for(
+        lambda: ExportJob.objects.filter(pk=job.pk, status__in=ExportJob.FINISHED).first(),
+        what="the restarted export to finish",
+    )
     assert job.status == ExportJob.Status.SUCCEEDED, job.error
     assert job.attempt == 2 and job.progress_done == 21
     assert sorted(path.name for path in export_root.iterdir()) == [runner.final_name(job)]

@@ -7,6 +7,7 @@ a completion containing CORRECT_MARKER is judged correct, one containing UNDECID
 undecided assessment, anything else is judged incorrect, in the format that the prompt (one of
 the default templates) asks for. Every request is logged with its headers and body.
 """
+
 from __future__ import annotations
 
 import json
@@ -150,7 +151,9 @@ class FakeOpenAIServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -230,24 +233,32 @@ class FakeOpenAIServer:
         if isinstance(behaviour, EchoAuthorization):
             content, finish_reason = behaviour.prefix + headers.get("authorization", ""), "stop"
         else:
-            content = behaviour.content if behaviour.content is not None else prompt_driven_answer(body.get("messages", []))
+            content = (
+                behaviour.content if behaviour.content is not None else prompt_driven_answer(body.get("messages", []))
+            )
             finish_reason = behaviour.finish_reason
         prompt_tokens = sum(len(str(message.get("content", "")).split()) for message in body.get("messages", []))
         completion_tokens = len(content.split())
         with self._lock:
             number = len(self.requests)
-        return 200, {
-            "id": f"chatcmpl-fake-{number}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", ""),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
+        return (
+            200,
+            {
+                "id": f"chatcmpl-fake-{number}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", ""),
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
             },
-        }, {}
+            {},
+        )
 
     @staticmethod
     def _send(handler, code: int, payload: dict, extra_headers: dict[str, str] | None = None) -> None:

@@ -1,4 +1,5 @@
 """Fixtures for page and browser tests (browser tests: `@pytest.mark.browser`, live_server + transactional_db)."""
+
 from __future__ import annotations
 
 import os
@@ -40,9 +41,11 @@ def _role_groups_after_flush(request):
 
 @pytest.fixture
 def built_assets():
-    missing = [name for name in ("app.js", "app.css", "api-docs.js", "api-docs.css", "redoc-offline.js",
-                                    "katex/katex.min.css")
-               if not (DIST / name).exists()]
+    missing = [
+        name
+        for name in ("app.js", "app.css", "api-docs.js", "api-docs.css", "redoc-offline.js", "katex/katex.min.css")
+        if not (DIST / name).exists()
+    ]
     if missing:
         pytest.fail(f"browser assets missing ({', '.join(missing)}): run `cd frontend && npm ci && npm run build`")
     return DIST

@@ -1,4 +1,5 @@
 """Helpers for page and browser tests: benchmark rows to show, and screenshots for the docs."""
+
 from __future__ import annotations
 
 import hashlib
@@ -30,13 +31,23 @@ def make_completion(
     serial = next(_serial)
     dataset, _ = Dataset.objects.get_or_create(name=dataset_name or f"dataset-{serial}")
     question = Question.objects.create(
-        dataset=dataset, external_id=f"q{serial}", text=question_text, domain="math_reasoning",
-        source="math_reasoning/MATH", answer_type="A1", answer_class="A", content_hash=_hash(question_text),
+        dataset=dataset,
+        external_id=f"q{serial}",
+        text=question_text,
+        domain="math_reasoning",
+        source="math_reasoning/MATH",
+        answer_type="A1",
+        answer_class="A",
+        content_hash=_hash(question_text),
     )
     ReferenceAnswer.objects.create(question=question, final_answer=final_answer, solution=solution)
     return Completion.objects.create(
-        question=question, external_id=f"c{serial}", model_name=model_name, text=completion_text,
-        content_hash=_hash(completion_text), sampling={"temperature": 0.7},
+        question=question,
+        external_id=f"c{serial}",
+        model_name=model_name,
+        text=completion_text,
+        content_hash=_hash(completion_text),
+        sampling={"temperature": 0.7},
     )
 
 

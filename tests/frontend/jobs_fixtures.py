@@ -1,4 +1,5 @@
 """Datasets whose completions a rule-based verifier can judge, and correctness projects with final labels."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,8 +27,13 @@ def make_verifiable_dataset(questions: int = 3, per_question: int = 4, *, name: 
         reference = str(10 + q) if answer_type == "A1" else "B"
         text = f"Question {q}: what is {10 + q}?" if answer_type == "A1" else f"Question {q}: pick the letter B."
         question = Question.objects.create(
-            dataset=dataset, external_id=f"q{serial}-{q}", text=text, domain="math_reasoning",
-            source="math_reasoning/MATH", answer_type=answer_type, answer_class=answer_type[0],
+            dataset=dataset,
+            external_id=f"q{serial}-{q}",
+            text=text,
+            domain="math_reasoning",
+            source="math_reasoning/MATH",
+            answer_type=answer_type,
+            answer_class=answer_type[0],
             content_hash=_hash(f"{serial}-{text}"),
         )
         ReferenceAnswer.objects.create(question=question, final_answer=reference)
@@ -38,8 +44,13 @@ def make_verifiable_dataset(questions: int = 3, per_question: int = 4, *, name: 
             else:
                 answer = "B" if right else "D"
             body = f"Working it out, attempt {k}. The answer is $\\boxed{{{answer}}}$."
-            Completion.objects.create(question=question, external_id=f"c{serial}-{q}-{k}", model_name=f"model-{k % 2}",
-                                      text=body, content_hash=_hash(f"{serial}-{q}-{k}-{body}"))
+            Completion.objects.create(
+                question=question,
+                external_id=f"c{serial}-{q}-{k}",
+                model_name=f"model-{k % 2}",
+                text=body,
+                content_hash=_hash(f"{serial}-{q}-{k}-{body}"),
+            )
     return dataset
 
 
@@ -52,8 +63,9 @@ def rule_verifier(name: str = "rules") -> VerifierConfig:
 
 
 def correctness_project(dataset: Dataset, *, annotators=(), name: str | None = None):
-    project = services.create_project(dataset=dataset, kind="correctness", name=name or f"{dataset.name} labels",
-                                      seed=3, labels_per_item=2)
+    project = services.create_project(
+        dataset=dataset, kind="correctness", name=name or f"{dataset.name} labels", seed=3, labels_per_item=2
+    )
     for user in annotators:
         services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
     return project

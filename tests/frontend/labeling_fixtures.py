@@ -1,4 +1,5 @@
 """Benchmark rows and annotation projects for the labeling, adjudication and dashboard page tests."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,12 +27,18 @@ def make_dataset(questions: int = 3, *, name: str | None = None, answer_types=("
     for index in range(questions):
         text = f"Question {index + 1}: compute $\\int_0^{{{index + 1}}} 2x\\,dx$."
         question = Question.objects.create(
-            dataset=dataset, external_id=f"q{serial}-{index + 1}", text=text, domain="math_reasoning",
-            source="math_reasoning/MATH", answer_type=answer_types[index % len(answer_types)],
-            answer_class=answer_types[index % len(answer_types)][0], content_hash=_hash(f"{serial}-{text}"),
+            dataset=dataset,
+            external_id=f"q{serial}-{index + 1}",
+            text=text,
+            domain="math_reasoning",
+            source="math_reasoning/MATH",
+            answer_type=answer_types[index % len(answer_types)],
+            answer_class=answer_types[index % len(answer_types)][0],
+            content_hash=_hash(f"{serial}-{text}"),
         )
         ReferenceAnswer.objects.create(
-            question=question, final_answer=f"${(index + 1) ** 2}$",
+            question=question,
+            final_answer=f"${(index + 1) ** 2}$",
             solution=f"The antiderivative is $x^2$, so the integral is \\boxed{{{(index + 1) ** 2}}}.",
         )
         completion_text = (
@@ -40,16 +47,22 @@ def make_dataset(questions: int = 3, *, name: str | None = None, answer_types=("
             + f"\n\nThe answer is $\\boxed{{{(index + 1) ** 2}}}$."
         )
         completion = Completion.objects.create(
-            question=question, external_id=f"c{serial}-{index + 1}", model_name=HIDDEN_MODEL_NAME,
-            text=completion_text, content_hash=_hash(f"{serial}-{completion_text}"),
+            question=question,
+            external_id=f"c{serial}-{index + 1}",
+            model_name=HIDDEN_MODEL_NAME,
+            text=completion_text,
+            content_hash=_hash(f"{serial}-{completion_text}"),
         )
-        PriorLabel.objects.create(completion=completion, is_correct=True, source_format="verifybench",
-                                  annotators=[PRIOR_LABEL_ANNOTATOR])
+        PriorLabel.objects.create(
+            completion=completion, is_correct=True, source_format="verifybench", annotators=[PRIOR_LABEL_ANNOTATOR]
+        )
     return dataset
 
 
 def make_project(dataset: Dataset, *, kind: str = "correctness", annotators=(), adjudicators=(), **settings):
-    project = services.create_project(dataset=dataset, kind=kind, name=f"{dataset.name}: {kind.replace('_', ' ')}", seed=7, **settings)
+    project = services.create_project(
+        dataset=dataset, kind=kind, name=f"{dataset.name}: {kind.replace('_', ' ')}", seed=7, **settings
+    )
     for user in annotators:
         services.add_member(project, user, ProjectMember.Role.ANNOTATOR)
     for user in adjudicators:

@@ -1,5 +1,6 @@
 """axe-core (bundled from npm, injected from node_modules, never fetched) on every page for every role, in light
 and dark colours: no serious or critical violation."""
+
 from __future__ import annotations
 
 import io
@@ -45,36 +46,70 @@ def demo(settings, tmp_path):
     proof_task = annotation_services.next_task(proofs, users["annotator1"])
     dataset = correctness.dataset
     record = selection_services.select_for_annotation(
-        dataset=dataset, strategy="verifybench", verifiers=[VerifierConfig.objects.order_by("pk").first()], seed=1,
-        target=4, name="axe", created_by=users["researcher1"])
-    conflict = Item.objects.filter(project=correctness, state=workflow.NEEDS_ADJUDICATION).first() or \
-        correctness.items.order_by("pk").first()
+        dataset=dataset,
+        strategy="verifybench",
+        verifiers=[VerifierConfig.objects.order_by("pk").first()],
+        seed=1,
+        target=4,
+        name="axe",
+        created_by=users["researcher1"],
+    )
+    conflict = (
+        Item.objects.filter(project=correctness, state=workflow.NEEDS_ADJUDICATION).first()
+        or correctness.items.order_by("pk").first()
+    )
     proof_item = proofs.items.order_by("pk").first()
     annotation_services.add_member(proofs, users["adjudicator1"], "adjudicator")
     return {
-        "annotator1": [("home",), ("proof-home",), ("annotation-label", correctness.pk),
-                       ("annotation-label", answer_type.pk), ("proof-grade", proof_task.pk)],
-        "adjudicator1": [("home",), ("annotation-conflicts", correctness.pk), ("annotation-adjudicate", conflict.pk),
-                         ("item-browser", correctness.pk), ("item-detail", conflict.pk),
-                         ("proof-conflict", proof_item.pk)],
-        "researcher1": [("home",), ("dataset-detail", dataset.pk),
-                        ("completion-detail", Completion.objects.filter(question__dataset=dataset).first().pk),
-                        ("dataset-import",), ("dashboard-projects",), ("dashboard-project-new",),
-                        ("dashboard-project", correctness.pk), ("project-settings", correctness.pk),
-                        ("project-members", correctness.pk), ("item-browser", correctness.pk),
-                        ("item-detail", conflict.pk), ("meta-eval-page", correctness.pk),
-                        ("model-eval-page", dataset.pk), ("jobs",), ("jobs-dataset", dataset.pk),
-                        ("jobs-project-run-new", correctness.pk), ("jobs-project-export-new", correctness.pk),
-                        ("jobs-selection", (record if isinstance(record, SelectionRecord) else
-                                            SelectionRecord.objects.latest("pk")).pk),
-                        ("proof-home",), ("proof-leaderboard", Competition.objects.first().pk),
-                        ("dashboard-project", proofs.pk), ("model-eval-page", Dataset.objects.last().pk)],
+        "annotator1": [
+            ("home",),
+            ("proof-home",),
+            ("annotation-label", correctness.pk),
+            ("annotation-label", answer_type.pk),
+            ("proof-grade", proof_task.pk),
+        ],
+        "adjudicator1": [
+            ("home",),
+            ("annotation-conflicts", correctness.pk),
+            ("annotation-adjudicate", conflict.pk),
+            ("item-browser", correctness.pk),
+            ("item-detail", conflict.pk),
+            ("proof-conflict", proof_item.pk),
+        ],
+        "researcher1": [
+            ("home",),
+            ("dataset-detail", dataset.pk),
+            ("completion-detail", Completion.objects.filter(question__dataset=dataset).first().pk),
+            ("dataset-import",),
+            ("dashboard-projects",),
+            ("dashboard-project-new",),
+            ("dashboard-project", correctness.pk),
+            ("project-settings", correctness.pk),
+            ("project-members", correctness.pk),
+            ("item-browser", correctness.pk),
+            ("item-detail", conflict.pk),
+            ("meta-eval-page", correctness.pk),
+            ("model-eval-page", dataset.pk),
+            ("jobs",),
+            ("jobs-dataset", dataset.pk),
+            ("jobs-project-run-new", correctness.pk),
+            ("jobs-project-export-new", correctness.pk),
+            (
+                "jobs-selection",
+                (record if isinstance(record, SelectionRecord) else SelectionRecord.objects.latest("pk")).pk,
+            ),
+            ("proof-home",),
+            ("proof-leaderboard", Competition.objects.first().pk),
+            ("dashboard-project", proofs.pk),
+            ("model-eval-page", Dataset.objects.last().pk),
+        ],
         "admin1": [("home",), ("jobs",), ("dashboard-projects",)],
     }
 
 
-def test_every_page_for_every_role_has_no_serious_or_critical_axe_violation(browser, live_server, app_url, demo,
-                                                                           built_assets):
+def test_every_page_for_every_role_has_no_serious_or_critical_axe_violation(
+    browser, live_server, app_url, demo, built_assets
+):
     assert AXE.exists(), "run `cd frontend && npm ci`: axe-core is a dev dependency"
     failures, visited = {}, 0
     for scheme in ("light", "dark"):

@@ -1,5 +1,6 @@
 """Real chromium: a tie broken by a third annotator through the labeling page, and an adjudicator deciding a
 three-way answer-type conflict through the adjudication page."""
+
 from __future__ import annotations
 
 import pytest
@@ -40,15 +41,23 @@ def test_two_annotators_disagree_and_a_third_breaks_the_tie(browser, live_server
     item.refresh_from_db()
     assert (item.state, item.resolution, item.final_value) == (workflow.RESOLVED, workflow.BY_MAJORITY, True)
     assert list(item.labels.order_by("id").values_list("annotator__username", "value", "is_tiebreak")) == [
-        ("alan", True, False), ("bea", False, False), ("cy", True, True)]
+        ("alan", True, False),
+        ("bea", False, False),
+        ("cy", True, True),
+    ]
 
 
-def test_adjudicator_resolves_a_three_way_answer_type_conflict(page, live_server, login, app_url, make_user,
-                                                               screenshot):
+def test_adjudicator_resolves_a_three_way_answer_type_conflict(
+    page, live_server, login, app_url, make_user, screenshot
+):
     annotators = [make_user(roles.ANNOTATOR, username=name) for name in ("alan", "bea", "cy")]
     judge = make_user(roles.ADJUDICATOR, username="judy")
-    project = make_project(make_dataset(questions=1, name="VerifyBench sample"), kind="answer_type",
-                           annotators=annotators, adjudicators=[judge])
+    project = make_project(
+        make_dataset(questions=1, name="VerifyBench sample"),
+        kind="answer_type",
+        annotators=annotators,
+        adjudicators=[judge],
+    )
     for annotator, code, note in zip(annotators, ("A1", "A3", "B1"), ("a whole number", "", "looks symbolic")):
         label_item(project, annotator, code, note=note, seconds_spent=30)
     item = Item.objects.get(project=project)
@@ -60,8 +69,16 @@ def test_adjudicator_resolves_a_three_way_answer_type_conflict(page, live_server
     page.wait_for_selector("form[data-adjudication-form][data-ready='1']")
     page.wait_for_selector("html[data-math-ready='1']")
     labels = page.get_by_test_id("labels")
-    for text in ("A1 - Integer", "A3 - Fraction/Float", "B1 - Algebraic formula", "alan", "bea", "cy",
-                 "a whole number", "looks symbolic"):
+    for text in (
+        "A1 - Integer",
+        "A3 - Fraction/Float",
+        "B1 - Algebraic formula",
+        "alan",
+        "bea",
+        "cy",
+        "a whole number",
+        "looks symbolic",
+    ):
         assert labels.get_by_text(text, exact=False).count() >= 1, text
     assert page.get_by_test_id("history").get_by_text("adjudication_requested").count() == 1
 

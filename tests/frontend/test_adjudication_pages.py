@@ -1,4 +1,5 @@
 """The conflict queue and the adjudication page through Django's test client."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,9 @@ def conflicted(make_user):
     """A correctness project with tie-breaks off: two disagreeing labels send every item to adjudication."""
     first, second = make_user(roles.ANNOTATOR, username="ann-one"), make_user(roles.ANNOTATOR, username="ann-two")
     judge = make_user(roles.ADJUDICATOR)
-    project = make_project(make_dataset(questions=2), annotators=[first, second], adjudicators=[judge],
-                           tiebreak_annotators=0)
+    project = make_project(
+        make_dataset(questions=2), annotators=[first, second], adjudicators=[judge], tiebreak_annotators=0
+    )
     for _ in range(2):
         label_item(project, first, True, note="looks right to me")
         label_item(project, second, False, note="sign error in step 2")
@@ -35,8 +37,12 @@ def test_annotators_and_outside_adjudicators_get_404(client, conflicted, make_us
         client.force_login(user)
         assert client.get(reverse("annotation-conflicts", args=[project.pk])).status_code == 404
         assert client.get(reverse("annotation-adjudicate", args=[item.pk])).status_code == 404
-        assert client.post(reverse("annotation-adjudicate", args=[item.pk]),
-                           {"decision": "correct", "rationale": "x"}).status_code == 404
+        assert (
+            client.post(
+                reverse("annotation-adjudicate", args=[item.pk]), {"decision": "correct", "rationale": "x"}
+            ).status_code
+            == 404
+        )
     assert Item.objects.get(pk=item.pk).state == workflow.NEEDS_ADJUDICATION
 
 
@@ -75,8 +81,16 @@ def test_adjudication_page_shows_every_label_with_its_author_and_the_history(cli
     item = project.items.order_by("id").first()
     client.force_login(judge)
     html = client.get(reverse("annotation-adjudicate", args=[item.pk])).content.decode()
-    for text in ("ann-one", "ann-two", "looks right to me", "sign error in step 2", "Correct", "Incorrect",
-                 "adjudication_requested", 'name="rationale"'):
+    for text in (
+        "ann-one",
+        "ann-two",
+        "looks right to me",
+        "sign error in step 2",
+        "Correct",
+        "Incorrect",
+        "adjudication_requested",
+        'name="rationale"',
+    ):
         assert text in html, text
     assert_csp_clean(html)
 
@@ -99,8 +113,10 @@ def test_a_decision_needs_a_rationale_and_then_moves_to_the_next_conflict(client
     assert (first.state, first.resolution, first.final_value) == (workflow.RESOLVED, workflow.BY_ADJUDICATION, False)
     assert ItemEvent.objects.get(item=first, kind=ItemEvent.Kind.ADJUDICATED).rationale == "The sign error is real."
 
-    response = client.post(reverse("annotation-adjudicate", args=[second.pk]),
-                           {"decision": "unsuitable", "rationale": "The question is ambiguous."})
+    response = client.post(
+        reverse("annotation-adjudicate", args=[second.pk]),
+        {"decision": "unsuitable", "rationale": "The question is ambiguous."},
+    )
     assert response.status_code == 302 and response.url == reverse("annotation-conflicts", args=[project.pk])
     second.refresh_from_db()
     assert second.excluded and second.state == workflow.RESOLVED
@@ -111,8 +127,7 @@ def test_a_decision_needs_a_rationale_and_then_moves_to_the_next_conflict(client
 def test_answer_type_decision_takes_a_code(client, make_user):
     annotators = [make_user(roles.ANNOTATOR) for _ in range(3)]
     judge = make_user(roles.ADJUDICATOR)
-    project = make_project(make_dataset(questions=1), kind="answer_type", annotators=annotators,
-                           adjudicators=[judge])
+    project = make_project(make_dataset(questions=1), kind="answer_type", annotators=annotators, adjudicators=[judge])
     for annotator, code in zip(annotators, ("A1", "A3", "B1")):
         label_item(project, annotator, code)
     item = project.items.get()
@@ -120,8 +135,9 @@ def test_answer_type_decision_takes_a_code(client, make_user):
     client.force_login(judge)
     html = client.get(reverse("annotation-adjudicate", args=[item.pk])).content.decode()
     assert html.count('name="decision"') == 19  # 18 codes + unsuitable
-    response = client.post(reverse("annotation-adjudicate", args=[item.pk]),
-                           {"decision": "A3", "rationale": "1/2 is a fraction."})
+    response = client.post(
+        reverse("annotation-adjudicate", args=[item.pk]), {"decision": "A3", "rationale": "1/2 is a fraction."}
+    )
     assert response.status_code == 302
     item.refresh_from_db()
     assert item.final_value == "A3" and item.resolution == workflow.BY_ADJUDICATION

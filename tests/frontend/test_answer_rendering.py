@@ -1,4 +1,5 @@
 """Short answers render as math whether or not they came with delimiters; doubled backslashes are undone."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,19 +14,25 @@ from frontend.rendering import (
 )
 
 
-@pytest.mark.parametrize(("answer", "source"), [
-    (r"\frac{\pi}{2}", r"$\frac{\pi}{2}$"),
-    (r"x^2+1", r"$x^2+1$"),
-    (r"432_5", r"$432_5$"),
-    (r"\begin{pmatrix} 1 & 8 \\ 0 & 9 \end{pmatrix}", "$$\n\\begin{pmatrix} 1 & 8 \\\\ 0 & 9 \\end{pmatrix}\n$$"),
-    ("\\\\frac{1}{2}", r"$\frac{1}{2}$"),
-    ("\\\\begin{pmatrix} 2 \\\\\\\\ 3 \\\\end{pmatrix}", "$$\n\\begin{pmatrix} 2 \\\\ 3 \\end{pmatrix}\n$$"),
-    (r"$\frac{7}{3}$", r"$\frac{7}{3}$"),
-    (r"\(\pi r^2\)", r"\(\pi r^2\)"),
-    ("30", "30"),
-    ("All bloops are lazzies.", "All bloops are lazzies."),
-    (r"The answer \boxed{3} holds since \frac{a}{b} is whole.", r"The answer $\boxed{3}$ holds since $\frac{a}{b}$ is whole."),
-])
+@pytest.mark.parametrize(
+    ("answer", "source"),
+    [
+        (r"\frac{\pi}{2}", r"$\frac{\pi}{2}$"),
+        (r"x^2+1", r"$x^2+1$"),
+        (r"432_5", r"$432_5$"),
+        (r"\begin{pmatrix} 1 & 8 \\ 0 & 9 \end{pmatrix}", "$$\n\\begin{pmatrix} 1 & 8 \\\\ 0 & 9 \\end{pmatrix}\n$$"),
+        ("\\\\frac{1}{2}", r"$\frac{1}{2}$"),
+        ("\\\\begin{pmatrix} 2 \\\\\\\\ 3 \\\\end{pmatrix}", "$$\n\\begin{pmatrix} 2 \\\\ 3 \\end{pmatrix}\n$$"),
+        (r"$\frac{7}{3}$", r"$\frac{7}{3}$"),
+        (r"\(\pi r^2\)", r"\(\pi r^2\)"),
+        ("30", "30"),
+        ("All bloops are lazzies.", "All bloops are lazzies."),
+        (
+            r"The answer \boxed{3} holds since \frac{a}{b} is whole.",
+            r"The answer $\boxed{3}$ holds since $\frac{a}{b}$ is whole.",
+        ),
+    ],
+)
 def test_bare_tex_answers_get_delimiters_and_the_rest_is_kept(answer, source):
     assert as_math_source(answer) == source
 
@@ -46,18 +53,26 @@ def test_only_text_whose_every_command_is_doubled_is_undoubled():
 
 def test_explanations_render_their_bare_tex_as_math_and_are_cut():
     html = render_explanation("The model says \\\\frac{1}{2} but the reference is \\\\sqrt{2}.")
-    assert html == ('<p>The model says <span class="math" data-display="inline">\\frac{1}{2}</span> but the reference '
-                    'is <span class="math" data-display="inline">\\sqrt{2}</span>.</p>\n')
+    assert html == (
+        '<p>The model says <span class="math" data-display="inline">\\frac{1}{2}</span> but the reference '
+        'is <span class="math" data-display="inline">\\sqrt{2}</span>.</p>\n'
+    )
     assert "…" in render_explanation("word " * 200, limit=50)
 
 
-@pytest.mark.parametrize("text", [
-    "Thus $$\\boxed{42}$$",
-    "Hence \\[\\boxed{x=1}\\]",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thus $$\\boxed{42}$$",
+        "Hence \\[\\boxed{x=1}\\]",
+    ],
+)
 def test_a_final_answer_in_display_math_inside_a_paragraph_is_highlighted_as_a_block(text):
     html = render_with_final_answer(text, final_answer_span(text))
-    assert '<mark class="final-answer final-answer-display" id="final-answer"><span class="math" data-display="block">' in html
+    assert (
+        '<mark class="final-answer final-answer-display" id="final-answer"><span class="math" data-display="block">'
+        in html
+    )
 
 
 def test_inline_final_answers_keep_the_inline_mark():

@@ -3,6 +3,7 @@
 Nothing may come from another host (the README promises no CDN) and the console stays free of errors, where chromium
 reports every CSP violation.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -40,7 +41,9 @@ def watch(page) -> dict:
 
 def assert_only_the_app_was_asked_and_nothing_failed(page, seen, origin: str) -> None:
     page.wait_for_load_state("networkidle")
-    foreign = [url for url in seen["requests"] if not (url.startswith(origin + "/") or url.startswith(("data:", "blob:")))]
+    foreign = [
+        url for url in seen["requests"] if not (url.startswith(origin + "/") or url.startswith(("data:", "blob:")))
+    ]
     assert foreign == []
     assert page.evaluate("window.__cspViolations") == []
     assert seen["console_errors"] == []

@@ -1,4 +1,5 @@
 """The API docs pages through Django's test client: the viewers are the app's own files and no script is inline."""
+
 from __future__ import annotations
 
 import re
@@ -13,10 +14,13 @@ pytestmark = pytest.mark.django_db
 EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//""", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("name, viewer", [
-    ("api-docs", "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js"),
-    ("api-redoc", "/static/drf_spectacular_sidecar/redoc/bundles/redoc.standalone.js"),
-])
+@pytest.mark.parametrize(
+    "name, viewer",
+    [
+        ("api-docs", "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js"),
+        ("api-redoc", "/static/drf_spectacular_sidecar/redoc/bundles/redoc.standalone.js"),
+    ],
+)
 def test_docs_pages_load_their_viewer_from_the_app_with_no_inline_script(client, researcher, name, viewer):
     client.force_login(researcher)
     response = client.get(reverse(name))

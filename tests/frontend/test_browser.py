@@ -1,4 +1,5 @@
 """Real chromium against the live server: untrusted text stays inert, math typesets, login works, CSP is sent."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,6 +21,7 @@ def researcher(make_user):
 @pytest.fixture
 def annotator(make_user):
     return make_user(roles.ANNOTATOR, username="alan")
+
 
 # Runs before any page script (and is not subject to the page's CSP): records what the page tries to do.
 WATCH_PAGE = """
@@ -57,7 +59,7 @@ def test_completion_stuffed_with_xss_payloads_runs_nothing_and_loads_nothing_for
     completion = make_completion(
         "Attempts follow.\n\n" + "\n\n".join(XSS_PAYLOADS) + "\n\nStill, the sum is $\\boxed{1}$.",
         question_text="Compute $x$. <img src=x onerror=\"document.title='pwned'\"> " + XSS_PAYLOADS[0],
-        solution="<svg onload=\"window.__pwned=2\"></svg> The value is \\(1\\).",
+        solution='<svg onload="window.__pwned=2"></svg> The value is \\(1\\).',
     )
     seen = watch(page, live_server.url)
     login(page, researcher)
@@ -75,15 +77,19 @@ def test_completion_stuffed_with_xss_payloads_runs_nothing_and_loads_nothing_for
     assert seen["page_errors"] == []
     foreign = [url for url in seen["requests"] if not url.startswith(live_server.url)]
     assert foreign == []
-    assert page.locator("[data-testid=completion] script, [data-testid=completion] iframe, "
-                        "[data-testid=completion] svg, [data-testid=completion] img").count() == 0
+    assert (
+        page.locator(
+            "[data-testid=completion] script, [data-testid=completion] iframe, "
+            "[data-testid=completion] svg, [data-testid=completion] img"
+        ).count()
+        == 0
+    )
     assert page.locator("[data-testid=completion]").get_by_text("<script>window.__pwned = 1</script>").count() == 1
     assert page.locator("[data-testid=completion] .katex").count() >= 1
     screenshot(page, "completion-xss-inert")
 
 
-def test_math_typesets_and_a_broken_formula_shows_its_source(page, live_server, login, researcher, app_url,
-                                                             screenshot):
+def test_math_typesets_and_a_broken_formula_shows_its_source(page, live_server, login, researcher, app_url, screenshot):
     text = (
         "We use every delimiter: $a^2+b^2=c^2$, \\(\\sqrt{2}\\), and\n\n"
         "$$\n\\int_0^1 x^2\\,dx = \\frac{1}{3}\n$$\n\n"

@@ -1,5 +1,6 @@
 """Real chromium and a real Celery worker: a researcher starts a cascade run from the dataset's page, the worker
 asks the fake judge endpoint, and the run's own page shows what each stage decided and what it cost."""
+
 from __future__ import annotations
 
 import re
@@ -24,7 +25,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 
 
 def test_a_cascade_run_started_from_the_page_shows_its_stages_and_cost(
-        page, live_server, login, app_url, make_user, celery_worker_factory, fake_openai, screenshot):
+    page, live_server, login, app_url, make_user, celery_worker_factory, fake_openai, screenshot
+):
     celery_worker_factory({JUDGE_KEY_ENV: "sk-browser-cascade"})
     researcher = make_user(roles.RESEARCHER, username="casimir")
     ensure_default_templates()  # an earlier transactional test may have flushed the ones the migration made
@@ -53,7 +55,8 @@ def test_a_cascade_run_started_from_the_page_shows_its_stages_and_cost(
     expect(stages.locator('tr[data-stage="judge"] [data-field="decided"]')).to_have_text(str(n))
     expect(stages.locator('tr[data-stage="judge"] [data-field="precision"]')).to_have_text("0.667")
     expect(stages.locator('tr[data-stage="human"] [data-field="decided"]')).to_contain_text(
-        f"{2 * n} ({n} undecided, {n} disputed)")
+        f"{2 * n} ({n} undecided, {n} disputed)"
+    )
     verdicts = list(Verdict.objects.filter(verifier=config))
     cost = sum(verdict.cost for verdict in verdicts)
     prompt = sum(verdict.prompt_tokens for verdict in verdicts)
@@ -61,8 +64,10 @@ def test_a_cascade_run_started_from_the_page_shows_its_stages_and_cost(
     assert cost > 0 and prompt > 0 and completion > 0
     expect(stages.locator('tr[data-stage="judge"] [data-field="cost"]')).to_have_text(f"${float(cost):.6f}")
     expect(stages.locator('tr[data-stage="judge"] [data-field="tokens"]')).to_have_text(
-        f"{prompt + completion} ({prompt} / {completion})")
-    expect(report.get_by_test_id("cascade-summary")).to_contain_text(f"Sampled checks of rule verdicts: {3 * n}, "
-                                                                     f"disputed {n}")
+        f"{prompt + completion} ({prompt} / {completion})"
+    )
+    expect(report.get_by_test_id("cascade-summary")).to_contain_text(
+        f"Sampled checks of rule verdicts: {3 * n}, disputed {n}"
+    )
     report.scroll_into_view_if_needed()
     screenshot(page, "cascade-run")

@@ -1,4 +1,5 @@
 """Real chromium: the researcher dashboard shows what the database holds."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,12 @@ def test_dashboard_shows_the_counts_the_database_holds(page, live_server, login,
     researcher = make_user(roles.RESEARCHER, username="rita")
     dora, eli, finn = (make_user(roles.ANNOTATOR, username=name) for name in ("dora", "eli", "finn"))
     judge = make_user(roles.ADJUDICATOR, username="judy")
-    project = make_project(make_dataset(questions=8, name="VerifyBench sample"), annotators=[dora, eli, finn],
-                           adjudicators=[judge], tiebreak_annotators=0)
+    project = make_project(
+        make_dataset(questions=8, name="VerifyBench sample"),
+        annotators=[dora, eli, finn],
+        adjudicators=[judge],
+        tiebreak_annotators=0,
+    )
     for value_a, value_b in ((True, True), (False, False), (True, False), (False, False), (True, True)):
         label_item(project, dora, value_a, seconds_spent=14)
         label_item(project, eli, value_b, seconds_spent=22)

@@ -1,4 +1,5 @@
 """Chart geometry of the dashboard (pure)."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,7 +7,9 @@ import pytest
 from frontend import charts
 
 
-@pytest.mark.parametrize(("value", "ceiling"), [(0, 1), (1, 1), (3, 5), (7, 10), (11, 20), (21, 25), (240, 250), (501, 1000)])
+@pytest.mark.parametrize(
+    ("value", "ceiling"), [(0, 1), (1, 1), (3, 5), (7, 10), (11, 20), (21, 25), (240, 250), (501, 1000)]
+)
 def test_nice_ceiling(value, ceiling):
     assert charts.nice_ceiling(value) == ceiling
 

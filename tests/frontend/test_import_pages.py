@@ -3,6 +3,7 @@
 Jobs run eagerly in tests: `django_capture_on_commit_callbacks(execute=True)` stands in for the commit that queues
 the job, so by the time the redirect is followed the job has ended.
 """
+
 from __future__ import annotations
 
 import io
@@ -28,8 +29,14 @@ def upload_root(settings, tmp_path):
 
 
 def native_row(question_id: str, completion: str = "The answer is \\boxed{2}", **extra) -> dict:
-    return {"question_id": question_id, "question": f"Question {question_id}: what is 1+1?",
-            "reference_answer": "2", "completion": completion, "model": "lab-model-7b", **extra}
+    return {
+        "question_id": question_id,
+        "question": f"Question {question_id}: what is 1+1?",
+        "reference_answer": "2",
+        "completion": completion,
+        "model": "lab-model-7b",
+        **extra,
+    }
 
 
 def jsonl(*rows) -> bytes:
@@ -38,9 +45,14 @@ def jsonl(*rows) -> bytes:
 
 def upload(client, capture, content: bytes, *, name="outputs.jsonl", dataset="lab", **fields):
     with capture(execute=True):
-        response = client.post(reverse("dataset-import"), {
-            "file": SimpleUploadedFile(name, content), "dataset": dataset, **fields,
-        })
+        response = client.post(
+            reverse("dataset-import"),
+            {
+                "file": SimpleUploadedFile(name, content),
+                "dataset": dataset,
+                **fields,
+            },
+        )
     return response
 
 
@@ -60,11 +72,16 @@ def test_page_opens_for_researchers_only(client, researcher, annotator):
     assert "mathlabel" in html  # the native format is offered
 
 
-def test_an_unlabeled_file_imports_as_a_job_and_its_page_shows_the_report(client, researcher,
-                                                                          django_capture_on_commit_callbacks):
+def test_an_unlabeled_file_imports_as_a_job_and_its_page_shows_the_report(
+    client, researcher, django_capture_on_commit_callbacks
+):
     client.force_login(researcher)
-    response = upload(client, django_capture_on_commit_callbacks,
-                      jsonl(native_row("q1"), native_row("q2", "It is 3")), format="mathlabel")
+    response = upload(
+        client,
+        django_capture_on_commit_callbacks,
+        jsonl(native_row("q1"), native_row("q2", "It is 3")),
+        format="mathlabel",
+    )
     job = ImportJob.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("job-detail", args=["import", job.pk])
     assert job.status == "succeeded" and job.created_by == researcher
@@ -78,16 +95,35 @@ def test_an_unlabeled_file_imports_as_a_job_and_its_page_shows_the_report(client
 
 def job_upload_dir():
     from django.conf import settings
+
     return settings.IMPORT_UPLOAD_DIR
 
 
-@pytest.mark.parametrize("name, content", [
-    ("outputs.csv", b"question_id,question,reference_answer,completion,model\n"
-                    b"q1,What is 1+1?,2,The answer is 2,lab-model\nq2,\"What is 2+2, exactly?\",4,4,lab-model\n"),
-    ("outputs.jsonl", jsonl({"question_id": "q1", "messages": [
-        {"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "What is 1+1?"}],
-        "reference_answer": "2", "completion": "2", "model": "lab-model"})),
-])
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        (
+            "outputs.csv",
+            b"question_id,question,reference_answer,completion,model\n"
+            b'q1,What is 1+1?,2,The answer is 2,lab-model\nq2,"What is 2+2, exactly?",4,4,lab-model\n',
+        ),
+        (
+            "outputs.jsonl",
+            jsonl(
+                {
+                    "question_id": "q1",
+                    "messages": [
+                        {"role": "system", "content": "Answer briefly."},
+                        {"role": "user", "content": "What is 1+1?"},
+                    ],
+                    "reference_answer": "2",
+                    "completion": "2",
+                    "model": "lab-model",
+                }
+            ),
+        ),
+    ],
+)
 def test_each_shape_uploads_through_the_page(client, researcher, django_capture_on_commit_callbacks, name, content):
     client.force_login(researcher)
     upload(client, django_capture_on_commit_callbacks, content, name=name)
@@ -130,7 +166,10 @@ def test_an_empty_file_is_refused_on_the_form(client, researcher, django_capture
 def test_a_file_of_blank_lines_is_rejected_as_empty(client, researcher, django_capture_on_commit_callbacks):
     client.force_login(researcher)
     job, html = rejected(client, django_capture_on_commit_callbacks, b"\n\n  \n", format="mathlabel")
-    assert job.status == "failed" and job.error == "Rejected outputs.jsonl: the file is empty: it has no rows to import. Nothing was written."
+    assert (
+        job.status == "failed"
+        and job.error == "Rejected outputs.jsonl: the file is empty: it has no rows to import. Nothing was written."
+    )
     assert nothing_written()
 
 
@@ -150,7 +189,7 @@ def test_truncated_json_is_rejected_with_its_line(client, researcher, django_cap
     error = first_error(job)
     assert error["line"] == 3 and "JSON" in error["reason"]
     assert nothing_written()
-    assert "<td class=\"number\">3</td>" in html
+    assert '<td class="number">3</td>' in html
 
 
 def test_wrong_types_are_rejected_with_line_and_field(client, researcher, django_capture_on_commit_callbacks):
@@ -173,14 +212,18 @@ def test_duplicate_ids_are_rejected(client, researcher, django_capture_on_commit
     assert nothing_written()
 
 
-def test_a_bad_last_line_in_a_100000_line_file_rejects_the_whole_file(client, researcher,
-                                                                      django_capture_on_commit_callbacks):
+def test_a_bad_last_line_in_a_100000_line_file_rejects_the_whole_file(
+    client, researcher, django_capture_on_commit_callbacks
+):
     client.force_login(researcher)
-    lines = [json.dumps(native_row(f"q{index // 4}", f"Answer {index}", completion_id=f"c{index}"))
-             for index in range(99_999)]
+    lines = [
+        json.dumps(native_row(f"q{index // 4}", f"Answer {index}", completion_id=f"c{index}"))
+        for index in range(99_999)
+    ]
     lines.append('{"question_id": "last", "question": "cut off')
-    job, html = rejected(client, django_capture_on_commit_callbacks, ("\n".join(lines) + "\n").encode(),
-                         format="mathlabel")
+    job, html = rejected(
+        client, django_capture_on_commit_callbacks, ("\n".join(lines) + "\n").encode(), format="mathlabel"
+    )
     error = first_error(job)
     assert error["line"] == 100_000
     assert job.report["lines"] == 100_000
@@ -188,8 +231,9 @@ def test_a_bad_last_line_in_a_100000_line_file_rejects_the_whole_file(client, re
     assert "100000" in html or "100,000" in html
 
 
-def test_skipping_invalid_rows_keeps_the_rest_and_offers_the_skipped_rows(client, researcher,
-                                                                         django_capture_on_commit_callbacks):
+def test_skipping_invalid_rows_keeps_the_rest_and_offers_the_skipped_rows(
+    client, researcher, django_capture_on_commit_callbacks
+):
     client.force_login(researcher)
     content = jsonl(native_row("q1"), "{not json", native_row("q2"))
     response = upload(client, django_capture_on_commit_callbacks, content, format="mathlabel", skip_invalid="on")
@@ -207,8 +251,9 @@ def test_form_errors_stay_on_the_page(client, researcher):
     client.force_login(researcher)
     missing = client.post(reverse("dataset-import"), {"dataset": "lab"})
     assert missing.status_code == 400 and "This field is required" in missing.content.decode()
-    unknown = client.post(reverse("dataset-import"), {"file": SimpleUploadedFile("a.jsonl", b"{}\n"),
-                                                     "dataset": "lab", "format": "xml"})
+    unknown = client.post(
+        reverse("dataset-import"), {"file": SimpleUploadedFile("a.jsonl", b"{}\n"), "dataset": "lab", "format": "xml"}
+    )
     assert unknown.status_code == 400
     assert not ImportJob.objects.exists()
 
@@ -216,8 +261,10 @@ def test_form_errors_stay_on_the_page(client, researcher):
 def test_an_upload_over_the_limit_is_refused_before_any_job(client, researcher, settings):
     settings.IMPORT_MAX_UPLOAD_BYTES = 100
     client.force_login(researcher)
-    response = client.post(reverse("dataset-import"), {
-        "file": SimpleUploadedFile("big.jsonl", jsonl(native_row("q1"), native_row("q2"))), "dataset": "lab"})
+    response = client.post(
+        reverse("dataset-import"),
+        {"file": SimpleUploadedFile("big.jsonl", jsonl(native_row("q1"), native_row("q2"))), "dataset": "lab"},
+    )
     assert response.status_code == 400
     assert "upload limit" in response.content.decode()
     assert not ImportJob.objects.exists() and not list(job_upload_dir().glob("*"))

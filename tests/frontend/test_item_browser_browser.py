@@ -1,5 +1,6 @@
 """Real chromium: a researcher finds the items whose labels disagreed, reads one, raises the priority of two; an admin
 overrides one of them from its page and finds the override in its history."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,8 +31,13 @@ def workspace(make_user):
     disagreed = list(project.items.filter(resolution=workflow.BY_MAJORITY).order_by("id"))
     assert len(disagreed) == 2
     noted = Label.objects.get(note="the boxed value matches").item
-    return {"project": project, "disagreed": disagreed, "noted": noted, "researcher": make_user(roles.RESEARCHER, username="rita"),
-            "admin": make_user(roles.ADMIN, username="ada")}
+    return {
+        "project": project,
+        "disagreed": disagreed,
+        "noted": noted,
+        "researcher": make_user(roles.RESEARCHER, username="rita"),
+        "admin": make_user(roles.ADMIN, username="ada"),
+    }
 
 
 def test_researcher_finds_disagreements_raises_priority_and_an_admin_overrides(

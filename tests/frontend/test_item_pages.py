@@ -1,4 +1,5 @@
 """The item browser, the bulk actions and the item page through Django's test client."""
+
 from __future__ import annotations
 
 from urllib.parse import urlencode
@@ -26,17 +27,22 @@ def team(make_user):
     """A correctness project of four items: two disagreed (adjudication is waiting), one agreed, one untouched."""
     first, second = make_user(roles.ANNOTATOR, username="ann-one"), make_user(roles.ANNOTATOR, username="ann-two")
     judge = make_user(roles.ADJUDICATOR, username="judy")
-    project = make_project(make_dataset(questions=4), annotators=[first, second], adjudicators=[judge],
-                           tiebreak_annotators=0)
+    project = make_project(
+        make_dataset(questions=4), annotators=[first, second], adjudicators=[judge], tiebreak_annotators=0
+    )
     label_item(project, first, True, note="looks right to me", seconds_spent=42)
     label_item(project, second, False, note="sign error in step 2")
     label_item(project, first, True)
     label_item(project, second, True)
     label_item(project, first, True)
     label_item(project, second, False)
-    return {"project": project, "annotators": [first, second], "judge": judge,
-            "researcher": make_user(roles.RESEARCHER, username="rita"),
-            "admin": make_user(roles.ADMIN, username="ada")}
+    return {
+        "project": project,
+        "annotators": [first, second],
+        "judge": judge,
+        "researcher": make_user(roles.RESEARCHER, username="rita"),
+        "admin": make_user(roles.ADMIN, username="ada"),
+    }
 
 
 def browser_url(project, **params):
@@ -50,8 +56,13 @@ def test_annotators_and_outside_adjudicators_get_404(client, team, make_user):
         client.force_login(user)
         assert client.get(browser_url(project)).status_code == 404
         assert client.get(reverse("item-detail", args=[item.pk])).status_code == 404
-        assert client.post(reverse("item-bulk", args=[project.pk]), {"items": [item.pk], "scope": "selected",
-                                                                     "action": "raise_priority"}).status_code == 404
+        assert (
+            client.post(
+                reverse("item-bulk", args=[project.pk]),
+                {"items": [item.pk], "scope": "selected", "action": "raise_priority"},
+            ).status_code
+            == 404
+        )
     assert not ItemEvent.objects.filter(kind=ItemEvent.Kind.PRIORITY_CHANGED).exists()
 
 
@@ -82,8 +93,10 @@ def test_the_projects_adjudicator_browses_without_bulk_actions(client, team):
     html = client.get(browser_url(team["project"])).content.decode()
     assert 'data-testid="items"' in html and 'data-testid="bulk-actions"' not in html
     item = team["project"].items.first()
-    response = client.post(reverse("item-bulk", args=[team["project"].pk]),
-                           {"items": [item.pk], "scope": "selected", "action": "raise_priority"})
+    response = client.post(
+        reverse("item-bulk", args=[team["project"].pk]),
+        {"items": [item.pk], "scope": "selected", "action": "raise_priority"},
+    )
     assert response.status_code == 403
 
 
@@ -117,30 +130,41 @@ def test_bulk_on_ticked_items_and_on_all_matching(client, team):
     client.force_login(team["researcher"])
     chosen = list(project.items.order_by("id").values_list("pk", flat=True)[:2])
     back = browser_url(project, sort="-priority")
-    response = client.post(reverse("item-bulk", args=[project.pk]), {
-        "items": chosen, "scope": "selected", "action": "raise_priority", "amount": "4", "next": back})
+    response = client.post(
+        reverse("item-bulk", args=[project.pk]),
+        {"items": chosen, "scope": "selected", "action": "raise_priority", "amount": "4", "next": back},
+    )
     assert response.status_code == 302 and response.url == back
     assert set(Item.objects.filter(pk__in=chosen).values_list("priority", flat=True)) == {4}
     assert "Change priority: 2 items changed." in client.get(back).content.decode()
 
-    response = client.post(reverse("item-bulk", args=[project.pk]), {
-        "scope": "matching", "filter": "disagreement=yes", "action": "exclude", "rationale": "Ambiguous wording."})
+    response = client.post(
+        reverse("item-bulk", args=[project.pk]),
+        {"scope": "matching", "filter": "disagreement=yes", "action": "exclude", "rationale": "Ambiguous wording."},
+    )
     assert response.status_code == 302 and response.url == browser_url(project)
     excluded = project.items.filter(state=workflow.EXCLUDED)
     assert excluded.count() == 2
     assert set(ItemEvent.objects.filter(kind=ItemEvent.Kind.EXCLUDED).values_list("rationale", flat=True)) == {
-        "Ambiguous wording."}
+        "Ambiguous wording."
+    }
 
-    response = client.post(reverse("item-bulk", args=[project.pk]), {
-        "scope": "matching", "filter": "", "action": "reopen", "rationale": ""}, follow=True)
+    response = client.post(
+        reverse("item-bulk", args=[project.pk]),
+        {"scope": "matching", "filter": "", "action": "reopen", "rationale": ""},
+        follow=True,
+    )
     assert "Nothing was changed: a written rationale is required" in response.content.decode()
 
 
 def test_bulk_refuses_a_selection_over_the_limit(client, team, monkeypatch):
     monkeypatch.setattr(services, "BULK_LIMIT", 2)
     client.force_login(team["researcher"])
-    response = client.post(reverse("item-bulk", args=[team["project"].pk]), {
-        "scope": "matching", "filter": "", "action": "raise_priority"}, follow=True)
+    response = client.post(
+        reverse("item-bulk", args=[team["project"].pk]),
+        {"scope": "matching", "filter": "", "action": "raise_priority"},
+        follow=True,
+    )
     assert "narrow the filter" in response.content.decode()
     assert set(team["project"].items.values_list("priority", flat=True)) == {0}
 
@@ -149,8 +173,10 @@ def test_the_bulk_form_needs_its_csrf_token(team):
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(team["researcher"])
     item = team["project"].items.first()
-    response = strict.post(reverse("item-bulk", args=[team["project"].pk]),
-                           {"items": [item.pk], "scope": "selected", "action": "raise_priority"})
+    response = strict.post(
+        reverse("item-bulk", args=[team["project"].pk]),
+        {"items": [item.pk], "scope": "selected", "action": "raise_priority"},
+    )
     assert response.status_code == 403
 
 
@@ -160,15 +186,29 @@ def test_a_researcher_reads_every_label_verdict_and_event(client, team):
     project.save()
     item = Label.objects.get(note="looks right to me").item
     assert item.state == workflow.NEEDS_ADJUDICATION
-    Verdict.objects.create(completion_id=item.subject_id, status="incorrect", extracted_answer="42",
-                           verifier=VerifierConfig.objects.create(name="rule-check", kind="rule"))
+    Verdict.objects.create(
+        completion_id=item.subject_id,
+        status="incorrect",
+        extracted_answer="42",
+        verifier=VerifierConfig.objects.create(name="rule-check", kind="rule"),
+    )
     client.force_login(team["researcher"])
     response = client.get(reverse("item-detail", args=[item.pk]))
     html = response.content.decode()
     assert response.status_code == 200
-    for text in ("ann-one", "ann-two", "looks right to me", "sign error in step 2", "42 s", "rule-check",
-                 "Adjudication requested", "Label given", 'data-testid="question"', 'data-testid="completion"',
-                 'class="math"'):
+    for text in (
+        "ann-one",
+        "ann-two",
+        "looks right to me",
+        "sign error in step 2",
+        "42 s",
+        "rule-check",
+        "Adjudication requested",
+        "Label given",
+        'data-testid="question"',
+        'data-testid="completion"',
+        'class="math"',
+    ):
         assert text in html, text
     assert 'data-testid="override-form"' not in html and 'data-testid="item-actions"' in html
     assert 'data-testid="decide-link"' not in html  # a researcher without the adjudicator role
@@ -184,15 +224,22 @@ def test_verdicts_show_extracted_answers_and_explanations_as_math_with_their_sou
     project.verdict_visibility = AnnotationProject.VerdictVisibility.ADJUDICATORS
     project.save()
     item = Label.objects.get(note="looks right to me").item
-    Verdict.objects.create(completion_id=item.subject_id, status="incorrect", extracted_answer="\\frac{\\pi}{2}",
-                           explanation="The completion gives \\\\frac{\\\\pi}{2}, not \\\\sqrt{2}.",
-                           verifier=VerifierConfig.objects.create(name="judge", kind="rule"))
+    Verdict.objects.create(
+        completion_id=item.subject_id,
+        status="incorrect",
+        extracted_answer="\\frac{\\pi}{2}",
+        explanation="The completion gives \\\\frac{\\\\pi}{2}, not \\\\sqrt{2}.",
+        verifier=VerifierConfig.objects.create(name="judge", kind="rule"),
+    )
     client.force_login(team["researcher"])
     html = client.get(reverse("item-detail", args=[item.pk])).content.decode()
-    assert ('data-testid="extracted-answer"><p><span class="math" data-display="inline">\\frac{\\pi}{2}</span></p>'
-            in html)
-    assert ('gives <span class="math" data-display="inline">\\frac{\\pi}{2}</span>, not '
-            '<span class="math" data-display="inline">\\sqrt{2}</span>.') in html
+    assert (
+        'data-testid="extracted-answer"><p><span class="math" data-display="inline">\\frac{\\pi}{2}</span></p>' in html
+    )
+    assert (
+        'gives <span class="math" data-display="inline">\\frac{\\pi}{2}</span>, not '
+        '<span class="math" data-display="inline">\\sqrt{2}</span>.'
+    ) in html
     assert "<code data-tex-source hidden>\\frac{\\pi}{2}</code>" in html
     assert 'data-plain-toggle aria-pressed="false">Plain text</button>' in html
 
@@ -238,12 +285,20 @@ def test_only_admins_override_from_the_item_page(client, team):
 
 def test_proofs_stay_anonymous_on_the_item_page(client, make_user):
     competition = proof_services.get_or_create_competition("Page Olympiad")
-    problem = proof_services.add_problem(competition, problem_idx=1, statement="Prove $1 < 2$.", solutions=["Obvious."],
-                                         rubric={"max_points": 7, "chains": [{"key": "c", "title": "Direct",
-                                                 "checkpoints": [{"key": "a", "title": "All", "points": 7}]}]})
+    problem = proof_services.add_problem(
+        competition,
+        problem_idx=1,
+        statement="Prove $1 < 2$.",
+        solutions=["Obvious."],
+        rubric={
+            "max_points": 7,
+            "chains": [{"key": "c", "title": "Direct", "checkpoints": [{"key": "a", "title": "All", "points": 7}]}],
+        },
+    )
     proof_services.add_submission(problem, model_name="secret-proof-model", text="Since $2 - 1 = 1 > 0$.")
-    project = proof_services.create_proof_project(name="Proofs", competition=competition,
-                                                  graders=[make_user(roles.ANNOTATOR)])
+    project = proof_services.create_proof_project(
+        name="Proofs", competition=competition, graders=[make_user(roles.ANNOTATOR)]
+    )
     item = project.items.get()
     client.force_login(make_user(roles.RESEARCHER))
     html = client.get(reverse("item-detail", args=[item.pk])).content.decode()
@@ -279,7 +334,6 @@ def test_a_researcher_following_an_adjudication_link_lands_on_the_item_page(clie
     client.force_login(team["researcher"])
     response = client.get(reverse("annotation-adjudicate", args=[item.pk]))
     assert response.status_code == 302 and response.url == reverse("item-detail", args=[item.pk])
-    response = client.post(reverse("annotation-adjudicate", args=[item.pk]), {"decision": "correct",
-                                                                             "rationale": "x"})
+    response = client.post(reverse("annotation-adjudicate", args=[item.pk]), {"decision": "correct", "rationale": "x"})
     assert response.status_code == 404
     assert Item.objects.get(pk=item.pk).state == workflow.NEEDS_ADJUDICATION

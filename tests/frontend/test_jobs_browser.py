@@ -1,4 +1,5 @@
 """Real chromium: a rule-based run started from the dashboard is watched to the end, an export is downloaded."""
+
 from __future__ import annotations
 
 import json
@@ -27,12 +28,16 @@ def save_sections_screenshot(page, *test_ids: str, name: str) -> None:
     left = min(box["x"] for box in boxes) + scroll_x - 12
     right = max(box["x"] + box["width"] for box in boxes) + scroll_x + 12
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT_DIR / f"{name}.png"), full_page=True,
-                    clip={"x": max(left, 0), "y": max(top, 0), "width": right - left, "height": bottom - top})
+    page.screenshot(
+        path=str(SCREENSHOT_DIR / f"{name}.png"),
+        full_page=True,
+        clip={"x": max(left, 0), "y": max(top, 0), "width": right - left, "height": bottom - top},
+    )
 
 
-def test_run_progress_is_watched_to_the_end_and_an_export_downloads(page, live_server, login, app_url, make_user,
-                                                                  monkeypatch, settings, tmp_path):
+def test_run_progress_is_watched_to_the_end_and_an_export_downloads(
+    page, live_server, login, app_url, make_user, monkeypatch, settings, tmp_path
+):
     settings.EXPORT_ROOT = tmp_path / "exports"
     researcher = make_user(roles.RESEARCHER, username="rita")
     annotators = [make_user(roles.ANNOTATOR, username=name) for name in ("dora", "eli")]

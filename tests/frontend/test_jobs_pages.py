@@ -3,6 +3,7 @@
 Tasks run eagerly in-process (no broker in tests): a job queued when the request's transaction commits has ended by
 the time the response is back, so `django_capture_on_commit_callbacks(execute=True)` stands in for the commit.
 """
+
 from __future__ import annotations
 
 import io
@@ -60,12 +61,21 @@ def test_only_researchers_and_admins_reach_the_job_pages(client, annotator, make
     job = export_services.create_export(project=project, format="verifybench-hard", enqueue=False)
     adjudicator = make_user("adjudicator")
     annotation_services.add_member(project, adjudicator, ProjectMember.Role.ADJUDICATOR)
-    pages = [reverse("jobs-project-run-new", args=[project.pk]), reverse("jobs-project-export-new", args=[project.pk]),
-             reverse("jobs-dataset", args=[dataset.pk]), reverse("jobs-export-download", args=[job.pk])]
-    actions = [reverse("jobs-dataset-run-new", args=[dataset.pk]), reverse("jobs-dataset-select", args=[dataset.pk]),
-               reverse("jobs-run-cancel", args=[run.pk]), reverse("jobs-run-resume", args=[run.pk]),
-               reverse("jobs-export-cancel", args=[job.pk]), reverse("jobs-project-run-new", args=[project.pk]),
-               reverse("jobs-project-export-new", args=[project.pk])]
+    pages = [
+        reverse("jobs-project-run-new", args=[project.pk]),
+        reverse("jobs-project-export-new", args=[project.pk]),
+        reverse("jobs-dataset", args=[dataset.pk]),
+        reverse("jobs-export-download", args=[job.pk]),
+    ]
+    actions = [
+        reverse("jobs-dataset-run-new", args=[dataset.pk]),
+        reverse("jobs-dataset-select", args=[dataset.pk]),
+        reverse("jobs-run-cancel", args=[run.pk]),
+        reverse("jobs-run-resume", args=[run.pk]),
+        reverse("jobs-export-cancel", args=[job.pk]),
+        reverse("jobs-project-run-new", args=[project.pk]),
+        reverse("jobs-project-export-new", args=[project.pk]),
+    ]
     for user in (annotator, adjudicator):
         client.force_login(user)
         for url in pages:
@@ -112,16 +122,22 @@ def test_dashboard_sections_show_the_forms_without_inline_script(client, researc
     assert reverse("jobs-dataset", args=[project.dataset_id]) in dataset_page
 
 
-def test_a_run_started_from_the_dashboard_shows_its_verdict_counts(client, researcher,
-                                                                   django_capture_on_commit_callbacks):
+def test_a_run_started_from_the_dashboard_shows_its_verdict_counts(
+    client, researcher, django_capture_on_commit_callbacks
+):
     dataset = make_verifiable_dataset(questions=3, per_question=4)
     project = correctness_project(dataset)
     verifier = rule_verifier()
     client.force_login(researcher)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("jobs-project-run-new", args=[project.pk]), {
-            "run-verifier": verifier.pk, "run-scope": "project", "run-chunk_size": 5,
-        })
+        response = client.post(
+            reverse("jobs-project-run-new", args=[project.pk]),
+            {
+                "run-verifier": verifier.pk,
+                "run-scope": "project",
+                "run-chunk_size": 5,
+            },
+        )
     assert response.status_code == 302 and response.url == dashboard_url(project) + "#verification-runs"
     run = VerificationRun.objects.get()
     assert run.project == project and run.created_by == researcher and run.chunk_size == 5
@@ -147,10 +163,16 @@ def test_a_dataset_run_with_filters_covers_only_what_they_admit(client, research
     verifier = rule_verifier()
     client.force_login(researcher)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("jobs-project-run-new", args=[project.pk]), {
-            "run-verifier": verifier.pk, "run-scope": "dataset", "run-answer_types": ["A"],
-            "run-models": ["model-0"], "run-chunk_size": 100,
-        })
+        response = client.post(
+            reverse("jobs-project-run-new", args=[project.pk]),
+            {
+                "run-verifier": verifier.pk,
+                "run-scope": "dataset",
+                "run-answer_types": ["A"],
+                "run-models": ["model-0"],
+                "run-chunk_size": 100,
+            },
+        )
     assert response.status_code == 302
     run = VerificationRun.objects.get()
     assert run.dataset == dataset and run.project is None
@@ -174,15 +196,18 @@ def test_invalid_run_requests_show_errors_and_start_nothing(client, researcher, 
     assert "Ensure this value is greater than or equal to 1." in html
     assert "Select a valid choice. Z9 is not one of the available choices." in html
     assert_csp_clean(html)
-    response = client.post(url, {"run-verifier": verifier.pk, "run-scope": "project", "run-chunk_size": 10,
-                                 "run-chunk_delay": 600})
+    response = client.post(
+        url, {"run-verifier": verifier.pk, "run-scope": "project", "run-chunk_size": 10, "run-chunk_delay": 600}
+    )
     assert response.status_code == 400 and "less than or equal to 60" in response.content.decode()
     assert not VerificationRun.objects.exists()
 
     # An answer-type project has no completions to verify: only the dataset scope is offered.
     answer_type_project = annotation_services.create_project(dataset=dataset, kind="answer_type", name="types")
-    response = client.post(reverse("jobs-project-run-new", args=[answer_type_project.pk]),
-                           {"run-verifier": verifier.pk, "run-scope": "project", "run-chunk_size": 10})
+    response = client.post(
+        reverse("jobs-project-run-new", args=[answer_type_project.pk]),
+        {"run-verifier": verifier.pk, "run-scope": "project", "run-chunk_size": 10},
+    )
     assert response.status_code == 400
     assert "Select a valid choice. project is not one of the available choices." in response.content.decode()
     assert not VerificationRun.objects.exists()
@@ -247,14 +272,21 @@ def labelled_project(make_user):
 
 
 def test_an_export_started_from_the_dashboard_produces_a_downloadable_bundle(
-        client, researcher, labelled_project, django_capture_on_commit_callbacks):
+    client, researcher, labelled_project, django_capture_on_commit_callbacks
+):
     project = labelled_project
     client.force_login(researcher)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("jobs-project-export-new", args=[project.pk]), {
-            "export-format": "verifybench", "export-file_types": ["jsonl", "csv"], "export-seed": 5,
-            "export-option_per_type": 2, "export-option_models": 3,
-        })
+        response = client.post(
+            reverse("jobs-project-export-new", args=[project.pk]),
+            {
+                "export-format": "verifybench",
+                "export-file_types": ["jsonl", "csv"],
+                "export-seed": 5,
+                "export-option_per_type": 2,
+                "export-option_models": 3,
+            },
+        )
     assert response.status_code == 302 and response.url == dashboard_url(project) + "#exports"
     job = ExportJob.objects.get()
     assert job.format == "verifybench" and job.file_types == ["jsonl", "csv"]
@@ -266,7 +298,7 @@ def test_an_export_started_from_the_dashboard_produces_a_downloadable_bundle(
     row = html.split(f'id="job-export-{job.pk}"')[1].split("</tr>")[0]
     assert 'data-status="succeeded"' in row and ">Succeeded<" in row
     assert f'data-job-field="rows">{counts["rows"]}<' in row
-    assert f'{counts["by_label"]["correct"]} correct, {counts["by_label"]["incorrect"]} incorrect' in row
+    assert f"{counts['by_label']['correct']} correct, {counts['by_label']['incorrect']} incorrect" in row
     download_url = reverse("jobs-export-download", args=[job.pk])
     assert f'href="{download_url}"' in row
     for group, info in job.manifest["shortfalls"].items():
@@ -285,8 +317,7 @@ def test_invalid_export_requests_show_errors_and_start_nothing(client, researche
     project = labelled_project
     client.force_login(researcher)
     url = reverse("jobs-project-export-new", args=[project.pk])
-    response = client.post(url, {"export-format": "no-such-format", "export-seed": "x",
-                                 "export-option_per_type": 0})
+    response = client.post(url, {"export-format": "no-such-format", "export-seed": "x", "export-option_per_type": 0})
     assert response.status_code == 400
     html = response.content.decode()
     assert "Select a valid choice. no-such-format is not one of the available choices." in html
@@ -300,8 +331,10 @@ def test_invalid_export_requests_show_errors_and_start_nothing(client, researche
     proof_like = annotation_services.create_project(dataset=project.dataset, kind="answer_type", name="types")
     page = client.get(reverse("jobs-project-export-new", args=[proof_like.pk])).content.decode()
     assert "No export format reads answer type projects." in page
-    response = client.post(reverse("jobs-project-export-new", args=[proof_like.pk]),
-                           {"export-format": "verifybench", "export-file_types": ["jsonl"], "export-seed": 0})
+    response = client.post(
+        reverse("jobs-project-export-new", args=[proof_like.pk]),
+        {"export-format": "verifybench", "export-file_types": ["jsonl"], "export-seed": 0},
+    )
     assert response.status_code == 400 and not ExportJob.objects.exists()
 
 
@@ -311,8 +344,9 @@ def test_export_cancel_and_download_refusals(client, researcher, labelled_projec
     client.force_login(researcher)
     response = client.get(reverse("jobs-export-download", args=[job.pk]))
     assert response.status_code == 302 and response.url == dashboard_url(project) + "#exports"
-    assert (f"Export {job.pk} cannot be downloaded: it is queued; download it once it has succeeded."
-            in messages_of(response))
+    assert f"Export {job.pk} cannot be downloaded: it is queued; download it once it has succeeded." in messages_of(
+        response
+    )
     row = client.get(dashboard_url(project)).content.decode().split(f'id="job-export-{job.pk}"')[1].split("</tr>")[0]
     assert ">Cancel<" in row and ">Download<" not in row
 
@@ -341,9 +375,15 @@ def test_dataset_runs_start_from_the_dataset_page(client, researcher, django_cap
     assert not VerificationRun.objects.exists()
 
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("jobs-dataset-run-new", args=[dataset.pk]), {
-            "run-verifier": verifier.pk, "run-scope": "dataset", "run-chunk_size": 1, "run-domains": ["math_reasoning"],
-        })
+        response = client.post(
+            reverse("jobs-dataset-run-new", args=[dataset.pk]),
+            {
+                "run-verifier": verifier.pk,
+                "run-scope": "dataset",
+                "run-chunk_size": 1,
+                "run-domains": ["math_reasoning"],
+            },
+        )
     assert response.status_code == 302 and response.url.startswith(reverse("jobs-dataset", args=[dataset.pk]))
     run = VerificationRun.objects.get()
     assert run.status == "succeeded" and run.done == 4 and run.domains == ["math_reasoning"]
@@ -360,19 +400,29 @@ def test_verifybench_selection_makes_a_project_and_shows_its_report(client, rese
     short_question = dataset.questions.order_by("pk").first()
     Verdict.objects.filter(completion__question=short_question, status="incorrect").delete()
     client.force_login(researcher)
-    response = client.post(reverse("jobs-dataset-select", args=[dataset.pk]), {
-        "select-strategy": "verifybench", "select-verifiers": [verifier.pk], "select-per_side": 2,
-        "select-target": 2000, "select-min_minority": 2, "select-seed": 11, "select-name": "Round one",
-        "select-labels_per_item": 2,
-    })
+    response = client.post(
+        reverse("jobs-dataset-select", args=[dataset.pk]),
+        {
+            "select-strategy": "verifybench",
+            "select-verifiers": [verifier.pk],
+            "select-per_side": 2,
+            "select-target": 2000,
+            "select-min_minority": 2,
+            "select-seed": 11,
+            "select-name": "Round one",
+            "select-labels_per_item": 2,
+        },
+    )
     record = SelectionRecord.objects.get()
     assert response.status_code == 302 and response.url == reverse("jobs-selection", args=[record.pk])
     project = record.project
     assert project.name == "Round one" and project.kind == "correctness" and project.labels_per_item == 2
     assert record.picked == 10 == project.items.count()  # 2 + 2 for two questions, 2 + 0 for the short one
     assert record.seed == 11 and record.strategy == "verifybench"
-    assert all(is_right(item.subject) == (Verdict.objects.get(completion=item.subject).status == "correct")
-               for item in project.items.select_related("project"))
+    assert all(
+        is_right(item.subject) == (Verdict.objects.get(completion=item.subject).status == "correct")
+        for item in project.items.select_related("project")
+    )
 
     page = client.get(response.url)
     assert page.status_code == 200
@@ -380,8 +430,10 @@ def test_verifybench_selection_makes_a_project_and_shows_its_report(client, rese
     assert_csp_clean(html)
     assert 'data-testid="picked-count">10<' in html
     assert 'data-testid="questions-short">1<' in html
-    assert f'<tr data-question="{short_question.pk}"><td>{short_question.external_id}</td><td class="number">3</td>' \
-           f'<td class="number">0</td>\n        <td class="number">0</td><td class="number">2</td>' in html
+    assert (
+        f'<tr data-question="{short_question.pk}"><td>{short_question.external_id}</td><td class="number">3</td>'
+        f'<td class="number">0</td>\n        <td class="number">0</td><td class="number">2</td>' in html
+    )
     assert f'href="{dashboard_url(project)}"' in html
     assert html.count('href="/completions/') == 10
     first_pick = record.report["picks"][0]
@@ -402,11 +454,19 @@ def test_verifybench_hard_selection_reports_strata_and_missing_votes(client, res
         flipped = "incorrect" if is_right(completion) else "correct"
         Verdict.objects.create(completion=completion, verifier=second, status=flipped)
     client.force_login(researcher)
-    response = client.post(reverse("jobs-dataset-select", args=[dataset.pk]), {
-        "select-strategy": "verifybench-hard", "select-verifiers": [first.pk, second.pk], "select-per_side": 2,
-        "select-target": 3, "select-min_minority": 1, "select-seed": 4, "select-labels_per_item": 2,
-        "select-answer_types": ["A1"],
-    })
+    response = client.post(
+        reverse("jobs-dataset-select", args=[dataset.pk]),
+        {
+            "select-strategy": "verifybench-hard",
+            "select-verifiers": [first.pk, second.pk],
+            "select-per_side": 2,
+            "select-target": 3,
+            "select-min_minority": 1,
+            "select-seed": 4,
+            "select-labels_per_item": 2,
+            "select-answer_types": ["A1"],
+        },
+    )
     record = SelectionRecord.objects.get()
     assert response.status_code == 302
     assert record.picked == 3 and record.report["contested"] == 4 and record.report["missing_votes"] == 4
@@ -431,16 +491,24 @@ def test_invalid_selections_show_errors_and_create_nothing(client, researcher):
     assert "The VerifyBench recipe uses exactly one verifier; choose one." in response.content.decode()
     response = client.post(url, {**base, "select-strategy": "verifybench-hard", "select-verifiers": [first.pk]})
     assert "The VerifyBench-Hard recipe needs at least two verifiers to vote." in response.content.decode()
-    response = client.post(url, {**base, "select-strategy": "verifybench-hard", "select-min_minority": 2,
-                                 "select-verifiers": [first.pk, second.pk]})
+    response = client.post(
+        url,
+        {
+            **base,
+            "select-strategy": "verifybench-hard",
+            "select-min_minority": 2,
+            "select-verifiers": [first.pk, second.pk],
+        },
+    )
     assert "With 2 verifiers the minority side has at most 1 votes." in response.content.decode()
     response = client.post(url, {**base, "select-strategy": "sideways", "select-per_side": 0})
     html = response.content.decode()
     assert "Select a valid choice. sideways is not one of the available choices." in html
     assert "Ensure this value is greater than or equal to 1." in html
     # Well-formed, but no verifier has judged anything: the refusal is shown and nothing is made.
-    response = client.post(url, {**base, "select-strategy": "verifybench", "select-verifiers": [first.pk],
-                                 "select-name": "Nothing"})
+    response = client.post(
+        url, {**base, "select-strategy": "verifybench", "select-verifiers": [first.pk], "select-name": "Nothing"}
+    )
     assert response.status_code == 400
     html = response.content.decode()
     assert 'data-testid="form-errors"' in html and "picked no completion" in html

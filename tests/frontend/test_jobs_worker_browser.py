@@ -1,5 +1,6 @@
 """Real chromium, a real Celery worker on Redis, a slow judge: a run started from the page shows its progress move
 while the worker verifies, and the Cancel button stops it part way."""
+
 from __future__ import annotations
 
 import re
@@ -22,7 +23,8 @@ def shown_done(row) -> int:
 
 
 def test_a_slow_run_shows_its_progress_move_and_is_cancelled_from_the_page(
-        page, live_server, login, app_url, make_user, celery_worker_factory, fake_openai):
+    page, live_server, login, app_url, make_user, celery_worker_factory, fake_openai
+):
     fake_openai.always(Slow(0.3))  # every judge call takes 0.3 s: about 12 s for the whole run
     celery_worker_factory({JUDGE_KEY_ENV: "sk-test-worker"})
     researcher = make_user(roles.RESEARCHER, username="rosa")
@@ -52,8 +54,11 @@ def test_a_slow_run_shows_its_progress_move_and_is_cancelled_from_the_page(
 
     row.get_by_role("button", name="Cancel").click()
     expect(row.locator('[data-job-field="status"]')).to_have_text("Cancelled", timeout=30_000)
-    run = wait_for(lambda: VerificationRun.objects.filter(pk=run.pk, status="cancelled").first(),
-                   what="the run to stop", timeout=30)
+    run = wait_for(
+        lambda: VerificationRun.objects.filter(pk=run.pk, status="cancelled").first(),
+        what="the run to stop",
+        timeout=30,
+    )
     assert 0 < run.progress_done < run.progress_total == 40
     assert Verdict.objects.filter(verifier=verifier).count() == run.progress_done
     expect(row.get_by_role("button", name="Cancel")).to_have_count(0)

@@ -5,6 +5,7 @@ adjudication -> an export whose rows keep the input file's schema -> meta-evalua
 Everything a person does goes through the pages; the test only reads the database to check, and to know which
 item the page is showing (to give some items a disagreement on purpose).
 """
+
 from __future__ import annotations
 
 import json
@@ -28,10 +29,32 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 
 PASSWORD = "a-long-passphrase-1"
 # The public VerifyBench columns without the label ones, in the public order; ids are integers, as in the files.
-INPUT_FIELDS = ["question_id", "question", "answer", "completion_id", "completion", "completion_model",
-                "answer_type", "answer_subtype", "source", "sample_index"]
-PUBLIC_COLUMNS = ["question_id", "question", "answer", "completion_id", "completion", "completion_model",
-                  "gold_correct", "answer_type", "answer_subtype", "source", "annotator", "answer_type_code"]
+INPUT_FIELDS = [
+    "question_id",
+    "question",
+    "answer",
+    "completion_id",
+    "completion",
+    "completion_model",
+    "answer_type",
+    "answer_subtype",
+    "source",
+    "sample_index",
+]
+PUBLIC_COLUMNS = [
+    "question_id",
+    "question",
+    "answer",
+    "completion_id",
+    "completion",
+    "completion_model",
+    "gold_correct",
+    "answer_type",
+    "answer_subtype",
+    "source",
+    "annotator",
+    "answer_type_code",
+]
 
 
 def lab_rows() -> list[dict]:
@@ -43,13 +66,20 @@ def lab_rows() -> list[dict]:
             for sample in range(2):
                 right = sample == 0
                 shown = answer if right else answer + 1
-                rows.append({
-                    "question_id": 100 + question, "question": f"Compute ${question * 7} + 5$.",
-                    "answer": str(answer), "completion_id": 1000 + question * 10 + model_index * 2 + sample,
-                    "completion": f"Adding gives $${question * 7} + 5 = {shown}$$, so the answer is $\\boxed{{{shown}}}$.",
-                    "completion_model": model, "answer_type": "A1 - Integer", "answer_subtype": "A - Numeric Values",
-                    "source": "lab/run-7", "sample_index": sample,
-                })
+                rows.append(
+                    {
+                        "question_id": 100 + question,
+                        "question": f"Compute ${question * 7} + 5$.",
+                        "answer": str(answer),
+                        "completion_id": 1000 + question * 10 + model_index * 2 + sample,
+                        "completion": f"Adding gives $${question * 7} + 5 = {shown}$$, so the answer is $\\boxed{{{shown}}}$.",
+                        "completion_model": model,
+                        "answer_type": "A1 - Integer",
+                        "answer_subtype": "A - Numeric Values",
+                        "source": "lab/run-7",
+                        "sample_index": sample,
+                    }
+                )
     assert all(list(row) == INPUT_FIELDS for row in rows)
     return rows
 
@@ -77,14 +107,16 @@ def wait_until_moved_on(page, task_id: str) -> None:
     page.wait_for_function(
         "previous => { const root = document.querySelector('[data-labeling]');"
         " return root.dataset.state === 'done' || (root.dataset.state === 'task' && root.dataset.taskId !== previous); }",
-        arg=task_id)
+        arg=task_id,
+    )
 
 
 def wait_until_saved(page) -> None:
     """Labels are saved in the background; wait until the page says every one reached the server."""
     page.wait_for_function(
         "() => { const status = document.querySelector('[data-save-status]');"
-        " return !status || !/Saving/.test(status.textContent); }")
+        " return !status || !/Saving/.test(status.textContent); }"
+    )
 
 
 def label_everything(page, app_url, project, choose) -> int:
@@ -100,11 +132,13 @@ def label_everything(page, app_url, project, choose) -> int:
 
 
 def test_a_labs_unlabeled_file_goes_from_upload_to_export_and_evaluation(
-        browser, page, live_server, login, app_url, make_user, celery_worker_factory, tmp_path, settings):
+    browser, page, live_server, login, app_url, make_user, celery_worker_factory, tmp_path, settings
+):
     settings.IMPORT_UPLOAD_DIR = tmp_path / "uploads"
     settings.EXPORT_ROOT = tmp_path / "exports"
-    celery_worker_factory({"IMPORT_UPLOAD_DIR": str(settings.IMPORT_UPLOAD_DIR),
-                           "EXPORT_ROOT": str(settings.EXPORT_ROOT)})
+    celery_worker_factory(
+        {"IMPORT_UPLOAD_DIR": str(settings.IMPORT_UPLOAD_DIR), "EXPORT_ROOT": str(settings.EXPORT_ROOT)}
+    )
     researcher = make_user(roles.RESEARCHER, username="rita")
     cleo = make_user(roles.ANNOTATOR, username="cleo")
     judy = make_user(roles.ADJUDICATOR, username="judy")
@@ -182,8 +216,9 @@ def test_a_labs_unlabeled_file_goes_from_upload_to_export_and_evaluation(
     adjudicated_item = next(item.pk for item in items if truth(item))
     disputed = {tie_item, adjudicated_item}
     for name, link, choose in (
-            ("ana", links[0], lambda item: key_for(truth(item))),
-            ("ben", links[1], lambda item: key_for(truth(item) != (item.pk in disputed)))):
+        ("ana", links[0], lambda item: key_for(truth(item))),
+        ("ben", links[1], lambda item: key_for(truth(item) != (item.pk in disputed))),
+    ):
         context, annotator_page, annotator_errors = new_browser_page(browser)
         try:
             annotator_page.goto(link)
@@ -199,8 +234,9 @@ def test_a_labs_unlabeled_file_goes_from_upload_to_export_and_evaluation(
             assert annotator_errors == []
         finally:
             context.close()
-    assert set(Item.objects.filter(project=project, state=workflow.NEEDS_TIEBREAK).values_list("pk", flat=True)) \
-        == set(disputed)
+    assert set(Item.objects.filter(project=project, state=workflow.NEEDS_TIEBREAK).values_list("pk", flat=True)) == set(
+        disputed
+    )
 
     # The third annotator breaks one tie and finds the other item unsuitable, which sends it to adjudication.
     context, cleo_page, cleo_errors = new_browser_page(browser)
@@ -287,17 +323,50 @@ def shape_files(folder) -> dict[str, tuple[str, int]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    native = [{"question_id": f"n{index}", "question": f"What is {index} squared?", "reference_answer": index * index,
-               "completion": f"It is $\\boxed{{{index * index}}}$.", "model": "lab-model-a", "sample_index": 0}
-              for index in range(1, 4)]
-    chat = [{"question_id": "c1", "messages": [{"role": "system", "content": "Answer with a number."},
-                                               {"role": "user", "content": "How many primes are below 10?"}],
-             "reference_answer": "4", "completion": "2, 3, 5 and 7: **4**.", "model": "lab-model-b"}]
-    mumath = [{"uuid": "u-1", "problem_statement": "Find $\\lim_{x\\to 0} \\frac{\\sin x}{x}$.", "golden_answer": "1",
-               "model": "lab-model-a", "model_output": "The limit is 1."}]
-    matharena = [{"problem_idx": 1, "problem": "Compute $2^{10}$.", "model_name": "lab-model-a",
-                  "model_config": {"temperature": 0.6}, "idx_answer": sample, "answer": "\\boxed{1024}",
-                  "gold_answer": "1024"} for sample in range(2)]
+    native = [
+        {
+            "question_id": f"n{index}",
+            "question": f"What is {index} squared?",
+            "reference_answer": index * index,
+            "completion": f"It is $\\boxed{{{index * index}}}$.",
+            "model": "lab-model-a",
+            "sample_index": 0,
+        }
+        for index in range(1, 4)
+    ]
+    chat = [
+        {
+            "question_id": "c1",
+            "messages": [
+                {"role": "system", "content": "Answer with a number."},
+                {"role": "user", "content": "How many primes are below 10?"},
+            ],
+            "reference_answer": "4",
+            "completion": "2, 3, 5 and 7: **4**.",
+            "model": "lab-model-b",
+        }
+    ]
+    mumath = [
+        {
+            "uuid": "u-1",
+            "problem_statement": "Find $\\lim_{x\\to 0} \\frac{\\sin x}{x}$.",
+            "golden_answer": "1",
+            "model": "lab-model-a",
+            "model_output": "The limit is 1.",
+        }
+    ]
+    matharena = [
+        {
+            "problem_idx": 1,
+            "problem": "Compute $2^{10}$.",
+            "model_name": "lab-model-a",
+            "model_config": {"temperature": 0.6},
+            "idx_answer": sample,
+            "answer": "\\boxed{1024}",
+            "gold_answer": "1024",
+        }
+        for sample in range(2)
+    ]
     files = {}
 
     def jsonl(name, rows):
@@ -320,8 +389,9 @@ def shape_files(folder) -> dict[str, tuple[str, int]]:
     return files
 
 
-def test_every_shape_a_lab_has_uploads_through_the_page(page, live_server, login, app_url, make_user,
-                                                         celery_worker_factory, tmp_path, settings):
+def test_every_shape_a_lab_has_uploads_through_the_page(
+    page, live_server, login, app_url, make_user, celery_worker_factory, tmp_path, settings
+):
     settings.IMPORT_UPLOAD_DIR = tmp_path / "uploads"
     celery_worker_factory({"IMPORT_UPLOAD_DIR": str(settings.IMPORT_UPLOAD_DIR)})
     login(page, make_user(roles.RESEARCHER, username="rita"))

@@ -1,4 +1,5 @@
 """Real chromium against the live server: labeling with the keyboard only, answer types, a stale submit."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -28,12 +29,12 @@ def wait_for_next(page, previous_task_id: str) -> str:
     page.wait_for_function(
         "previous => { const root = document.querySelector('[data-labeling]');"
         " return root.dataset.taskId !== previous && root.getAttribute('aria-busy') === null; }",
-        arg=previous_task_id)
+        arg=previous_task_id,
+    )
     return page.locator("[data-labeling]").get_attribute("data-task-id")
 
 
-def test_annotator_labels_three_items_with_the_keyboard_only(page, live_server, login, app_url, make_user,
-                                                             screenshot):
+def test_annotator_labels_three_items_with_the_keyboard_only(page, live_server, login, app_url, make_user, screenshot):
     annotator = make_user(roles.ANNOTATOR, username="alan")
     project = make_project(make_dataset(questions=3, name="VerifyBench sample"), annotators=[annotator])
     login(page, annotator)
@@ -75,8 +76,9 @@ def test_annotator_labels_three_items_with_the_keyboard_only(page, live_server, 
 
 def test_answer_type_labels_by_typing_the_code(page, live_server, login, app_url, make_user, screenshot):
     annotator = make_user(roles.ANNOTATOR, username="alan")
-    project = make_project(make_dataset(questions=2, name="VerifyBench sample"), kind="answer_type",
-                           annotators=[annotator])
+    project = make_project(
+        make_dataset(questions=2, name="VerifyBench sample"), kind="answer_type", annotators=[annotator]
+    )
     login(page, annotator)
     errors = open_label_page(page, app_url, project)
     first = page.locator("[data-labeling]").get_attribute("data-task-id")

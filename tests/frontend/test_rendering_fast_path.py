@@ -1,4 +1,5 @@
 """The one-paragraph fast path of the final-answer highlight must give exactly what the general path gives."""
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -38,14 +39,34 @@ def test_fast_path_matches_general_path(text):
 
 @settings(max_examples=200, deadline=None)
 @given(
-    paragraphs=st.lists(st.sampled_from([
-        "Plain words here.", "Math $x_1 + y$ inline.", "Display\n$$a=b$$", "**bold** and _em_", "- a\n- b",
-        "1. one\n2. two", "> quote", "`code $x$`", "A \\(z\\) bracket.", "Line\nbreak $1$",
-    ]), min_size=0, max_size=4),
-    ending=st.sampled_from([
-        "So $\\boxed{42}$.", "Final answer: 7", "The answer is $\\boxed{\\{1, 2\\}}$", "Answer: **(B)**",
-        "\\boxed{x^2 - 1}", "Thus the result is $\\frac{3}{4}$.",
-    ]),
+    paragraphs=st.lists(
+        st.sampled_from(
+            [
+                "Plain words here.",
+                "Math $x_1 + y$ inline.",
+                "Display\n$$a=b$$",
+                "**bold** and _em_",
+                "- a\n- b",
+                "1. one\n2. two",
+                "> quote",
+                "`code $x$`",
+                "A \\(z\\) bracket.",
+                "Line\nbreak $1$",
+            ]
+        ),
+        min_size=0,
+        max_size=4,
+    ),
+    ending=st.sampled_from(
+        [
+            "So $\\boxed{42}$.",
+            "Final answer: 7",
+            "The answer is $\\boxed{\\{1, 2\\}}$",
+            "Answer: **(B)**",
+            "\\boxed{x^2 - 1}",
+            "Thus the result is $\\frac{3}{4}$.",
+        ]
+    ),
 )
 def test_fast_path_matches_general_path_on_generated_texts(paragraphs, ending):
     text = "\n\n".join(paragraphs + [ending])

@@ -1,4 +1,5 @@
 """One-line previews of untrusted text: formulas typeset whole, nothing executable, length bounded."""
+
 import pytest
 from django.template import Context, Template
 
@@ -29,12 +30,15 @@ def test_display_math_is_shown_inline_and_lines_are_joined():
     assert html == 'Find <span class="math" data-display="inline">x^2 = 4</span> for x.'
 
 
-@pytest.mark.parametrize("hostile", [
-    "<script>alert(1)</script>",
-    '<img src=x onerror="alert(1)">',
-    "[click](javascript:alert(1))",
-    "$</span><script>alert(1)</script>$",
-])
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "<script>alert(1)</script>",
+        '<img src=x onerror="alert(1)">',
+        "[click](javascript:alert(1))",
+        "$</span><script>alert(1)</script>$",
+    ],
+)
 def test_nothing_executable_survives(hostile):
     html = render_snippet(hostile, 200)
     assert "<script" not in html and "<img" not in html and 'href="javascript' not in html
@@ -44,4 +48,3 @@ def test_template_filter_renders_and_tolerates_empty_values():
     template = Template("{% load snippets %}[{{ text|math_snippet:40 }}][{{ missing|math_snippet:40 }}]")
     out = template.render(Context({"text": r"Show $\sqrt{2}$ is irrational."}))
     assert out == r'[Show <span class="math" data-display="inline">\sqrt{2}</span> is irrational.][]'
-

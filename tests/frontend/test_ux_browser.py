@@ -1,5 +1,6 @@
 """Real chromium: the labeling page at phone width (one column, nothing wider than the viewport), dark mode from the
 system preference and from the toggle, and messages whose buttons respect `hidden`."""
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,9 @@ def background(page) -> str:
     return page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
 
 
-def test_labeling_at_390px_is_one_column_without_horizontal_overflow(browser, live_server, login, app_url, make_user,
-                                                                     screenshot):
+def test_labeling_at_390px_is_one_column_without_horizontal_overflow(
+    browser, live_server, login, app_url, make_user, screenshot
+):
     annotator = make_user(roles.ANNOTATOR, username="phone")
     project = make_project(make_dataset(questions=2, name="VerifyBench sample"), annotators=[annotator])
     context = browser.new_context(viewport={"width": 390, "height": 844})
@@ -61,8 +63,9 @@ def test_labeling_at_390px_is_one_column_without_horizontal_overflow(browser, li
     context.close()
 
 
-def test_dark_mode_follows_the_system_and_the_toggle_is_remembered(browser, live_server, login, app_url, make_user,
-                                                                   screenshot):
+def test_dark_mode_follows_the_system_and_the_toggle_is_remembered(
+    browser, live_server, login, app_url, make_user, screenshot
+):
     annotator = make_user(roles.ANNOTATOR, username="night")
     project = make_project(make_dataset(questions=2, name="VerifyBench sample"), annotators=[annotator])
     context = browser.new_context(color_scheme="dark", viewport={"width": 1280, "height": 900})
@@ -112,23 +115,30 @@ REPO = Path(__file__).resolve().parents[2]
 
 def reference_answers() -> list[str]:
     answers = []
-    for path in (REPO / "fixtures" / "demo" / "verifybench_demo.jsonl", Path(__file__).parent / "data" /
-                 "verifybench_tex_answers.jsonl"):
+    for path in (
+        REPO / "fixtures" / "demo" / "verifybench_demo.jsonl",
+        Path(__file__).parent / "data" / "verifybench_tex_answers.jsonl",
+    ):
         answers += sorted({json.loads(line)["answer"] for line in path.read_text().splitlines() if line.strip()})
     return answers
 
 
-def test_every_reference_answer_of_the_demo_and_of_verifybench_shapes_renders_as_math(page, live_server, app_url,
-                                                                                       built_assets):
+def test_every_reference_answer_of_the_demo_and_of_verifybench_shapes_renders_as_math(
+    page, live_server, app_url, built_assets
+):
     answers = reference_answers()
     assert len(answers) >= 45 and any("\\begin{pmatrix}" in answer for answer in answers)
     page.goto(app_url("login"))
     page.wait_for_selector("html[data-math-ready='1']")
-    html = "".join(f'<div class="prose" data-answer="{index}">{render_answer(answer)}</div>'
-                   for index, answer in enumerate(answers))
-    page.evaluate("html => { const box = document.createElement('section'); box.id = 'answers';"
-                  " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
-                  html)
+    html = "".join(
+        f'<div class="prose" data-answer="{index}">{render_answer(answer)}</div>'
+        for index, answer in enumerate(answers)
+    )
+    page.evaluate(
+        "html => { const box = document.createElement('section'); box.id = 'answers';"
+        " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
+        html,
+    )
     failed = page.locator("#answers .math-error").count()
     assert failed == 0
     for index, answer in enumerate(answers):
@@ -141,9 +151,11 @@ def test_a_display_math_final_answer_is_highlighted_across_its_whole_width(page,
     text = "So the value is $$\\boxed{\\frac{\\pi}{2} + \\sum_{k=1}^{n} k^2}$$"
     page.goto(app_url("login"))
     page.wait_for_selector("html[data-math-ready='1']")
-    page.evaluate("html => { const box = document.createElement('div'); box.className = 'prose'; box.id = 'done';"
-                  " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
-                  str(render_with_final_answer(text, final_answer_span(text))))
+    page.evaluate(
+        "html => { const box = document.createElement('div'); box.className = 'prose'; box.id = 'done';"
+        " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
+        str(render_with_final_answer(text, final_answer_span(text))),
+    )
     mark = page.locator("#final-answer").bounding_box()
     formula = page.locator("#final-answer .katex").bounding_box()
     background = page.locator("#final-answer").evaluate("el => getComputedStyle(el).backgroundColor")
@@ -156,8 +168,9 @@ def task_id(page) -> str:
 
 
 def wait_for_task_change(page, previous: str) -> str:
-    page.wait_for_function("previous => document.querySelector('[data-labeling]').dataset.taskId !== previous",
-                           arg=previous)
+    page.wait_for_function(
+        "previous => document.querySelector('[data-labeling]').dataset.taskId !== previous", arg=previous
+    )
     return task_id(page)
 
 
@@ -166,7 +179,8 @@ def is_label_request(request) -> bool:
 
 
 def test_the_next_item_shows_before_the_save_answers_and_one_request_goes_out_per_label(
-        page, live_server, login, app_url, make_user):
+    page, live_server, login, app_url, make_user
+):
     annotator = make_user(roles.ANNOTATOR, username="quick")
     project = make_project(make_dataset(questions=4), annotators=[annotator])
     login(page, annotator)
@@ -175,8 +189,9 @@ def test_the_next_item_shows_before_the_save_answers_and_one_request_goes_out_pe
     open_label_page(page, app_url, project)
     assert Task.objects.filter(annotator=annotator).count() == 3  # the item shown and two leased ahead
     requests.clear()
-    page.route("**/label/queue/", lambda route: held.append(route) if is_label_request(route.request)
-               else route.continue_())
+    page.route(
+        "**/label/queue/", lambda route: held.append(route) if is_label_request(route.request) else route.continue_()
+    )
     first = task_id(page)
     page.keyboard.press("1")
     second = wait_for_task_change(page, first)  # shown from memory while the save is held back
@@ -191,7 +206,9 @@ def test_the_next_item_shows_before_the_save_answers_and_one_request_goes_out_pe
     page.wait_for_selector("[data-labeling][data-unsaved='0']")
     assert len(requests) == 2  # one request per label, the queue topped up by its answer
     assert dict(Label.objects.filter(annotator=annotator).values_list("task_id", "value")) == {
-        int(first): True, int(second): False}
+        int(first): True,
+        int(second): False,
+    }
     bar = page.locator("[data-progress-bar]")
     assert bar.get_attribute("value") == "2" and bar.evaluate("bar => bar.max") == 2 + 2
     assert page.locator("[data-left-for-me]").inner_text() == "2"
@@ -224,8 +241,9 @@ def test_a_failed_save_is_shown_kept_and_sent_again(page, live_server, login, ap
     assert Label.objects.get(annotator=annotator).task_id == int(first)
 
 
-def test_z_goes_back_to_change_a_label_and_recent_labels_jump_back(page, live_server, login, app_url, make_user,
-                                                                   screenshot):
+def test_z_goes_back_to_change_a_label_and_recent_labels_jump_back(
+    page, live_server, login, app_url, make_user, screenshot
+):
     annotator = make_user(roles.ANNOTATOR, username="undo")
     project = make_project(make_dataset(questions=4), annotators=[annotator])
     login(page, annotator)
@@ -263,7 +281,8 @@ def guidelines_open(page) -> bool:
 
 
 def test_guidelines_panel_toggles_with_g_opens_for_a_new_version_and_remembers_its_state(
-        page, live_server, login, app_url, make_user, researcher, screenshot):
+    page, live_server, login, app_url, make_user, researcher, screenshot
+):
     annotator = make_user(roles.ANNOTATOR, username="reader")
     project = make_project(make_dataset(questions=3), annotators=[annotator])
     services.update_project(project, actor=researcher, guidelines="Compare the boxed answer with $\\frac{1}{2}$.")

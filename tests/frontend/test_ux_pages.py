@@ -1,4 +1,5 @@
 """Pages every role reaches: proof-grading links that answer, role-appropriate buttons, readable timestamps."""
+
 from __future__ import annotations
 
 import re
@@ -15,8 +16,16 @@ from .test_pages import assert_csp_clean
 
 pytestmark = pytest.mark.django_db
 
-RUBRIC = {"max_points": 7, "chains": [{"key": "main", "title": "Main", "checkpoints": [
-    {"key": "c1", "title": "Everything", "points": 7, "allow_partial": True}]}]}
+RUBRIC = {
+    "max_points": 7,
+    "chains": [
+        {
+            "key": "main",
+            "title": "Main",
+            "checkpoints": [{"key": "c1", "title": "Everything", "points": 7, "allow_partial": True}],
+        }
+    ],
+}
 
 
 @pytest.fixture

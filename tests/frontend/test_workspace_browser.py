@@ -1,6 +1,7 @@
 """Real chromium: a researcher writes guidelines and makes an invitation link; a newcomer signs up through it in a
 browser of their own, lands on the labeling page with the guidelines open, and sees the next version after the
 researcher changes them."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,8 +25,9 @@ def save_settings(page, guidelines: str) -> None:
     page.get_by_text("Settings saved.").wait_for()
 
 
-def test_an_invited_annotator_signs_up_and_follows_each_guidelines_version(browser, page, live_server, login,
-                                                                          app_url, make_user, screenshot):
+def test_an_invited_annotator_signs_up_and_follows_each_guidelines_version(
+    browser, page, live_server, login, app_url, make_user, screenshot
+):
     researcher = make_user(roles.RESEARCHER, username="rita")
     project = make_project(make_dataset(questions=3, name="VerifyBench sample"))
     errors: list[str] = []
@@ -34,11 +36,13 @@ def test_an_invited_annotator_signs_up_and_follows_each_guidelines_version(brows
     login(page, researcher)
     page.goto(app_url("dashboard-projects"))
     page.get_by_test_id("project-list").get_by_role("row", name=project.name).get_by_role(
-        "link", name="Settings").click()
+        "link", name="Settings"
+    ).click()
     page.wait_for_url(app_url("project-settings", project.pk))
     page.get_by_label("Description").fill("Decide whether each completion's **final answer** is right.")
-    save_settings(page, "1. Compare the boxed answer with the reference.\n"
-                        "2. Treat $\\frac{1}{2}$ and $0.5$ as the same answer.")
+    save_settings(
+        page, "1. Compare the boxed answer with the reference.\n2. Treat $\\frac{1}{2}$ and $0.5$ as the same answer."
+    )
     preview = page.get_by_test_id("guidelines-preview")
     assert preview.locator(".katex").count() >= 2
     assert "guidelines version 1" in page.get_by_test_id("change-log").inner_text()
@@ -75,8 +79,7 @@ def test_an_invited_annotator_signs_up_and_follows_each_guidelines_version(brows
         assert "final answer" in panel.get_by_test_id("project-description").inner_text()
         screenshot(newcomer, "labeling-guidelines", full_page=False)
         newcomer.get_by_role("button", name="I have read version 1").click()
-        newcomer.wait_for_function(
-            "() => document.querySelector('#guidelines-panel').dataset.guidelinesSeen === '1'")
+        newcomer.wait_for_function("() => document.querySelector('#guidelines-panel').dataset.guidelinesSeen === '1'")
         assert not panel.get_by_test_id("guidelines-text").is_visible()  # folded away, still there to open
 
         newcomer.keyboard.press("1")  # labeling goes on as before
@@ -86,9 +89,12 @@ def test_an_invited_annotator_signs_up_and_follows_each_guidelines_version(brows
         assert not newcomer.locator("#guidelines-panel [data-guidelines-details]").evaluate("d => d.open")
 
         page.goto(app_url("project-settings", project.pk))
-        save_settings(page, "1. Compare the boxed answer with the reference.\n"
-                            "2. Treat $\\frac{1}{2}$ and $0.5$ as the same answer.\n"
-                            "3. An answer with units is right only if the units are right.")
+        save_settings(
+            page,
+            "1. Compare the boxed answer with the reference.\n"
+            "2. Treat $\\frac{1}{2}$ and $0.5$ as the same answer.\n"
+            "3. An answer with units is right only if the units are right.",
+        )
 
         open_label_page(newcomer, app_url, project)
         panel = newcomer.locator("#guidelines-panel")

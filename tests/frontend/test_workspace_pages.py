@@ -1,5 +1,6 @@
 """The workspace pages through Django's test client, as a browser without JavaScript uses them: settings and
 guidelines, members and invitations, the public invitation page, the guidelines panel of the work pages."""
+
 from __future__ import annotations
 
 import re
@@ -29,13 +30,21 @@ def _fast_password_hashing(settings):
 
 def settings_data(project: AnnotationProject, **changes) -> dict:
     data = {
-        "name": project.name, "description": project.description, "guidelines": project.guidelines,
-        "labels_per_item": project.labels_per_item, "tiebreak_annotators": project.tiebreak_annotators,
-        "agreement_threshold": project.agreement_threshold, "lease_minutes": project.lease_minutes,
-        "verdict_visibility": project.verdict_visibility, "gold_rate": project.gold_rate,
-        "show_model_names": "on" if project.show_model_names else "", "is_active": "on" if project.is_active else "",
-        "aggregation": project.aggregation, "adaptive_redundancy": "on" if project.adaptive_redundancy else "",
-        "confidence_target": project.confidence_target, "max_labels": project.max_labels,
+        "name": project.name,
+        "description": project.description,
+        "guidelines": project.guidelines,
+        "labels_per_item": project.labels_per_item,
+        "tiebreak_annotators": project.tiebreak_annotators,
+        "agreement_threshold": project.agreement_threshold,
+        "lease_minutes": project.lease_minutes,
+        "verdict_visibility": project.verdict_visibility,
+        "gold_rate": project.gold_rate,
+        "show_model_names": "on" if project.show_model_names else "",
+        "is_active": "on" if project.is_active else "",
+        "aggregation": project.aggregation,
+        "adaptive_redundancy": "on" if project.adaptive_redundancy else "",
+        "confidence_target": project.confidence_target,
+        "max_labels": project.max_labels,
         "refit_every": project.refit_every,
     }
     data.update(changes)
@@ -74,8 +83,7 @@ def test_annotators_and_adjudicators_get_404_on_every_workspace_page(client, mak
 
 
 class TestSettingsPage:
-    def test_the_form_shows_the_settings_and_saves_a_change_with_a_new_guidelines_version(self, client,
-                                                                                           researcher):
+    def test_the_form_shows_the_settings_and_saves_a_change_with_a_new_guidelines_version(self, client, researcher):
         project = make_project(make_dataset(questions=2))
         client.force_login(researcher)
         url = reverse("project-settings", args=[project.pk])
@@ -86,12 +94,24 @@ class TestSettingsPage:
         assert "No guidelines yet" in html and "Nothing changed yet" in html
         assert_csp_clean(html)
 
-        response = client.post(url, settings_data(project, name="Round two", lease_minutes=20, is_active="",
-                                                  guidelines="Boxed answers count; $x^2$ is fine.\n\n<script>x</script>"))
+        response = client.post(
+            url,
+            settings_data(
+                project,
+                name="Round two",
+                lease_minutes=20,
+                is_active="",
+                guidelines="Boxed answers count; $x^2$ is fine.\n\n<script>x</script>",
+            ),
+        )
         assert response.status_code == 302 and response.url == url
         project.refresh_from_db()
         assert (project.name, project.lease_minutes, project.is_active, project.guidelines_version) == (
-            "Round two", 20, False, 1)
+            "Round two",
+            20,
+            False,
+            1,
+        )
         html = client.get(url).content.decode()
         preview = html.split('data-testid="guidelines-preview">')[1].split("</div>")[0]
         assert 'class="math"' in preview and "<script" not in preview
@@ -110,12 +130,18 @@ class TestSettingsPage:
         assert 'data-testid="aggregation-settings"' in html and 'name="adaptive_redundancy"' in html
         response = client.post(url, settings_data(project, adaptive_redundancy="on"))
         assert response.status_code == 400 and "needs model aggregation" in response.content.decode()
-        response = client.post(url, settings_data(project, aggregation="model", adaptive_redundancy="on",
-                                                  confidence_target=0.95, max_labels=3))
+        response = client.post(
+            url,
+            settings_data(project, aggregation="model", adaptive_redundancy="on", confidence_target=0.95, max_labels=3),
+        )
         assert response.status_code == 302
         project.refresh_from_db()
         assert (project.aggregation, project.adaptive_redundancy, project.confidence_target, project.max_labels) == (
-            "model", True, 0.95, 3)
+            "model",
+            True,
+            0.95,
+            3,
+        )
         assert set(project.items.values_list("required_labels", flat=True)) == {1}
         log = client.get(url).content.decode().split('data-testid="change-log"')[1]
         assert "aggregation: &#x27;majority&#x27; → &#x27;model&#x27;" in log or "aggregation: 'majority'" in log
@@ -142,8 +168,7 @@ class TestSettingsPage:
     def test_the_dashboard_and_the_project_lists_link_to_the_workspace(self, client, researcher):
         project = make_project(make_dataset(questions=1))
         client.force_login(researcher)
-        for page in (reverse("dashboard-project", args=[project.pk]), reverse("dashboard-projects"),
-                     reverse("home")):
+        for page in (reverse("dashboard-project", args=[project.pk]), reverse("dashboard-projects"), reverse("home")):
             html = client.get(page).content.decode()
             assert reverse("project-settings", args=[project.pk]) in html, page
             assert reverse("project-members", args=[project.pk]) in html, page
@@ -169,12 +194,15 @@ class TestMembersPage:
         assert "judith" in adjudicator_choices and "bruno" not in adjudicator_choices
 
         judith = User.objects.get(username="judith")
-        response = client.post(reverse("project-member-add", args=[project.pk]),
-                               {"role": "adjudicator", "adjudicator-user": judith.pk})
+        response = client.post(
+            reverse("project-member-add", args=[project.pk]), {"role": "adjudicator", "adjudicator-user": judith.pk}
+        )
         assert response.status_code == 302
         assert services.is_member(project, judith, ProjectMember.Role.ADJUDICATOR)
-        refused = client.post(reverse("project-member-add", args=[project.pk]),
-                              {"role": "adjudicator", "adjudicator-user": User.objects.get(username="bruno").pk})
+        refused = client.post(
+            reverse("project-member-add", args=[project.pk]),
+            {"role": "adjudicator", "adjudicator-user": User.objects.get(username="bruno").pk},
+        )
         assert refused.status_code == 400
 
         member = ProjectMember.objects.get(project=project, user=alice)
@@ -189,8 +217,9 @@ class TestMembersPage:
     def test_an_invitation_link_is_shown_once_and_can_be_revoked(self, client, researcher):
         project = make_project(make_dataset(questions=1))
         client.force_login(researcher)
-        response = client.post(reverse("project-invitation-new", args=[project.pk]),
-                               {"invite-role": "annotator", "invite-days": 3})
+        response = client.post(
+            reverse("project-invitation-new", args=[project.pk]), {"invite-role": "annotator", "invite-days": 3}
+        )
         assert response.status_code == 201
         link = link_in(response.content.decode())
         assert link.startswith("/invite/")
@@ -209,14 +238,17 @@ class TestMembersPage:
     def test_a_created_account_chooses_its_password_through_its_link(self, client, researcher):
         project = make_project(make_dataset(questions=1))
         client.force_login(researcher)
-        response = client.post(reverse("project-account-new", args=[project.pk]),
-                               {"account-username": "carol", "account-email": "", "account-days": 7})
+        response = client.post(
+            reverse("project-account-new", args=[project.pk]),
+            {"account-username": "carol", "account-email": "", "account-days": 7},
+        )
         assert response.status_code == 201, response.content.decode()[:3000]
         html = response.content.decode()
         assert "Account carol created" in html
         link = link_in(html)
-        taken = client.post(reverse("project-account-new", args=[project.pk]),
-                            {"account-username": "carol", "account-days": 7})
+        taken = client.post(
+            reverse("project-account-new", args=[project.pk]), {"account-username": "carol", "account-days": 7}
+        )
         assert taken.status_code == 400 and "taken" in taken.content.decode()
         client.logout()
         page = client.get(link).content.decode()
@@ -257,15 +289,18 @@ class TestInvitationPage:
         project = make_project(make_dataset(questions=1, name="secret-project-name"))
         invitation, token = services.create_invitation(project, actor=researcher)
         Invitation.objects.filter(pk=invitation.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
-        for url, status, reason in ((reverse("invitation", args=[token]), 410, "has expired"),
-                                    (reverse("invitation", args=["no-such-token"]), 404, "not valid")):
+        for url, status, reason in (
+            (reverse("invitation", args=[token]), 410, "has expired"),
+            (reverse("invitation", args=["no-such-token"]), 404, "not valid"),
+        ):
             response = client.get(url)
             html = response.content.decode()
             assert response.status_code == status and reason in html
             assert "secret-project-name" not in html and "Join" not in html
 
-    def test_a_signed_in_user_accepts_with_their_account_and_a_member_leaves_the_link(self, client, researcher,
-                                                                                       make_user):
+    def test_a_signed_in_user_accepts_with_their_account_and_a_member_leaves_the_link(
+        self, client, researcher, make_user
+    ):
         member = make_user(roles.ANNOTATOR)
         outsider = make_user()
         project = make_project(make_dataset(questions=1), annotators=[member])
@@ -284,20 +319,26 @@ class TestInvitationPage:
         assert response.status_code == 302 and response.url == reverse("annotation-conflicts", args=[project.pk])
         assert services.is_member(project, outsider, ProjectMember.Role.ADJUDICATOR)
         assert roles.is_adjudicator(User.objects.get(pk=outsider.pk))
-        assert ProjectChange.objects.filter(project=project, kind=ProjectChange.Kind.INVITATION_ACCEPTED,
-                                            actor=outsider).exists()
+        assert ProjectChange.objects.filter(
+            project=project, kind=ProjectChange.Kind.INVITATION_ACCEPTED, actor=outsider
+        ).exists()
 
 
 class TestGuidelinesPanel:
-    def test_the_labeling_page_opens_each_new_version_until_acknowledged_without_javascript(self, client,
-                                                                                            researcher, annotator):
+    def test_the_labeling_page_opens_each_new_version_until_acknowledged_without_javascript(
+        self, client, researcher, annotator
+    ):
         project = make_project(make_dataset(questions=2), annotators=[annotator])
         label_url = reverse("annotation-label", args=[project.pk])
         client.force_login(annotator)
         assert 'id="guidelines-panel"' not in client.get(label_url).content.decode()  # nothing written yet
 
-        services.update_project(project, actor=researcher, description="Checking *answers*.",
-                                guidelines="Mark $\\frac{1}{2}$ and 0.5 as equal.")
+        services.update_project(
+            project,
+            actor=researcher,
+            description="Checking *answers*.",
+            guidelines="Mark $\\frac{1}{2}$ and 0.5 as equal.",
+        )
         html = client.get(label_url).content.decode()
         panel = html.split('id="guidelines-panel"')[1].split("</section>")[0]
         assert 'data-guidelines-version="1"' in panel and 'data-guidelines-seen="0"' in panel
@@ -305,8 +346,9 @@ class TestGuidelinesPanel:
         assert "<em>answers</em>" in panel and 'class="math"' in panel
         assert_csp_clean(html)
 
-        response = client.post(reverse("project-guidelines-seen", args=[project.pk]),
-                               {"version": "1", "next": label_url})
+        response = client.post(
+            reverse("project-guidelines-seen", args=[project.pk]), {"version": "1", "next": label_url}
+        )
         assert response.status_code == 302 and response.url == label_url
         panel = client.get(label_url).content.decode().split('id="guidelines-panel"')[1].split("</section>")[0]
         assert "<details data-guidelines-details>" in panel and "data-guidelines-ack" not in panel
@@ -315,11 +357,13 @@ class TestGuidelinesPanel:
         panel = client.get(label_url).content.decode().split('id="guidelines-panel"')[1].split("</section>")[0]
         assert 'data-guidelines-version="2"' in panel and "open>" in panel and "updated</span>" in panel
 
-        json_answer = client.post(reverse("project-guidelines-seen", args=[project.pk]), {"version": "2"},
-                                  HTTP_ACCEPT="application/json")
+        json_answer = client.post(
+            reverse("project-guidelines-seen", args=[project.pk]), {"version": "2"}, HTTP_ACCEPT="application/json"
+        )
         assert json_answer.json() == {"seen_version": 2}
-        offsite = client.post(reverse("project-guidelines-seen", args=[project.pk]),
-                              {"version": "2", "next": "https://evil.example/"})
+        offsite = client.post(
+            reverse("project-guidelines-seen", args=[project.pk]), {"version": "2", "next": "https://evil.example/"}
+        )
         assert offsite.url == label_url
 
     def test_only_members_acknowledge(self, client, researcher, make_user):
@@ -333,9 +377,15 @@ class TestGuidelinesPanel:
         from grading.proofs import services as proof_services
 
         competition = proof_services.get_or_create_competition("Panel Olympiad")
-        problem = proof_services.add_problem(competition, problem_idx=1, statement="Prove it.", rubric={
-            "max_points": 7, "chains": [{"key": "c", "title": "C", "checkpoints": [
-                {"key": "k", "title": "All", "points": 7}]}]})
+        problem = proof_services.add_problem(
+            competition,
+            problem_idx=1,
+            statement="Prove it.",
+            rubric={
+                "max_points": 7,
+                "chains": [{"key": "c", "title": "C", "checkpoints": [{"key": "k", "title": "All", "points": 7}]}],
+            },
+        )
         proof_services.add_submission(problem, model_name="m", text="Proof.")
         grader = make_user(roles.ANNOTATOR)
         project = proof_services.create_proof_project(name="Proofs", competition=competition, graders=[grader])

@@ -143,10 +143,23 @@ def test_public_type_spelling_is_accepted():
 @pytest.mark.parametrize(
     ("reference", "expected"),
     [
-        ("42", "A1"), (r"2\pi", "A2"), (r"\frac{1}{2}", "A3"), (r"\sqrt{3}", "A4"), ("3+4i", "A5"),
-        (r"120^\circ", "A6"), ("1234_8", "A7"), ("1, -2", "A8"), ("ax+b", "B1"), ("y=2x+1", "B2"),
-        (r"(1,2) \cup (3,4)", "B3"), (r"\{1,2,3\}", "B4"), (r"\begin{pmatrix}1\\2\end{pmatrix}", "B5"),
-        ("B", "C1"), ("A, C", "C2"), ("True", "C3"), ("photosynthesis", "D1"),
+        ("42", "A1"),
+        (r"2\pi", "A2"),
+        (r"\frac{1}{2}", "A3"),
+        (r"\sqrt{3}", "A4"),
+        ("3+4i", "A5"),
+        (r"120^\circ", "A6"),
+        ("1234_8", "A7"),
+        ("1, -2", "A8"),
+        ("ax+b", "B1"),
+        ("y=2x+1", "B2"),
+        (r"(1,2) \cup (3,4)", "B3"),
+        (r"\{1,2,3\}", "B4"),
+        (r"\begin{pmatrix}1\\2\end{pmatrix}", "B5"),
+        ("B", "C1"),
+        ("A, C", "C2"),
+        ("True", "C3"),
+        ("photosynthesis", "D1"),
     ],
 )
 def test_detect_answer_type(reference, expected):
@@ -210,7 +223,9 @@ def test_deadline_interrupts_work_in_another_thread():
 
 def test_verify_from_another_thread_gives_the_same_verdict():
     results = []
-    thread = threading.Thread(target=lambda: results.append(verify(r"\boxed{4i+3}", "3+4i", answer_type="A5", timeout=60)))
+    thread = threading.Thread(
+        target=lambda: results.append(verify(r"\boxed{4i+3}", "3+4i", answer_type="A5", timeout=60))
+    )
     thread.start()
     thread.join(timeout=120)
     assert results and results[0].status == "correct"

@@ -1,6 +1,7 @@
 """Inputs built to escape the time limit: each returns a verdict, never a false "correct", and the
 deadline fires instead of a parser's retry. How long each takes against the limit is measured by
 bench/verify_adversarial.py, not here; the timeout marks only stop a hang from stalling the run."""
+
 import threading
 
 import pytest
@@ -26,9 +27,17 @@ def test_every_adversarial_input_gets_a_verdict(name):
 @pytest.mark.parametrize(
     "name",
     [
-        "huge binomial", "huge binomial with choose", "700 nested braces", "symbolic 12x12 determinant", "two symbolic 12x12 determinants",
+        "huge binomial",
+        "huge binomial with choose",
+        "700 nested braces",
+        "symbolic 12x12 determinant",
+        "two symbolic 12x12 determinants",
         "high power of a polynomial",
-        "7000 unclosed boxes", "unclosed boxes after prose", "huge factorial", "gamma of a million", "long reference",
+        "7000 unclosed boxes",
+        "unclosed boxes after prose",
+        "huge factorial",
+        "gamma of a million",
+        "long reference",
         "hedge words around 5000 candidates",
     ],
 )
@@ -63,9 +72,21 @@ def test_extraction_reads_long_adversarial_texts():
 
 @pytest.mark.timeout(HANG_GUARD, method="thread")
 def test_batch_items_each_get_a_verdict():
-    names = ["7000 unclosed boxes", "huge binomial", "700 nested braces", "5000 boxes", "two symbolic 12x12 determinants"]
+    names = [
+        "7000 unclosed boxes",
+        "huge binomial",
+        "700 nested braces",
+        "5000 boxes",
+        "two symbolic 12x12 determinants",
+    ]
     verdicts = verify_batch([BatchItem(*ADVERSARIAL[name]) for name in names], timeout=LIMIT)
-    assert [verdict.status for verdict in verdicts] == ["inconclusive", "inconclusive", "inconclusive", "correct", "inconclusive"]
+    assert [verdict.status for verdict in verdicts] == [
+        "inconclusive",
+        "inconclusive",
+        "inconclusive",
+        "correct",
+        "inconclusive",
+    ]
 
 
 @pytest.mark.timeout(HANG_GUARD, method="thread")

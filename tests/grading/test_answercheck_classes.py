@@ -1,4 +1,5 @@
 """One group of tests per class of failure found on Math-Verify's own suite and on human-labeled rows."""
+
 import pytest
 
 from grading.answercheck import extract_final_answer, verify
@@ -110,7 +111,14 @@ def test_labelled_references(completion, reference, expected):
 # 4. Number formats.
 @pytest.mark.parametrize(
     ("written", "plain"),
-    [("7,425,000", "7425000"), ("1 000", "1000"), ("1000,99", "1000.99"), ("0,111", "0.111"), ("-2,1", "-2,1"), ("1,000.5", "1000.5")],
+    [
+        ("7,425,000", "7425000"),
+        ("1 000", "1000"),
+        ("1000,99", "1000.99"),
+        ("0,111", "0.111"),
+        ("-2,1", "-2,1"),
+        ("1,000.5", "1000.5"),
+    ],
 )
 def test_digit_groupings_and_decimal_commas(written, plain):
     assert plain_number(written) == plain
@@ -153,7 +161,9 @@ def test_option_letters_map_to_option_values_for_numeric_types(completion, refer
     assert status(completion, reference, "A1 - Integer", QUESTION) == expected
 
 
-@pytest.mark.parametrize(("completion", "expected"), [("A. Because B is not valid", "correct"), ("Because B is valid", "incorrect")])
+@pytest.mark.parametrize(
+    ("completion", "expected"), [("A. Because B is not valid", "correct"), ("Because B is valid", "incorrect")]
+)
 def test_a_short_reply_naming_one_option(completion, expected):
     assert status(completion, "A", "C1 - Single Choice") == expected
 

@@ -1,5 +1,6 @@
 """Self-corrections, hedges, option labels, units, rounding, exact integers and percent, state
 sentences and lists on lines: the classes of failure found on the VerifyBench-style held-out sets."""
+
 import pytest
 
 from grading.answercheck import verify
@@ -14,17 +15,36 @@ def status(completion, reference, answer_type=None, question=None):
 @pytest.mark.parametrize(
     ("completion", "reference", "expected"),
     [
-        ("First try: $\\boxed{48}$.\n\nHmm, wait. I counted one case twice. Redoing it: the answer is 42.", "42", "correct"),
-        ("First try: $\\boxed{42}$.\n\nHmm, wait. I counted one case twice. Redoing it: the answer is 48.", "42", "incorrect"),
+        (
+            "First try: $\\boxed{48}$.\n\nHmm, wait. I counted one case twice. Redoing it: the answer is 42.",
+            "42",
+            "correct",
+        ),
+        (
+            "First try: $\\boxed{42}$.\n\nHmm, wait. I counted one case twice. Redoing it: the answer is 48.",
+            "42",
+            "incorrect",
+        ),
         ("So $\\boxed{-3}$.\n\nWait, the sign is off. Let me redo it.\n\nSo $x = 3$.", "3", "correct"),
-        ("A first pass gives $\\boxed{B}$.\n\nActually, that misreads option B. Re-checking, it is Option C", "C", "correct"),
+        (
+            "A first pass gives $\\boxed{B}$.\n\nActually, that misreads option B. Re-checking, it is Option C",
+            "C",
+            "correct",
+        ),
         # A box confirmed by a later check stays the answer.
         ("So the answer is $\\boxed{42}$.\n\nLet me double-check: $6 \\cdot 7 = 42$, so it holds.", "42", "correct"),
     ],
 )
 def test_a_correction_after_the_last_box_gives_the_answer(completion, reference, expected):
-    assert status(completion, reference, "C1" if reference == "C" else None,
-                  "Pick one: (A) 1 (B) 2 (C) 3 (D) 4" if reference == "C" else None) == expected
+    assert (
+        status(
+            completion,
+            reference,
+            "C1" if reference == "C" else None,
+            "Pick one: (A) 1 (B) 2 (C) 3 (D) 4" if reference == "C" else None,
+        )
+        == expected
+    )
 
 
 # A guess between candidates is never a decided verdict, whichever comes last.

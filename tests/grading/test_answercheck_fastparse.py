@@ -1,4 +1,5 @@
 """The small arithmetic parser gives the values the full LaTeX grammar gives, and gives up on the rest."""
+
 import pytest
 import sympy
 from latex2sympy2_extended import latex2sympy
@@ -10,9 +11,30 @@ from grading.answercheck.fastparse import fast_expression
 @pytest.mark.parametrize(
     "text",
     [
-        "x(x+5)", "2x^2+3x", "3\\sqrt{2}", "\\frac{x+1}{2}", "e^{2}", "2e", "x^2 e^x", "\\sqrt[3]{2}", "2\\pi",
-        "\\pi r^2", "ab", "x/2", "0.375", "-x^2", "2^{-1}", "x^{2}y", "(x+1)(x-1)", "\\frac{\\sqrt{3}+1}{2}",
-        "3 \\cdot 4", "2\\times 3", "10/4", "\\left(x+1\\right)^{3}", "-\\frac{1}{e}", "\\dfrac{5}{36}",
+        "x(x+5)",
+        "2x^2+3x",
+        "3\\sqrt{2}",
+        "\\frac{x+1}{2}",
+        "e^{2}",
+        "2e",
+        "x^2 e^x",
+        "\\sqrt[3]{2}",
+        "2\\pi",
+        "\\pi r^2",
+        "ab",
+        "x/2",
+        "0.375",
+        "-x^2",
+        "2^{-1}",
+        "x^{2}y",
+        "(x+1)(x-1)",
+        "\\frac{\\sqrt{3}+1}{2}",
+        "3 \\cdot 4",
+        "2\\times 3",
+        "10/4",
+        "\\left(x+1\\right)^{3}",
+        "-\\frac{1}{e}",
+        "\\dfrac{5}{36}",
     ],
 )
 def test_the_same_value_as_the_full_grammar(text):
@@ -23,7 +45,20 @@ def test_the_same_value_as_the_full_grammar(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["f(x)", "15\\frac{1}{6}", "It does not converge", "x^23", "2 3", "\\ln x", "\\{1, 2\\}", "x = 3", "1, 2", "5!", "\\frac{1}{0}", "[0, 1)"],
+    [
+        "f(x)",
+        "15\\frac{1}{6}",
+        "It does not converge",
+        "x^23",
+        "2 3",
+        "\\ln x",
+        "\\{1, 2\\}",
+        "x = 3",
+        "1, 2",
+        "5!",
+        "\\frac{1}{0}",
+        "[0, 1)",
+    ],
 )
 def test_anything_else_is_left_to_the_full_grammar(text):
     assert fast_expression(text) is None

@@ -1,4 +1,5 @@
 """One test per class of verifier failure found on the held-out set (fixtures/verifier_heldout.jsonl)."""
+
 import pytest
 
 from grading.answercheck import BatchItem, verify, verify_batch
@@ -34,8 +35,14 @@ def test_a_closing_sentence_with_two_pieces_of_math_is_not_read_as_one_answer():
 @pytest.mark.parametrize(
     ("completion", "expected"),
     [
-        ("A first pass gives $\\boxed{\\frac{n(n+1)(2n-1)}{6}}$.\n\nWait, that fails for $n=2$.\n\nAnswer: $\\frac{n(n+1)(2n+1)}{6}$", "correct"),
-        ("A first pass gives $\\boxed{\\frac{n(n+1)(2n+1)}{6}}$.\n\nWait, let me redo it.\n\nAnswer: $\\frac{n(n+1)(2n-1)}{6}$", "incorrect"),
+        (
+            "A first pass gives $\\boxed{\\frac{n(n+1)(2n-1)}{6}}$.\n\nWait, that fails for $n=2$.\n\nAnswer: $\\frac{n(n+1)(2n+1)}{6}$",
+            "correct",
+        ),
+        (
+            "A first pass gives $\\boxed{\\frac{n(n+1)(2n+1)}{6}}$.\n\nWait, let me redo it.\n\nAnswer: $\\frac{n(n+1)(2n-1)}{6}$",
+            "incorrect",
+        ),
     ],
 )
 def test_an_explicit_answer_line_after_an_earlier_box_is_the_final_answer(completion, expected):
@@ -45,9 +52,16 @@ def test_an_explicit_answer_line_after_an_earlier_box_is_the_final_answer(comple
 @pytest.mark.parametrize(
     ("completion", "reference", "answer_type"),
     [
-        ("So the answer is $\\begin{pmatrix}-3\\\\6\\\\-3\\end{pmatrix}$, or possibly $(3, -6, 3)$ if the other reading is meant.",
-         "\\begin{pmatrix}-3\\\\6\\\\-3\\end{pmatrix}", "B5 - Matrix/Vector"),
-        ("So the answer is $5\\pi$, or possibly $10\\pi$ if the other interpretation is intended.", "5\\pi", "A2 - Constant"),
+        (
+            "So the answer is $\\begin{pmatrix}-3\\\\6\\\\-3\\end{pmatrix}$, or possibly $(3, -6, 3)$ if the other reading is meant.",
+            "\\begin{pmatrix}-3\\\\6\\\\-3\\end{pmatrix}",
+            "B5 - Matrix/Vector",
+        ),
+        (
+            "So the answer is $5\\pi$, or possibly $10\\pi$ if the other interpretation is intended.",
+            "5\\pi",
+            "A2 - Constant",
+        ),
     ],
 )
 def test_an_answer_naming_several_candidates_is_never_correct(completion, reference, answer_type):
@@ -93,21 +107,37 @@ def test_multi_select_letters_named_together_in_a_sentence(completion, expected)
     ],
 )
 def test_rounded_answers_count_only_when_the_reference_and_question_allow_it(answer, reference, question, expected):
-    assert status(f"Therefore, the final answer is $\\boxed{{{answer}}}$.", reference, "A3 - Fraction/Float", question) == expected
+    assert (
+        status(f"Therefore, the final answer is $\\boxed{{{answer}}}$.", reference, "A3 - Fraction/Float", question)
+        == expected
+    )
 
 
 def test_an_unreduced_fraction_is_wrong_when_lowest_terms_are_asked():
     question = "Write the repeating decimal $0.\\overline{36}$ as a fraction in lowest terms."
-    assert status("So the answer is $\\boxed{\\frac{12}{33}}$.", "\\frac{4}{11}", "A3 - Fraction/Float", question) == "incorrect"
-    assert status("So the answer is $\\boxed{\\frac{4}{11}}$.", "\\frac{4}{11}", "A3 - Fraction/Float", question) == "correct"
-    assert status("So the answer is $\\boxed{\\frac{12}{33}}$.", "\\frac{4}{11}", "A3 - Fraction/Float", "What is 12/33?") == "correct"
+    assert (
+        status("So the answer is $\\boxed{\\frac{12}{33}}$.", "\\frac{4}{11}", "A3 - Fraction/Float", question)
+        == "incorrect"
+    )
+    assert (
+        status("So the answer is $\\boxed{\\frac{4}{11}}$.", "\\frac{4}{11}", "A3 - Fraction/Float", question)
+        == "correct"
+    )
+    assert (
+        status("So the answer is $\\boxed{\\frac{12}{33}}$.", "\\frac{4}{11}", "A3 - Fraction/Float", "What is 12/33?")
+        == "correct"
+    )
 
 
 def test_batch_and_single_verification_read_the_question_wording_alike():
     question = "Find the exact value of $\\cos 15^\\circ$."
     item = BatchItem(REASONING + "Answer: $0.966$", "\\frac{\\sqrt{6}+\\sqrt{2}}{4}", "A4 - Radical", question)
     [batch_verdict] = verify_batch([item])
-    assert batch_verdict.status == verify(item.completion, item.reference, answer_type=item.answer_type, question=question).status == "incorrect"
+    assert (
+        batch_verdict.status
+        == verify(item.completion, item.reference, answer_type=item.answer_type, question=question).status
+        == "incorrect"
+    )
     assert numeric_wording("Spend exactly $52.") is None
 
 

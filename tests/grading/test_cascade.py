@@ -2,6 +2,7 @@
 and stages, its per-stage figures (decided, coverage, precision against human labels, tokens, money) in the run API,
 on the run page and in the meta-evaluation, resume after a failed judge, configuration checks, and a selection that
 routes only what the cascade left to humans."""
+
 from __future__ import annotations
 
 import json
@@ -59,26 +60,45 @@ def make_cascade_dataset(name: str = "cascade-data") -> Dataset:
     dataset = Dataset.objects.create(name=name)
     for q in range(QUESTIONS):
         question = Question.objects.create(
-            dataset=dataset, external_id=f"q{q}", text=f"Compute the value of item {q}.", domain="math_reasoning",
-            source="src", answer_type="A1", answer_class="A", content_hash=f"{name}-h{q}",
+            dataset=dataset,
+            external_id=f"q{q}",
+            text=f"Compute the value of item {q}.",
+            domain="math_reasoning",
+            source="src",
+            answer_type="A1",
+            answer_class="A",
+            content_hash=f"{name}-h{q}",
         )
         ReferenceAnswer.objects.create(question=question, final_answer=str(10 + q))
         for k in KINDS:
-            Completion.objects.create(question=question, external_id=f"c{k}", model_name=f"model-{k % 2}",
-                                      text=completion_text(k, str(10 + q)), content_hash=f"{name}-h{q}-{k}")
+            Completion.objects.create(
+                question=question,
+                external_id=f"c{k}",
+                model_name=f"model-{k % 2}",
+                text=completion_text(k, str(10 + q)),
+                content_hash=f"{name}-h{q}-{k}",
+            )
     return dataset
 
 
 def make_cascade(base_url: str, *, sample_rate: float = 1.0, name: str = "cascade") -> VerifierConfig:
     AllowedJudgeHost.objects.get_or_create(host="127.0.0.1", defaults={"allow_private": True})
     judge = VerifierConfig.objects.create(
-        name=f"{name}-judge", kind=VerifierConfig.Kind.JUDGE, base_url=base_url, model="fake-judge",
-        api_key_env=JUDGE_KEY_ENV, template=PromptTemplate.objects.get(name="umath-cot-extract", version=1),
-        timeout_seconds=5, max_retries=0, backoff_base_seconds=0.01,
-        price_input_per_million=PRICE_IN, price_output_per_million=PRICE_OUT,
+        name=f"{name}-judge",
+        kind=VerifierConfig.Kind.JUDGE,
+        base_url=base_url,
+        model="fake-judge",
+        api_key_env=JUDGE_KEY_ENV,
+        template=PromptTemplate.objects.get(name="umath-cot-extract", version=1),
+        timeout_seconds=5,
+        max_retries=0,
+        backoff_base_seconds=0.01,
+        price_input_per_million=PRICE_IN,
+        price_output_per_million=PRICE_OUT,
     )
-    return VerifierConfig.objects.create(name=name, kind=VerifierConfig.Kind.CASCADE, cascade_judge=judge,
-                                         cascade_sample_rate=sample_rate)
+    return VerifierConfig.objects.create(
+        name=name, kind=VerifierConfig.Kind.CASCADE, cascade_judge=judge, cascade_sample_rate=sample_rate
+    )
 
 
 def kind_of(completion: Completion) -> int:
@@ -89,10 +109,12 @@ def label_project(dataset: Dataset, labels: dict[tuple[int, int], bool]):
     """A correctness project over the dataset whose items (question q, kind k) in `labels` are resolved as given."""
     project = annotation_services.create_project(dataset=dataset, kind="correctness", name=f"{dataset.name} labels")
     for (q, k), value in labels.items():
-        completion = Completion.objects.get(question__dataset=dataset, question__external_id=f"q{q}",
-                                            external_id=f"c{k}")
+        completion = Completion.objects.get(
+            question__dataset=dataset, question__external_id=f"q{q}", external_id=f"c{k}"
+        )
         Item.objects.filter(project=project, subject_id=completion.pk).update(
-            state=Item.State.RESOLVED, final_value=value)
+            state=Item.State.RESOLVED, final_value=value
+        )
     aggregates.rebuild(project)  # the items were resolved behind the services' back
     return project
 
@@ -102,7 +124,9 @@ def label_project(dataset: Dataset, labels: dict[tuple[int, int], bool]):
 LABELS = {
     **{(q, 0): True for q in range(QUESTIONS)},
     **{(q, 1): False for q in range(QUESTIONS)},
-    (0, 2): True, (1, 2): True, (2, 2): False,
+    (0, 2): True,
+    (1, 2): True,
+    (2, 2): False,
     (0, 3): False,
 }
 
@@ -132,10 +156,13 @@ def test_a_cascade_run_decides_by_stage_and_records_both_verdicts_and_the_judge_
     assert (run.total, run.done) == (5 * n, 5 * n)
     # correct: kinds 0 and 2; incorrect: kind 1; inconclusive (left to humans): kinds 3 and 4.
     assert run.counts == {"correct": 2 * n, "incorrect": n, "inconclusive": 2 * n, "failed": 0}
-    expected = {0: ("rules", "correct", "correct", "correct"), 1: ("rules", "incorrect", "incorrect", "incorrect"),
-                2: ("judge", "correct", "inconclusive", "correct"),
-                3: ("human", "inconclusive", "inconclusive", "inconclusive"),
-                4: ("human", "inconclusive", "correct", "incorrect")}
+    expected = {
+        0: ("rules", "correct", "correct", "correct"),
+        1: ("rules", "incorrect", "incorrect", "incorrect"),
+        2: ("judge", "correct", "inconclusive", "correct"),
+        3: ("human", "inconclusive", "inconclusive", "inconclusive"),
+        4: ("human", "inconclusive", "correct", "incorrect"),
+    }
     for verdict in Verdict.objects.filter(verifier=config).select_related("completion"):
         kind = kind_of(verdict.completion)
         assert (verdict.stage, verdict.status, verdict.rule_status, verdict.judge_status) == expected[kind], kind
@@ -177,12 +204,20 @@ def test_the_run_api_and_run_page_show_per_stage_figures(cascade_setup, research
     by_stage = stages_of(report)
     n = QUESTIONS
     assert report["total"] == 5 * n
-    assert (by_stage["rules"]["decided"], by_stage["judge"]["decided"], by_stage["human"]["decided"]) == (2 * n, n, 2 * n)
+    assert (by_stage["rules"]["decided"], by_stage["judge"]["decided"], by_stage["human"]["decided"]) == (
+        2 * n,
+        n,
+        2 * n,
+    )
     assert by_stage["rules"]["coverage"] == pytest.approx(0.4)
     assert (by_stage["rules"]["labeled"], by_stage["rules"]["precision"]) == (2 * n, 1.0)
     assert (by_stage["judge"]["labeled"], by_stage["judge"]["precision"]) == (3, pytest.approx(2 / 3))
     assert (by_stage["human"]["undecided"], by_stage["human"]["disputed"], by_stage["human"]["labeled"]) == (n, n, 1)
-    assert (report["sampled_checks"], report["disputed"], report["disagreement_rate"]) == (3 * n, n, pytest.approx(1 / 3))
+    assert (report["sampled_checks"], report["disputed"], report["disagreement_rate"]) == (
+        3 * n,
+        n,
+        pytest.approx(1 / 3),
+    )
     verdicts = Verdict.objects.filter(verifier=config)
     tokens = sum(v.prompt_tokens + v.completion_tokens for v in verdicts)
     cost = sum(v.cost for v in verdicts)
@@ -203,14 +238,14 @@ def test_the_run_api_and_run_page_show_per_stage_figures(cascade_setup, research
     assert '<td class="number" data-field="precision">0.667</td>' in html
 
 
-def test_the_meta_evaluation_reports_cascade_stages_and_calibrated_abstention(cascade_setup, researcher,
-                                                                              api_client_for, client):
+def test_the_meta_evaluation_reports_cascade_stages_and_calibrated_abstention(
+    cascade_setup, researcher, api_client_for, client
+):
     dataset, config = cascade_setup
     project = label_project(dataset, LABELS)
     run_now(runs.create_run(verifier=config, dataset=dataset, enqueue=False))
 
-    body = api_client_for(researcher).get(f"/api/projects/{project.pk}/meta-eval/",
-                                          {"verifier": config.name}).json()
+    body = api_client_for(researcher).get(f"/api/projects/{project.pk}/meta-eval/", {"verifier": config.name}).json()
     report = body["verifiers"][0]
     # 12 labeled: kinds 0 and 1 (8, all decided right by the rules), kind 2 (3, the judge right on 2), one kind 3.
     assert report["labeled_items"] == 12
@@ -225,8 +260,11 @@ def test_the_meta_evaluation_reports_cascade_stages_and_calibrated_abstention(ca
     assert stages["judge"]["precision"] == pytest.approx(2 / 3) and stages["rules"]["precision"] == 1.0
     assert report["cascade"]["tokens"] > 0
 
-    csv = api_client_for(researcher).get(f"/api/projects/{project.pk}/meta-eval/",
-                                         {"verifier": config.name, "format": "csv"}).content.decode()
+    csv = (
+        api_client_for(researcher)
+        .get(f"/api/projects/{project.pk}/meta-eval/", {"verifier": config.name, "format": "csv"})
+        .content.decode()
+    )
     assert "cascade,cascade_stage,judge,3," in csv
 
     client.force_login(researcher)
@@ -248,8 +286,7 @@ def test_a_failed_judge_call_leaves_the_completion_to_a_resume(cascade_setup, fa
     fake_openai.always(Reply())
     run = run_now(runs.resume_run(run, enqueue=False))
     assert run.status == VerificationRun.Status.SUCCEEDED, run.error
-    assert run.counts == {"correct": 2 * QUESTIONS, "incorrect": QUESTIONS, "inconclusive": 2 * QUESTIONS,
-                          "failed": 0}
+    assert run.counts == {"correct": 2 * QUESTIONS, "incorrect": QUESTIONS, "inconclusive": 2 * QUESTIONS, "failed": 0}
     assert Verdict.objects.filter(verifier=config, stage="judge").count() == QUESTIONS
 
 
@@ -257,18 +294,25 @@ def test_cascade_configurations_are_checked(cascade_setup, researcher, api_clien
     dataset, config = cascade_setup
     api = api_client_for(researcher)
     judge = config.cascade_judge
-    made = api.post("/api/grading/verifiers/", {"name": "c2", "kind": "cascade", "cascade_judge": judge.pk,
-                                                "cascade_sample_rate": 0.25}, format="json")
+    made = api.post(
+        "/api/grading/verifiers/",
+        {"name": "c2", "kind": "cascade", "cascade_judge": judge.pk, "cascade_sample_rate": 0.25},
+        format="json",
+    )
     assert made.status_code == 201, made.json()
     assert made.json()["cascade_judge"] == judge.pk and made.json()["cascade_sample_rate"] == 0.25
     no_judge = api.post("/api/grading/verifiers/", {"name": "c3", "kind": "cascade"}, format="json")
     assert no_judge.status_code == 400 and "cascade_judge" in no_judge.json()
     rule = VerifierConfig.objects.create(name="plain-rules", kind=VerifierConfig.Kind.RULE)
-    not_a_judge = api.post("/api/grading/verifiers/", {"name": "c4", "kind": "cascade", "cascade_judge": rule.pk},
-                           format="json")
+    not_a_judge = api.post(
+        "/api/grading/verifiers/", {"name": "c4", "kind": "cascade", "cascade_judge": rule.pk}, format="json"
+    )
     assert not_a_judge.status_code == 400 and "cascade_judge" in not_a_judge.json()
-    bad_rate = api.post("/api/grading/verifiers/", {"name": "c5", "kind": "cascade", "cascade_judge": judge.pk,
-                                                    "cascade_sample_rate": 1.5}, format="json")
+    bad_rate = api.post(
+        "/api/grading/verifiers/",
+        {"name": "c5", "kind": "cascade", "cascade_judge": judge.pk, "cascade_sample_rate": 1.5},
+        format="json",
+    )
     assert bad_rate.status_code == 400 and "cascade_sample_rate" in bad_rate.json()
     AllowedJudgeHost.objects.all().delete()
     refused = api.post("/api/grading/runs/", {"verifier": config.pk, "dataset": dataset.pk}, format="json")
@@ -279,26 +323,37 @@ def test_selection_routes_only_what_the_cascade_left_to_humans(cascade_setup, re
     dataset, config = cascade_setup
     run_now(runs.create_run(verifier=config, dataset=dataset, enqueue=False))
 
-    project, record = selection_services.select_for_annotation(dataset=dataset, strategy="cascade",
-                                                               verifiers=[config], seed=1)
+    project, record = selection_services.select_for_annotation(
+        dataset=dataset, strategy="cascade", verifiers=[config], seed=1
+    )
     picked = Completion.objects.filter(pk__in=Item.objects.filter(project=project).values("subject_id"))
     assert sorted(kind_of(c) for c in picked) == sorted([3, 4] * QUESTIONS)
     assert (record.report["undecided"], record.report["disputed"], record.report["decided_by_cascade"]) == (
-        QUESTIONS, QUESTIONS, 3 * QUESTIONS)
+        QUESTIONS,
+        QUESTIONS,
+        3 * QUESTIONS,
+    )
     reasons = {pick["reason"] for pick in record.report["picks"]}
     assert reasons == {"the rules and the judge disagreed", "neither the rules nor the judge could decide"}
 
-    response = api_client_for(researcher).post("/api/grading/selections/", {
-        "dataset": dataset.name, "strategy": "cascade", "verifiers": [config.name], "routes": ["disputed"],
-        "target": 3, "seed": 2,
-    }, format="json")
+    response = api_client_for(researcher).post(
+        "/api/grading/selections/",
+        {
+            "dataset": dataset.name,
+            "strategy": "cascade",
+            "verifiers": [config.name],
+            "routes": ["disputed"],
+            "target": 3,
+            "seed": 2,
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.json()
     chosen = Item.objects.filter(project_id=response.json()["project_id"]).values_list("subject_id", flat=True)
     assert len(chosen) == 3 and {kind_of(c) for c in Completion.objects.filter(pk__in=chosen)} == {4}
 
     with pytest.raises(selection_services.SelectionRequestError, match="one cascade verifier"):
-        selection_services.select_for_annotation(dataset=dataset, strategy="cascade",
-                                                 verifiers=[config.cascade_judge])
+        selection_services.select_for_annotation(dataset=dataset, strategy="cascade", verifiers=[config.cascade_judge])
 
 
 def test_the_selection_form_and_the_command_route_what_the_cascade_left_to_humans(cascade_setup, researcher, client):
@@ -306,13 +361,25 @@ def test_the_selection_form_and_the_command_route_what_the_cascade_left_to_human
     run_now(runs.create_run(verifier=config, dataset=dataset, enqueue=False))
     client.force_login(researcher)
     url = reverse("jobs-dataset-select", args=[dataset.pk])
-    base = {"select-verifiers": [config.pk], "select-per_side": 2, "select-min_minority": 2, "select-seed": 3,
-            "select-labels_per_item": 2}
+    base = {
+        "select-verifiers": [config.pk],
+        "select-per_side": 2,
+        "select-min_minority": 2,
+        "select-seed": 3,
+        "select-labels_per_item": 2,
+    }
 
     refused = client.post(url, {**base, "select-strategy": "cascade", "select-verifiers": [config.cascade_judge.pk]})
     assert refused.status_code == 400 and "exactly one cascade configuration" in refused.content.decode()
-    response = client.post(url, {**base, "select-strategy": "cascade", "select-routes": ["undecided"],
-                                 "select-name": "Undecided by the cascade"})
+    response = client.post(
+        url,
+        {
+            **base,
+            "select-strategy": "cascade",
+            "select-routes": ["undecided"],
+            "select-name": "Undecided by the cascade",
+        },
+    )
     record = SelectionRecord.objects.get(project__name="Undecided by the cascade")
     assert response.status_code == 302 and response.url == reverse("jobs-selection", args=[record.pk])
     kinds = [kind_of(c) for c in Completion.objects.filter(pk__in=record.project.items.values("subject_id"))]
@@ -323,13 +390,33 @@ def test_the_selection_form_and_the_command_route_what_the_cascade_left_to_human
     assert f"Picked {QUESTIONS} undecided and 0 disputed." in page and "contested" not in page
 
     out = StringIO()
-    call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "cascade", "--verifiers",
-                 config.name, "--route", "disputed", "--name", "Disputed", stdout=out)
+    call_command(
+        "select_for_annotation",
+        "--dataset",
+        dataset.name,
+        "--strategy",
+        "cascade",
+        "--verifiers",
+        config.name,
+        "--route",
+        "disputed",
+        "--name",
+        "Disputed",
+        stdout=out,
+    )
     summary = json.loads(out.getvalue())
     assert summary["picked"] == QUESTIONS and summary["report"]["picked_disputed"] == QUESTIONS
     with pytest.raises(CommandError, match="one cascade verifier"):
-        call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "cascade", "--verifiers",
-                     config.cascade_judge.name, stdout=StringIO())
+        call_command(
+            "select_for_annotation",
+            "--dataset",
+            dataset.name,
+            "--strategy",
+            "cascade",
+            "--verifiers",
+            config.cascade_judge.name,
+            stdout=StringIO(),
+        )
 
 
 def test_a_completion_whose_projects_disagree_counts_as_unlabeled_in_the_run_report(cascade_setup):

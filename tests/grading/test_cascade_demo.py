@@ -1,6 +1,7 @@
 """The demo's cascade, run against the fake judge endpoint: `load_demo` creates it, and a run over the demo dataset
 shows per-stage counts, precision against the demo's human labels and the judge's cost on the run page and the
 meta-evaluation page."""
+
 from __future__ import annotations
 
 import io
@@ -20,8 +21,9 @@ from verifybench.models import Dataset
 pytestmark = pytest.mark.django_db
 
 
-def test_the_demo_cascade_runs_against_the_fake_judge_and_reports_its_stages(fake_openai, settings, monkeypatch,
-                                                                              researcher, client):
+def test_the_demo_cascade_runs_against_the_fake_judge_and_reports_its_stages(
+    fake_openai, settings, monkeypatch, researcher, client
+):
     settings.OPENAI_BASE_URL = fake_openai.base_url
     monkeypatch.setenv("OPENAI_API_KEY", "sk-demo-cascade")
     out = io.StringIO()

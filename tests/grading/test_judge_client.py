@@ -1,4 +1,5 @@
 """The judge client against a local OpenAI-compatible server, over real HTTP with the openai client."""
+
 import itertools
 import logging
 import threading
@@ -201,7 +202,11 @@ def test_rerun_is_served_from_the_cache_without_a_request(make_judge, fake_opena
     again = judge(config, f"0.75 {CORRECT_MARKER}")
     assert len(fake_openai.chat_requests) == requests_after_first == 2
     assert (again.cache_hit, again.cost, again.attempts) == (True, Decimal(0), 0)
-    assert (again.status, again.raw_output, again.extraction_output) == (first.status, first.raw_output, first.extraction_output)
+    assert (again.status, again.raw_output, again.extraction_output) == (
+        first.status,
+        first.raw_output,
+        first.extraction_output,
+    )
     assert again.prompt_tokens == first.prompt_tokens
     assert JudgeResponseCache.objects.count() == 1
     judge(config, "0.5")
@@ -240,8 +245,14 @@ def test_concurrency_limit_is_honoured_by_a_batch(make_judge, fake_openai):
 def test_concurrency_limit_is_shared_by_clients_of_one_configuration(fake_openai, judge_key):
     template = next(t for t in DEFAULT_TEMPLATES if t.contract == FINAL_JUDGMENT)
     settings = JudgeSettings(
-        config_key="shared-limit-test", name="shared", base_url=fake_openai.base_url, model="m",
-        api_key_env=KEY_ENV, template=template, timeout_seconds=10, concurrency_limit=2,
+        config_key="shared-limit-test",
+        name="shared",
+        base_url=fake_openai.base_url,
+        model="m",
+        api_key_env=KEY_ENV,
+        template=template,
+        timeout_seconds=10,
+        concurrency_limit=2,
     )
     fake_openai.hold_in_groups_of(2)
     outcomes = []

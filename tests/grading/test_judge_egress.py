@@ -1,4 +1,5 @@
 """Judge configurations cannot make the server send its secrets, or any key, to a place an admin has not allowed."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,20 @@ def resolver_to(*addresses):
 # -- the pure policy ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "PGPASSWORD", "HOME",
-                                  "SOME_CLOUD_TOKEN", "JUDGE_KEY_", "", "OPENAI_API_KEY_2"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SECRET_KEY",
+        "DATABASE_URL",
+        "CELERY_BROKER_URL",
+        "PGPASSWORD",
+        "HOME",
+        "SOME_CLOUD_TOKEN",
+        "JUDGE_KEY_",
+        "",
+        "OPENAI_API_KEY_2",
+    ],
+)
 def test_only_listed_or_prefixed_variables_may_hold_a_judge_key(name):
     policy = EgressPolicy(key_envs=frozenset({"OPENAI_API_KEY"}))
     assert not policy.key_env_allowed(name)
@@ -40,14 +53,17 @@ def test_server_secrets_are_refused_even_when_an_operator_lists_them():
     assert policy.key_env_allowed("OPENAI_API_KEY") and policy.key_env_allowed("JUDGE_KEY_QWEN")
 
 
-@pytest.mark.parametrize("url, reason", [
-    ("ftp://api.example.com/v1", "http"),
-    ("http://user:pw@api.example.com/v1", "credentials"),
-    ("http://elsewhere.example.org/v1", "not on the list"),
-    ("http://example.com/v1", "not on the list"),  # *.example.com covers sub-domains, not the domain itself
-    ("http:///v1", "no host"),
-    ("http://api.example.com:99999/v1", "not valid"),
-])
+@pytest.mark.parametrize(
+    "url, reason",
+    [
+        ("ftp://api.example.com/v1", "http"),
+        ("http://user:pw@api.example.com/v1", "credentials"),
+        ("http://elsewhere.example.org/v1", "not on the list"),
+        ("http://example.com/v1", "not on the list"),  # *.example.com covers sub-domains, not the domain itself
+        ("http:///v1", "no host"),
+        ("http://api.example.com:99999/v1", "not valid"),
+    ],
+)
 def test_endpoint_urls_outside_the_allow_list_are_refused(url, reason):
     policy = EgressPolicy(hosts=(HostRule("*.example.com"),))
     with pytest.raises(EgressRefused, match=reason):
@@ -57,13 +73,23 @@ def test_endpoint_urls_outside_the_allow_list_are_refused(url, reason):
 def test_allowed_hosts_must_resolve_to_public_addresses_unless_private_ones_are_allowed():
     public = EgressPolicy(hosts=(HostRule("api.example.com"), HostRule("*.corp.example")))
     assert public.check_addresses("api.example.com", 443, resolve=resolver_to("93.184.216.34")) == ["93.184.216.34"]
-    for address in ("127.0.0.1", "10.1.2.3", "192.168.0.7", "169.254.169.254", "::1", "::ffff:127.0.0.1",
-                    "0.0.0.0", "fd00::1", "100.64.0.1"):
+    for address in (
+        "127.0.0.1",
+        "10.1.2.3",
+        "192.168.0.7",
+        "169.254.169.254",
+        "::1",
+        "::ffff:127.0.0.1",
+        "0.0.0.0",
+        "fd00::1",
+        "100.64.0.1",
+    ):
         with pytest.raises(EgressRefused, match="non-public"):
             public.check_addresses("api.example.com", 443, resolve=resolver_to("93.184.216.34", address))
     with pytest.raises(EgressRefused, match="non-public"):
-        public.check_endpoint("http://127.0.0.1:8000/v1".replace("127.0.0.1", "vllm.corp.example"),
-                              resolve=resolver_to("10.0.0.5"))
+        public.check_endpoint(
+            "http://127.0.0.1:8000/v1".replace("127.0.0.1", "vllm.corp.example"), resolve=resolver_to("10.0.0.5")
+        )
     in_house = EgressPolicy(hosts=(HostRule("vllm.corp.example", allow_private=True),))
     in_house.check_endpoint("http://vllm.corp.example:8000/v1", resolve=resolver_to("10.0.0.5"))
 
@@ -91,8 +117,15 @@ def test_host_entries_are_stored_in_canonical_form():
 
 def judge_payload(**overrides) -> dict:
     template = PromptTemplate.objects.get(name="verifybench-final-judgment", version=1)
-    return {"name": "judge", "kind": "judge", "base_url": "http://127.0.0.1:8000/v1", "model": "m",
-            "api_key_env": ALLOWED_KEY_ENV, "template": template.pk, **overrides}
+    return {
+        "name": "judge",
+        "kind": "judge",
+        "base_url": "http://127.0.0.1:8000/v1",
+        "model": "m",
+        "api_key_env": ALLOWED_KEY_ENV,
+        "template": template.pk,
+        **overrides,
+    }
 
 
 @pytest.mark.django_db
@@ -100,8 +133,9 @@ def judge_payload(**overrides) -> dict:
 def test_a_configuration_naming_a_server_secret_or_an_unlisted_variable_is_refused(
     researcher, api_client_for, local_judge_host, variable
 ):
-    response = api_client_for(researcher).post("/api/grading/verifiers/", judge_payload(api_key_env=variable),
-                                               format="json")
+    response = api_client_for(researcher).post(
+        "/api/grading/verifiers/", judge_payload(api_key_env=variable), format="json"
+    )
     assert response.status_code == 400 and "api_key_env" in response.json()
     assert not VerifierConfig.objects.exists()
 
@@ -119,8 +153,9 @@ def test_only_admins_change_the_host_allow_list(researcher, admin_role_user, ann
         assert client.get("/api/grading/judge-hosts/").status_code == 403
         assert client.post("/api/grading/judge-hosts/", {"host": "evil.example"}, format="json").status_code == 403
     admin = api_client_for(admin_role_user)
-    created = admin.post("/api/grading/judge-hosts/", {"host": "API.example.com", "allow_private": False},
-                         format="json")
+    created = admin.post(
+        "/api/grading/judge-hosts/", {"host": "API.example.com", "allow_private": False}, format="json"
+    )
     assert created.status_code == 201, created.content
     assert created.json()["host"] == "api.example.com" and created.json()["created_by"] == admin_role_user.username
     assert admin.post("/api/grading/judge-hosts/", {"host": "http://x/"}, format="json").status_code == 400
@@ -129,8 +164,12 @@ def test_only_admins_change_the_host_allow_list(researcher, admin_role_user, ann
     other = admin.post("/api/grading/judge-hosts/", {"host": "other.example.com"}, format="json").json()
     renamed = admin.put(f"/api/grading/judge-hosts/{other['id']}/", {"host": "API.example.com"}, format="json")
     assert renamed.status_code == 400
-    assert admin.put(f"/api/grading/judge-hosts/{other['id']}/", {"host": "OTHER.example.com", "note": "n"},
-                     format="json").status_code == 200  # its own host again
+    assert (
+        admin.put(
+            f"/api/grading/judge-hosts/{other['id']}/", {"host": "OTHER.example.com", "note": "n"}, format="json"
+        ).status_code
+        == 200
+    )  # its own host again
     assert admin.delete(f"/api/grading/judge-hosts/{created.json()['id']}/").status_code == 204
 
 
@@ -157,8 +196,12 @@ def listener():
 def legacy_config(listener, api_key_env: str) -> VerifierConfig:
     """A configuration stored without validation, as a row written before the checks existed would be."""
     return VerifierConfig.objects.create(
-        name=f"legacy-{api_key_env.lower()}", kind=VerifierConfig.Kind.JUDGE, base_url=listener.base_url,
-        model="m", api_key_env=api_key_env, max_retries=0,
+        name=f"legacy-{api_key_env.lower()}",
+        kind=VerifierConfig.Kind.JUDGE,
+        base_url=listener.base_url,
+        model="m",
+        api_key_env=api_key_env,
+        max_retries=0,
         template=PromptTemplate.objects.get(name="verifybench-final-judgment", version=1),
     )
 
@@ -203,8 +246,15 @@ def test_redirects_are_not_followed(fake_openai, listener, monkeypatch):
     monkeypatch.setenv(ALLOWED_KEY_ENV, "sk-redirect-test-key")
     fake_openai.always(Redirect(listener.base_url.replace("127.0.0.1", "localhost") + "/chat/completions"))
     template = next(t for t in DEFAULT_TEMPLATES if t.contract == FINAL_JUDGMENT)
-    settings = JudgeSettings(config_key="redirect", name="redirect", base_url=fake_openai.base_url, model="m",
-                             api_key_env=ALLOWED_KEY_ENV, template=template, max_retries=0)
+    settings = JudgeSettings(
+        config_key="redirect",
+        name="redirect",
+        base_url=fake_openai.base_url,
+        model="m",
+        api_key_env=ALLOWED_KEY_ENV,
+        template=template,
+        max_retries=0,
+    )
     policy = EgressPolicy(hosts=(HostRule("127.0.0.1", allow_private=True),))
     with JudgeClient(settings, policy=policy) as client:
         result = client.judge_many([])  # nothing to judge: nothing sent
@@ -219,8 +269,14 @@ def test_redirects_are_not_followed(fake_openai, listener, monkeypatch):
 def test_the_client_refuses_before_reading_the_key(monkeypatch):
     monkeypatch.setenv("SECRET_KEY", "never-read")
     template = next(t for t in DEFAULT_TEMPLATES if t.contract == FINAL_JUDGMENT)
-    settings = JudgeSettings(config_key="k", name="k", base_url="http://127.0.0.1:9/v1", model="m",
-                             api_key_env="SECRET_KEY", template=template)
+    settings = JudgeSettings(
+        config_key="k",
+        name="k",
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        api_key_env="SECRET_KEY",
+        template=template,
+    )
     read = []
     real_get = os.environ.get
     monkeypatch.setattr(os.environ, "get", lambda name, default=None: read.append(name) or real_get(name, default))

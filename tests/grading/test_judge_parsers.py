@@ -1,4 +1,5 @@
 """The pure parts of the judges: output parsers, prompt rendering, cache keys, retry timing."""
+
 from datetime import UTC, datetime
 
 import pytest
@@ -81,7 +82,9 @@ def test_boxed_yes_no_is_read_tolerantly(raw, status):
     assert parse_boxed_yes_no(raw).status == status
 
 
-@pytest.mark.parametrize("raw", ["Yes, they match.", "\\boxed{maybe}", "\\boxed{yes", "<think>\\boxed{yes}</think> unsure"])
+@pytest.mark.parametrize(
+    "raw", ["Yes, they match.", "\\boxed{maybe}", "\\boxed{yes", "<think>\\boxed{yes}</think> unsure"]
+)
 def test_malformed_boxed_output_is_inconclusive(raw):
     parsed = parse_boxed_yes_no(raw)
     assert parsed.status == INCONCLUSIVE
@@ -149,20 +152,32 @@ def test_extraction_messages_only_exist_for_cot_templates():
 )
 def test_unusable_templates_are_rejected(contract, user, extraction, message):
     with pytest.raises(TemplateError, match=message.replace("{", r"\{").replace("}", r"\}")):
-        validate_template_text(contract=contract, system_template="", user_template=user, extraction_template=extraction)
+        validate_template_text(
+            contract=contract, system_template="", user_template=user, extraction_template=extraction
+        )
 
 
 def test_cache_key_covers_every_input():
     base = dict(
-        template_name="t", template_version=1, model="m", base_url="http://h/v1",
-        messages=[{"role": "user", "content": "x"}], temperature=0, max_tokens=100,
+        template_name="t",
+        template_version=1,
+        model="m",
+        base_url="http://h/v1",
+        messages=[{"role": "user", "content": "x"}],
+        temperature=0,
+        max_tokens=100,
     )
     key = judge_cache_key(**base)
     assert len(key) == 64
     assert judge_cache_key(**{**base, "base_url": "http://h/v1/"}) == key
     variants = [
-        {"template_version": 2}, {"template_name": "u"}, {"model": "n"}, {"base_url": "http://other/v1"},
-        {"messages": [{"role": "user", "content": "y"}]}, {"temperature": 0.5}, {"max_tokens": 200},
+        {"template_version": 2},
+        {"template_name": "u"},
+        {"model": "n"},
+        {"base_url": "http://other/v1"},
+        {"messages": [{"role": "user", "content": "y"}]},
+        {"temperature": 0.5},
+        {"max_tokens": 200},
     ]
     assert len({judge_cache_key(**{**base, **variant}) for variant in variants} | {key}) == len(variants) + 1
 

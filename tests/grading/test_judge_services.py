@@ -1,4 +1,5 @@
 """Judge models and services: default templates, template versioning, verdict upserts, config checks."""
+
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -25,8 +26,12 @@ def completion():
 
 def make_judge_config(template, name="judge") -> VerifierConfig:
     return VerifierConfig.objects.create(
-        name=name, kind=VerifierConfig.Kind.JUDGE, base_url="http://127.0.0.1:9/v1", model="m",
-        api_key_env="JUDGE_KEY", template=template,
+        name=name,
+        kind=VerifierConfig.Kind.JUDGE,
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        api_key_env="JUDGE_KEY",
+        template=template,
     )
 
 
@@ -38,8 +43,12 @@ def test_migration_created_the_default_templates_and_ensuring_them_again_is_a_no
 
 
 def test_an_unused_template_is_edited_in_place_and_unchanged_text_is_kept():
-    first = save_prompt_template_version(name="custom", contract="final_judgment", system_template="", user_template=USER)
-    same = save_prompt_template_version(name="custom", contract="final_judgment", system_template="", user_template=USER)
+    first = save_prompt_template_version(
+        name="custom", contract="final_judgment", system_template="", user_template=USER
+    )
+    same = save_prompt_template_version(
+        name="custom", contract="final_judgment", system_template="", user_template=USER
+    )
     edited = save_prompt_template_version(
         name="custom", contract="final_judgment", system_template="Be strict.", user_template=USER
     )
@@ -48,7 +57,9 @@ def test_an_unused_template_is_edited_in_place_and_unchanged_text_is_kept():
 
 
 def test_a_template_used_by_a_verdict_is_immutable_and_edits_make_a_new_version(completion, admin_role_user):
-    template = save_prompt_template_version(name="custom", contract="final_judgment", system_template="", user_template=USER)
+    template = save_prompt_template_version(
+        name="custom", contract="final_judgment", system_template="", user_template=USER
+    )
     config = make_judge_config(template)
     record_verdict(completion, config, JudgeResult(status="correct", template_id=template.pk))
 
@@ -59,7 +70,10 @@ def test_a_template_used_by_a_verdict_is_immutable_and_edits_make_a_new_version(
     assert template.user_template == USER
 
     second = save_prompt_template_version(
-        name="custom", contract="final_judgment", system_template="", user_template=USER + "\nThink carefully.",
+        name="custom",
+        contract="final_judgment",
+        system_template="",
+        user_template=USER + "\nThink carefully.",
         created_by=admin_role_user,
     )
     assert (second.version, second.created_by) == (2, admin_role_user)
@@ -71,20 +85,41 @@ def test_a_template_used_by_a_verdict_is_immutable_and_edits_make_a_new_version(
 
 def test_unusable_template_text_is_rejected_and_nothing_is_saved():
     with pytest.raises(ValidationError, match="completion"):
-        save_prompt_template_version(name="broken", contract="final_judgment", system_template="", user_template="{question}")
+        save_prompt_template_version(
+            name="broken", contract="final_judgment", system_template="", user_template="{question}"
+        )
     assert not PromptTemplate.objects.filter(name="broken").exists()
 
 
 def test_record_verdict_upserts_per_completion_and_verifier(completion):
     template = PromptTemplate.objects.get(name="verifybench-final-judgment", version=1)
     config = make_judge_config(template)
-    first = record_verdict(completion, config, JudgeResult(
-        status="inconclusive", reason="HTTP 500", failed=True, attempts=3, template_id=template.pk,
-    ))
-    second = record_verdict(completion, config, JudgeResult(
-        status="correct", extracted_answer="Yes", explanation="They agree.", raw_output="They agree.\nFinal Judgment: Yes",
-        prompt_tokens=120, completion_tokens=9, cost=Decimal("0.00039"), attempts=1, template_id=template.pk,
-    ))
+    first = record_verdict(
+        completion,
+        config,
+        JudgeResult(
+            status="inconclusive",
+            reason="HTTP 500",
+            failed=True,
+            attempts=3,
+            template_id=template.pk,
+        ),
+    )
+    second = record_verdict(
+        completion,
+        config,
+        JudgeResult(
+            status="correct",
+            extracted_answer="Yes",
+            explanation="They agree.",
+            raw_output="They agree.\nFinal Judgment: Yes",
+            prompt_tokens=120,
+            completion_tokens=9,
+            cost=Decimal("0.00039"),
+            attempts=1,
+            template_id=template.pk,
+        ),
+    )
     assert first.pk == second.pk
     assert Verdict.objects.count() == 1
     stored = Verdict.objects.get()
@@ -101,7 +136,12 @@ def test_record_verdict_takes_a_rule_verifier_result(completion):
     config = VerifierConfig.objects.create(name="sympy", kind=VerifierConfig.Kind.RULE, timeout_seconds=2)
     result = SimpleNamespace(status="correct", extracted_answer="2", explanation="2 == 2", reason="", raw_output="2")
     verdict = record_verdict(completion, config, result)
-    assert (verdict.status, verdict.prompt_template, verdict.extracted_answer, verdict.cost) == ("correct", None, "2", 0)
+    assert (verdict.status, verdict.prompt_template, verdict.extracted_answer, verdict.cost) == (
+        "correct",
+        None,
+        "2",
+        0,
+    )
     with pytest.raises(ValidationError):
         record_verdict(completion, config, SimpleNamespace(**{**vars(result), "status": "human-approved"}))
 
@@ -113,8 +153,12 @@ def test_judge_config_validation_rejects_incomplete_configs_and_pasted_keys():
         incomplete.full_clean()
     assert {"base_url", "api_key_env", "template"} <= set(error.value.message_dict)
     pasted_key = VerifierConfig(
-        name="pasted", kind=VerifierConfig.Kind.JUDGE, base_url="http://127.0.0.1:9/v1", model="m",
-        api_key_env="sk-proj-abc123", template=template,
+        name="pasted",
+        kind=VerifierConfig.Kind.JUDGE,
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        api_key_env="sk-proj-abc123",
+        template=template,
     )
     with pytest.raises(ValidationError) as error:
         pasted_key.full_clean()
@@ -146,5 +190,7 @@ def test_admin_edit_of_a_used_template_saves_a_new_version(client, django_user_m
         f"/admin/grading/prompttemplate/{template.pk}/change/", {**form, "system_template": "Be strict."}
     )
     assert response.status_code == 302
-    versions = list(PromptTemplate.objects.filter(name="admin-made").order_by("version").values_list("version", "system_template"))
+    versions = list(
+        PromptTemplate.objects.filter(name="admin-made").order_by("version").values_list("version", "system_template")
+    )
     assert versions == [(1, ""), (2, "Be strict.")]

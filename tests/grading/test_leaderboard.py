@@ -1,4 +1,5 @@
 """Competition leaderboards: percent scores averaged over runs then problems, bootstrap intervals, flags, CSV."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -89,7 +90,9 @@ def test_repeated_run_is_rejected():
 
 
 def test_csv_rows():
-    board = build_leaderboard(ROWS, competition_date=dt.date(2025, 2, 15), release_dates={"model-a": dt.date(2025, 1, 1)}, bootstrap=0)
+    board = build_leaderboard(
+        ROWS, competition_date=dt.date(2025, 2, 15), release_dates={"model-a": dt.date(2025, 1, 1)}, bootstrap=0
+    )
     rows = leaderboard_csv_rows(board)
     assert list(rows[0]) == [
         "rank",

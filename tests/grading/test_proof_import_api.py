@@ -1,4 +1,5 @@
 """MathArena proof files go through the same import entry points as the other formats: the command and the API."""
+
 import io
 import json
 
@@ -9,13 +10,22 @@ from grading.models import Competition, ProofProblem, ProofSubmission
 from verifybench.models import Dataset
 
 PROBLEM = {
-    "problem_idx": 1, "problem": "Prove that $n^3 - n$ is divisible by $6$.", "points": 7,
-    "grading_scheme": [{"title": "Factor", "points": 3, "desc": "Writes (n-1)n(n+1)."},
-                       {"title": "Divisibility", "points": 4, "desc": "Argues 2 and 3 divide it."}],
+    "problem_idx": 1,
+    "problem": "Prove that $n^3 - n$ is divisible by $6$.",
+    "points": 7,
+    "grading_scheme": [
+        {"title": "Factor", "points": 3, "desc": "Writes (n-1)n(n+1)."},
+        {"title": "Divisibility", "points": 4, "desc": "Argues 2 and 3 divide it."},
+    ],
     "sample_solution": "Three consecutive integers contain a multiple of 2 and of 3.",
 }
-OUTPUT = {"problem_idx": 1, "model_name": "model-a", "model_config": {"temperature": 0.6}, "idx_answer": 0,
-          "answer": "$n^3-n=(n-1)n(n+1)$, a product of three consecutive integers."}
+OUTPUT = {
+    "problem_idx": 1,
+    "model_name": "model-a",
+    "model_config": {"temperature": 0.6},
+    "idx_answer": 0,
+    "answer": "$n^3-n=(n-1)n(n+1)$, a product of three consecutive integers.",
+}
 
 
 def jsonl(*rows) -> bytes:
@@ -28,8 +38,9 @@ class Imported:
     def __init__(self, response, client):
         self.upload = response
         self.job = client.get(response.json()["url"]).json() if response.status_code == 202 else None
-        self.status_code = response.status_code if self.job is None else (
-            201 if self.job["status"] == "succeeded" else 400)
+        self.status_code = (
+            response.status_code if self.job is None else (201 if self.job["status"] == "succeeded" else 400)
+        )
 
     def json(self):
         return self.job["report"] if self.job is not None else self.upload.json()
@@ -45,8 +56,9 @@ def upload(django_capture_on_commit_callbacks):
         file = io.BytesIO(content)
         file.name = "proofs.jsonl"
         with django_capture_on_commit_callbacks(execute=True):
-            response = client.post("/api/datasets/import/", {"file": file, "dataset": "API Olympiad", **fields},
-                                   format="multipart")
+            response = client.post(
+                "/api/datasets/import/", {"file": file, "dataset": "API Olympiad", **fields}, format="multipart"
+            )
         return Imported(response, client)
 
     return post

@@ -1,4 +1,5 @@
 """Proof scoring: chains take the best not the sum, deductions, clamping, partial credit, validation, 2+1 aggregation."""
+
 from __future__ import annotations
 
 import pytest
@@ -56,7 +57,9 @@ RUBRIC = RubricSpec(
 
 
 def grade(chain, awarded, deductions=(), justifications=None):
-    return GradeChoices(chain_key=chain, awarded=awarded, deductions=list(deductions), justifications=justifications or {})
+    return GradeChoices(
+        chain_key=chain, awarded=awarded, deductions=list(deductions), justifications=justifications or {}
+    )
 
 
 def test_the_example_rubric_is_valid():
@@ -120,9 +123,7 @@ def test_unknown_choices_are_errors():
 
 
 def test_chains_take_the_best_never_the_sum():
-    chain_key, points = best_chain_score(
-        RUBRIC, {"induction": {"base": 1, "step": 2}, "bound": {"estimate": 4}}
-    )
+    chain_key, points = best_chain_score(RUBRIC, {"induction": {"base": 1, "step": 2}, "bound": {"estimate": 4}})
     assert (chain_key, points) == ("bound", 4)  # not 3 + 4 = 7
     assert best_chain_score(RUBRIC, {"induction": {"base": 1}, "bound": {"estimate": 1}}) == ("induction", 1)
     with pytest.raises(GradingError):
@@ -136,12 +137,16 @@ def test_validate_grade_requires_justifications():
     errors = validate_grade(RUBRIC, choices)
     assert any("'step'" in error for error in errors)
     assert any("'gap'" in error for error in errors)
-    justified = grade("induction", {"base": 1, "step": 3}, ["gap"], {"step": "Misses the n=2 case.", "gap": "Skips a lemma."})
+    justified = grade(
+        "induction", {"base": 1, "step": 3}, ["gap"], {"step": "Misses the n=2 case.", "gap": "Skips a lemma."}
+    )
     assert validate_grade(RUBRIC, justified) == []
 
     zero = grade("bound", {})
     assert validate_grade(RUBRIC, zero) == ["a score of zero needs a written justification"]
-    assert validate_grade(RUBRIC, grade("bound", {}, justifications={OVERALL_JUSTIFICATION: "Only a conjecture."})) == []
+    assert (
+        validate_grade(RUBRIC, grade("bound", {}, justifications={OVERALL_JUSTIFICATION: "Only a conjecture."})) == []
+    )
     assert validate_grade(RUBRIC, grade("bound", {}, justifications={OVERALL_JUSTIFICATION: "   "})) != []
     # invalid points are reported by validate_grade too, without raising
     assert any("partial" in error for error in validate_grade(RUBRIC, grade("bound", {"equality": 1})))
@@ -162,10 +167,22 @@ def rubric_with(**changes):
     [
         (rubric_with(chains=()), "at least one chain"),
         (rubric_with(chains=(Chain("a", "A", (Checkpoint("x", "X", 6),)),)), "must reach exactly 7"),
-        (rubric_with(chains=(Chain("a", "A", (Checkpoint("x", "X", 5), Checkpoint("y", "Y", 3))),)), "more than the maximum"),
-        (rubric_with(chains=(Chain("a", "A", (Checkpoint("x", "X", 8), Checkpoint("y", "Y", -1))),)), "non-negative integer"),
-        (rubric_with(chains=(Chain("a", "A", (Checkpoint("x", "X", 3.5), Checkpoint("y", "Y", 3.5))),)), "non-negative integer"),
-        (rubric_with(chains=(Chain("a", "A", (Checkpoint("x", "X", 3), Checkpoint("x", "X again", 4))),)), "used more than once"),
+        (
+            rubric_with(chains=(Chain("a", "A", (Checkpoint("x", "X", 5), Checkpoint("y", "Y", 3))),)),
+            "more than the maximum",
+        ),
+        (
+            rubric_with(chains=(Chain("a", "A", (Checkpoint("x", "X", 8), Checkpoint("y", "Y", -1))),)),
+            "non-negative integer",
+        ),
+        (
+            rubric_with(chains=(Chain("a", "A", (Checkpoint("x", "X", 3.5), Checkpoint("y", "Y", 3.5))),)),
+            "non-negative integer",
+        ),
+        (
+            rubric_with(chains=(Chain("a", "A", (Checkpoint("x", "X", 3), Checkpoint("x", "X again", 4))),)),
+            "used more than once",
+        ),
         (rubric_with(chains=(RUBRIC.chains[0], RUBRIC.chains[0])), "chain key 'induction' is used more than once"),
         (rubric_with(chains=(Chain("a", "A", ()),)), "has no checkpoints"),
         (rubric_with(deductions=(Deduction("base", "Clash", "penalty", 1),)), "used more than once"),

@@ -1,4 +1,5 @@
 """Verification runs in eager mode: chunks, progress, resume without duplicates, cancel, judges, API, command."""
+
 from __future__ import annotations
 
 import itertools
@@ -25,8 +26,14 @@ def make_dataset(name: str = "runs", questions: int = 5, per_question: int = 4, 
     for q in range(questions):
         answer_type, domain = ("A1", "math_reasoning") if q % 2 == 0 else ("C3", "logic_reasoning")
         question = Question.objects.create(
-            dataset=dataset, external_id=f"q{q}", text=f"Question {q}", domain=domain, source=f"src{q % 2}",
-            answer_type=answer_type, answer_class=answer_type[0], content_hash=f"h{q}",
+            dataset=dataset,
+            external_id=f"q{q}",
+            text=f"Question {q}",
+            domain=domain,
+            source=f"src{q % 2}",
+            answer_type=answer_type,
+            answer_class=answer_type[0],
+            content_hash=f"h{q}",
         )
         reference = str(10 + q) if answer_type == "A1" else "yes"
         ReferenceAnswer.objects.create(question=question, final_answer=reference)
@@ -37,8 +44,9 @@ def make_dataset(name: str = "runs", questions: int = 5, per_question: int = 4, 
             else:
                 answer = "yes" if right else "no"
             text = f"Working. \\boxed{{{answer}}}" + (f" {CORRECT_MARKER}" if judge_markers and right else "")
-            Completion.objects.create(question=question, external_id=f"c{k}", model_name=f"model-{k % 2}",
-                                      text=text, content_hash=f"h{q}-{k}")
+            Completion.objects.create(
+                question=question, external_id=f"c{k}", model_name=f"model-{k % 2}", text=text, content_hash=f"h{q}-{k}"
+            )
     return dataset
 
 
@@ -49,9 +57,15 @@ def rule_verifier(name: str = "rules") -> VerifierConfig:
 def judge_verifier(base_url: str, name: str | None = None) -> VerifierConfig:
     AllowedJudgeHost.objects.get_or_create(host="127.0.0.1", defaults={"allow_private": True})
     return VerifierConfig.objects.create(
-        name=name or f"judge-{next(_names)}", kind=VerifierConfig.Kind.JUDGE, base_url=base_url, model="fake-judge",
-        api_key_env=JUDGE_KEY_ENV, template=PromptTemplate.objects.get(name="verifybench-final-judgment", version=1),
-        timeout_seconds=5, max_retries=1, backoff_base_seconds=0.01,
+        name=name or f"judge-{next(_names)}",
+        kind=VerifierConfig.Kind.JUDGE,
+        base_url=base_url,
+        model="fake-judge",
+        api_key_env=JUDGE_KEY_ENV,
+        template=PromptTemplate.objects.get(name="verifybench-final-judgment", version=1),
+        timeout_seconds=5,
+        max_retries=1,
+        backoff_base_seconds=0.01,
     )
 
 
@@ -82,8 +96,7 @@ def test_a_rule_run_verifies_every_completion_in_chunks_and_counts_the_verdicts(
     assert (run.total, run.done) == (20, 20)
     assert run.counts == {"correct": 10, "incorrect": 10, "inconclusive": 0, "failed": 0}
     assert set(verdicts_per_completion(config).values()) == {1} and len(verdicts_per_completion(config)) == 20
-    wrong = Verdict.objects.get(verifier=config, completion__question__external_id="q0",
-                                completion__external_id="c1")
+    wrong = Verdict.objects.get(verifier=config, completion__question__external_id="q0", completion__external_id="c1")
     assert (wrong.status, wrong.extracted_answer) == ("incorrect", "100")
     assert "A1" in wrong.reason and json.loads(wrong.raw_output)["answer_type_used"] == "A1"
 
@@ -156,8 +169,9 @@ def test_cancel_stops_between_chunks_and_a_queued_run_is_cancelled_at_once(datas
 
 @pytest.mark.django_db
 def test_a_project_scope_with_filters_covers_only_its_matching_completions(dataset):
-    completion_ids = list(Completion.objects.filter(question__dataset=dataset).order_by("pk")
-                          .values_list("pk", flat=True)[:10])
+    completion_ids = list(
+        Completion.objects.filter(question__dataset=dataset).order_by("pk").values_list("pk", flat=True)[:10]
+    )
     project = annotation_services.create_project(dataset=dataset, kind="correctness", subject_ids=completion_ids)
     run = run_now(runs.create_run(verifier=rule_verifier(), project=project, models=["model-0"], enqueue=False))
     verified = set(verdicts_per_completion(run.verifier))
@@ -166,14 +180,17 @@ def test_a_project_scope_with_filters_covers_only_its_matching_completions(datas
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("request_fields, message", [
-    ({}, "exactly one scope"),
-    ({"chunk_size": 0}, "chunk_size"),
-    ({"answer_types": ["Z9"]}, "unknown answer type"),
-    ({"domains": ["cooking"]}, "unknown domain"),
-    ({"options": {"chunk_delay": -1}}, "chunk_delay"),
-    ({"options": {"speed": 2}}, "unknown option"),
-])
+@pytest.mark.parametrize(
+    "request_fields, message",
+    [
+        ({}, "exactly one scope"),
+        ({"chunk_size": 0}, "chunk_size"),
+        ({"answer_types": ["Z9"]}, "unknown answer type"),
+        ({"domains": ["cooking"]}, "unknown domain"),
+        ({"options": {"chunk_delay": -1}}, "chunk_delay"),
+        ({"options": {"speed": 2}}, "unknown option"),
+    ],
+)
 def test_bad_run_requests_are_refused_and_create_nothing(dataset, request_fields, message):
     fields = {"dataset": dataset, **request_fields} if request_fields else {}
     with pytest.raises(runs.RunRequestError, match=message):
@@ -246,13 +263,15 @@ def test_resume_refuses_a_live_run_unless_forced(dataset):
 
 
 @pytest.mark.django_db
-def test_runs_api_starts_reports_cancels_and_resumes(dataset, researcher, api_client_for,
-                                                     django_capture_on_commit_callbacks):
+def test_runs_api_starts_reports_cancels_and_resumes(
+    dataset, researcher, api_client_for, django_capture_on_commit_callbacks
+):
     client = api_client_for(researcher)
     config = rule_verifier()
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post("/api/grading/runs/", {"verifier": config.pk, "dataset": dataset.pk,
-                                                      "chunk_size": 7}, format="json")
+        response = client.post(
+            "/api/grading/runs/", {"verifier": config.pk, "dataset": dataset.pk, "chunk_size": 7}, format="json"
+        )
     assert response.status_code == 201, response.content
     run_id = response.json()["id"]
     body = client.get(f"/api/grading/runs/{run_id}/").json()
@@ -270,13 +289,15 @@ def test_runs_api_starts_reports_cancels_and_resumes(dataset, researcher, api_cl
     assert Verdict.objects.filter(verifier=config).count() == 20
 
     with django_capture_on_commit_callbacks(execute=False):
-        queued = client.post("/api/grading/runs/", {"verifier": rule_verifier("two").pk, "dataset": dataset.pk},
-                             format="json").json()
+        queued = client.post(
+            "/api/grading/runs/", {"verifier": rule_verifier("two").pk, "dataset": dataset.pk}, format="json"
+        ).json()
     cancelled = client.post(f"/api/grading/runs/{queued['id']}/cancel/")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
 
-    bad = client.post("/api/grading/runs/", {"verifier": config.pk, "dataset": dataset.pk,
-                                             "answer_types": ["nope"]}, format="json")
+    bad = client.post(
+        "/api/grading/runs/", {"verifier": config.pk, "dataset": dataset.pk, "answer_types": ["nope"]}, format="json"
+    )
     assert bad.status_code == 400 and "answer type" in bad.json()["detail"]
 
 
@@ -289,8 +310,10 @@ def test_run_and_verifier_endpoints_are_for_researchers_only(dataset, annotator,
         expected = 403
         assert client.get("/api/grading/runs/").status_code == expected
         assert client.get(f"/api/grading/runs/{run.pk}/").status_code == expected
-        assert client.post("/api/grading/runs/", {"verifier": config.pk, "dataset": dataset.pk},
-                           format="json").status_code == expected
+        assert (
+            client.post("/api/grading/runs/", {"verifier": config.pk, "dataset": dataset.pk}, format="json").status_code
+            == expected
+        )
         assert client.post(f"/api/grading/runs/{run.pk}/cancel/").status_code == expected
         assert client.post(f"/api/grading/runs/{run.pk}/resume/").status_code == expected
         assert client.get("/api/grading/verifiers/").status_code == expected
@@ -302,17 +325,23 @@ def test_run_and_verifier_endpoints_are_for_researchers_only(dataset, annotator,
 def test_verifier_configs_name_the_key_variable_and_never_take_a_key(researcher, api_client_for, local_judge_host):
     client = api_client_for(researcher)
     template = PromptTemplate.objects.get(name="verifybench-final-judgment", version=1)
-    judge = {"name": "qwen", "kind": "judge", "base_url": "http://127.0.0.1:8000/v1", "model": "qwen3-32b",
-             "api_key_env": "JUDGE_KEY_QWEN", "template": template.pk}
+    judge = {
+        "name": "qwen",
+        "kind": "judge",
+        "base_url": "http://127.0.0.1:8000/v1",
+        "model": "qwen3-32b",
+        "api_key_env": "JUDGE_KEY_QWEN",
+        "template": template.pk,
+    }
     created = client.post("/api/grading/verifiers/", judge, format="json")
     assert created.status_code == 201, created.content
     assert created.json()["api_key_env"] == "JUDGE_KEY_QWEN" and "api_key" not in created.json()
 
-    refused = client.post("/api/grading/verifiers/", {**judge, "name": "leaky", "api_key": "sk-secret"},
-                          format="json")
+    refused = client.post("/api/grading/verifiers/", {**judge, "name": "leaky", "api_key": "sk-secret"}, format="json")
     assert refused.status_code == 400 and "api_key" in refused.json()
-    not_a_name = client.post("/api/grading/verifiers/", {**judge, "name": "leaky", "api_key_env": "sk-abc 123"},
-                             format="json")
+    not_a_name = client.post(
+        "/api/grading/verifiers/", {**judge, "name": "leaky", "api_key_env": "sk-abc 123"}, format="json"
+    )
     assert not_a_name.status_code == 400 and "api_key_env" in not_a_name.json()
     incomplete = client.post("/api/grading/verifiers/", {"name": "half", "kind": "judge"}, format="json")
     assert incomplete.status_code == 400 and "model" in incomplete.json()
@@ -322,11 +351,11 @@ def test_verifier_configs_name_the_key_variable_and_never_take_a_key(researcher,
     config_id = created.json()["id"]
     patched = client.patch(f"/api/grading/verifiers/{config_id}/", {"temperature": 0.5}, format="json")
     assert patched.status_code == 200 and patched.json()["temperature"] == 0.5
-    assert client.patch(f"/api/grading/verifiers/{config_id}/", {"api_key_env": ""},
-                        format="json").status_code == 400
+    assert client.patch(f"/api/grading/verifiers/{config_id}/", {"api_key_env": ""}, format="json").status_code == 400
     dataset = make_dataset("protected", questions=1, per_question=1)
-    Verdict.objects.create(completion=Completion.objects.get(question__dataset=dataset),
-                           verifier_id=config_id, status="correct")
+    Verdict.objects.create(
+        completion=Completion.objects.get(question__dataset=dataset), verifier_id=config_id, status="correct"
+    )
     assert client.delete(f"/api/grading/verifiers/{config_id}/").status_code == 409
     assert client.delete(f"/api/grading/verifiers/{rule_verifier().pk}/").status_code == 204
 
@@ -338,8 +367,18 @@ def test_verifier_configs_name_the_key_variable_and_never_take_a_key(researcher,
 def test_run_verifier_command_runs_here_and_resumes(dataset):
     rule_verifier()
     out = StringIO()
-    call_command("run_verifier", "--verifier", "rules", "--dataset", dataset.name, "--answer-type", "A1",
-                 "--chunk-size", "3", stdout=out)
+    call_command(
+        "run_verifier",
+        "--verifier",
+        "rules",
+        "--dataset",
+        dataset.name,
+        "--answer-type",
+        "A1",
+        "--chunk-size",
+        "3",
+        stdout=out,
+    )
     payload = json.loads(out.getvalue())
     assert payload["status"] == "succeeded" and payload["total"] == payload["done"] == 12
     assert payload["scope"]["answer_types"] == ["A1"]
@@ -358,16 +397,18 @@ def test_run_verifier_command_runs_here_and_resumes(dataset):
 
 
 @pytest.mark.django_db
-def test_a_new_judge_takes_the_endpoint_and_key_variable_from_the_environment(researcher, api_client_for, settings,
-                                                                              local_judge_host):
+def test_a_new_judge_takes_the_endpoint_and_key_variable_from_the_environment(
+    researcher, api_client_for, settings, local_judge_host
+):
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9999/v1"
     template = PromptTemplate.objects.get(name="verifybench-final-judgment", version=1)
     created = api_client_for(researcher).post(
-        "/api/grading/verifiers/", {"name": "default-endpoint", "kind": "judge", "model": "judge-model",
-                                    "template": template.pk}, format="json")
+        "/api/grading/verifiers/",
+        {"name": "default-endpoint", "kind": "judge", "model": "judge-model", "template": template.pk},
+        format="json",
+    )
     assert created.status_code == 201, created.content
     assert created.json()["base_url"] == "http://127.0.0.1:9999/v1"
     assert created.json()["api_key_env"] == "OPENAI_API_KEY"
-    rule = api_client_for(researcher).post("/api/grading/verifiers/", {"name": "rules", "kind": "rule"},
-                                           format="json")
+    rule = api_client_for(researcher).post("/api/grading/verifiers/", {"name": "rules", "kind": "rule"}, format="json")
     assert rule.status_code == 201 and rule.json()["base_url"] == "" and rule.json()["api_key_env"] == ""

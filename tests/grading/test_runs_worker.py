@@ -34,8 +34,9 @@ def test_a_killed_worker_loses_at_most_its_chunk_and_a_resumed_run_ends_with_one
 
     run.refresh_from_db()
     assert run.status == VerificationRun.Status.RUNNING
-    written = list(Verdict.objects.filter(verifier=config).order_by("completion_id")
-                   .values_list("completion_id", flat=True))
+    written = list(
+        Verdict.objects.filter(verifier=config).order_by("completion_id").values_list("completion_id", flat=True)
+    )
     all_ids = list(Completion.objects.filter(question__dataset=dataset).order_by("pk").values_list("pk", flat=True))
     assert 8 <= len(written) < 40 and len(written) % 4 == 0, "only whole chunks are committed"
     assert written == all_ids[: len(written)] and run.done == len(written)

@@ -1,4 +1,5 @@
 """The pure selection recipes: VerifyBench 2+2, VerifyBench-Hard disagreements with stratified sampling, filters."""
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -50,10 +51,20 @@ def test_verifybench_reports_questions_short_of_a_side_and_never_pads_them():
     assert len([cid for cid in picked if 100 <= cid < 200]) == 3  # 1 correct + 2 incorrect, no third incorrect
     assert picked >= {100, 200}
     assert result.report["shortfalls"] == [
-        {"question_id": 1, "correct_available": 1, "incorrect_available": 5, "missing_correct": 1,
-         "missing_incorrect": 0},
-        {"question_id": 2, "correct_available": 0, "incorrect_available": 1, "missing_correct": 2,
-         "missing_incorrect": 1},
+        {
+            "question_id": 1,
+            "correct_available": 1,
+            "incorrect_available": 5,
+            "missing_correct": 1,
+            "missing_incorrect": 0,
+        },
+        {
+            "question_id": 2,
+            "correct_available": 0,
+            "incorrect_available": 1,
+            "missing_correct": 2,
+            "missing_incorrect": 1,
+        },
     ]
     assert result.report["questions_complete"] == 1 and result.report["picked"] == 3 + 1 + 4
 
@@ -87,14 +98,20 @@ def test_verifybench_hard_keeps_only_two_versus_three_splits():
 def test_proportional_allocation_sums_to_the_target_and_respects_strata_sizes():
     sizes = {("math", "MATH", "A1"): 50, ("math", "MATH", "B1"): 30, ("logic", "BBH", "C1"): 15, ("gen", "X", "D2"): 5}
     allocation = proportional_allocation(sizes, 20)
-    assert allocation == {("math", "MATH", "A1"): 10, ("math", "MATH", "B1"): 6, ("logic", "BBH", "C1"): 3,
-                          ("gen", "X", "D2"): 1}
+    assert allocation == {
+        ("math", "MATH", "A1"): 10,
+        ("math", "MATH", "B1"): 6,
+        ("logic", "BBH", "C1"): 3,
+        ("gen", "X", "D2"): 1,
+    }
     assert proportional_allocation(sizes, 500) == sizes
     assert sum(proportional_allocation({"a": 1, "b": 1, "c": 1}, 2).values()) == 2
 
 
-@given(st.dictionaries(st.text(min_size=1, max_size=3), st.integers(min_value=0, max_value=400), max_size=12),
-       st.integers(min_value=0, max_value=2000))
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=3), st.integers(min_value=0, max_value=400), max_size=12),
+    st.integers(min_value=0, max_value=2000),
+)
 def test_proportional_allocation_properties(sizes, target):
     allocation = proportional_allocation(sizes, target)
     assert sum(allocation.values()) == min(target, sum(sizes.values()))
@@ -106,44 +123,76 @@ def test_proportional_allocation_properties(sizes, target):
 
 def contested_pool():
     pool, cid = [], 0
-    layout = [("math_reasoning", "math/MATH", "A1", 60), ("math_reasoning", "math/AIME", "B1", 25),
-              ("logic_reasoning", "logic/BBH", "C1", 10), ("general_reasoning", "gen/GPQA", "D2", 5)]
+    layout = [
+        ("math_reasoning", "math/MATH", "A1", 60),
+        ("math_reasoning", "math/AIME", "B1", 25),
+        ("logic_reasoning", "logic/BBH", "C1", 10),
+        ("general_reasoning", "gen/GPQA", "D2", 5),
+    ]
     for domain, source, answer_type, size in layout:
         for _ in range(size):
             cid += 1
-            pool.append(candidate(cid, cid, domain=domain, source=source, answer_type=answer_type,
-                                  model=f"m{cid % 3}", votes=dict(zip(JUDGES, [C, C, I, I, I]))))
+            pool.append(
+                candidate(
+                    cid,
+                    cid,
+                    domain=domain,
+                    source=source,
+                    answer_type=answer_type,
+                    model=f"m{cid % 3}",
+                    votes=dict(zip(JUDGES, [C, C, I, I, I])),
+                )
+            )
     for _ in range(40):
         cid += 1
-        pool.append(candidate(cid, cid, domain="math_reasoning", source="math/MATH", answer_type="A1",
-                              votes=dict(zip(JUDGES, [C] * 5))))
+        pool.append(
+            candidate(
+                cid,
+                cid,
+                domain="math_reasoning",
+                source="math/MATH",
+                answer_type="A1",
+                votes=dict(zip(JUDGES, [C] * 5)),
+            )
+        )
     return pool
 
 
 def test_verifybench_hard_stratified_sample_hits_the_target_in_proportion():
     result = verifybench_hard_selection(contested_pool(), verifiers=JUDGES, target=40, seed=5)
     assert result.report["picked"] == 40 and len(set(result.completion_ids)) == 40
-    strata = {(s["domain"], s["source"], s["answer_type"]): (s["available"], s["allocated"])
-              for s in result.report["strata"]}
-    assert strata == {("math_reasoning", "math/MATH", "A1"): (60, 24), ("math_reasoning", "math/AIME", "B1"): (25, 10),
-                      ("logic_reasoning", "logic/BBH", "C1"): (10, 4), ("general_reasoning", "gen/GPQA", "D2"): (5, 2)}
-    assert result.completion_ids == verifybench_hard_selection(
-        contested_pool(), verifiers=JUDGES, target=40, seed=5).completion_ids
-    assert result.completion_ids != verifybench_hard_selection(
-        contested_pool(), verifiers=JUDGES, target=40, seed=6).completion_ids
+    strata = {
+        (s["domain"], s["source"], s["answer_type"]): (s["available"], s["allocated"]) for s in result.report["strata"]
+    }
+    assert strata == {
+        ("math_reasoning", "math/MATH", "A1"): (60, 24),
+        ("math_reasoning", "math/AIME", "B1"): (25, 10),
+        ("logic_reasoning", "logic/BBH", "C1"): (10, 4),
+        ("general_reasoning", "gen/GPQA", "D2"): (5, 2),
+    }
+    assert (
+        result.completion_ids
+        == verifybench_hard_selection(contested_pool(), verifiers=JUDGES, target=40, seed=5).completion_ids
+    )
+    assert (
+        result.completion_ids
+        != verifybench_hard_selection(contested_pool(), verifiers=JUDGES, target=40, seed=6).completion_ids
+    )
 
 
 def test_filters_narrow_either_recipe_by_answer_type_domain_and_model():
-    filters = SelectionFilters.of(answer_types=["A", "C1"], domains=["math_reasoning", "logic_reasoning"],
-                                  models=["m0", "m1"])
+    filters = SelectionFilters.of(
+        answer_types=["A", "C1"], domains=["math_reasoning", "logic_reasoning"], models=["m0", "m1"]
+    )
     result = verifybench_hard_selection(contested_pool(), verifiers=JUDGES, target=1000, seed=1, filters=filters)
     picked = {c.completion_id: c for c in contested_pool() if c.completion_id in set(result.completion_ids)}
     assert picked and all(c.answer_type in ("A1", "C1") and c.model in ("m0", "m1") for c in picked.values())
     assert result.report["filtered_out"] > 0
     assert result.report["parameters"]["filters"]["answer_types"] == ["A", "C1"]
 
-    pool = question_pool(1, 3, 3, 100, answer_type="A1", model="a") + question_pool(2, 3, 3, 200, answer_type="B1",
-                                                                                    model="a")
+    pool = question_pool(1, 3, 3, 100, answer_type="A1", model="a") + question_pool(
+        2, 3, 3, 200, answer_type="B1", model="a"
+    )
     narrowed = verifybench_selection(pool, verifier="judge", seed=1, filters=SelectionFilters.of(answer_types=["B"]))
     assert {pick.question_id for pick in narrowed.picks} == {2}
     assert narrowed.report["filtered_out"] == 6

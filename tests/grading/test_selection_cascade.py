@@ -1,4 +1,5 @@
 """The pure cascade recipe: only what a cascade left to humans, by route, filtered, capped at a seeded target."""
+
 import pytest
 
 from grading.selection.recipes import Candidate, SelectionError, SelectionFilters, cascade_selection
@@ -17,8 +18,15 @@ def pool():
             routes[CASCADE] = "undecided"
         elif cid in (9, 10):
             routes[CASCADE] = "disputed"
-        made.append(Candidate(completion_id=cid, question_id=cid % 3, answer_type="A1" if cid % 2 else "C1",
-                              votes=votes, routes=routes))
+        made.append(
+            Candidate(
+                completion_id=cid,
+                question_id=cid % 3,
+                answer_type="A1" if cid % 2 else "C1",
+                votes=votes,
+                routes=routes,
+            )
+        )
     return made
 
 
@@ -28,7 +36,11 @@ def test_both_routes_by_default_with_a_report_of_what_the_cascade_decided():
     report = result.report
     assert (report["candidates"], report["without_cascade_verdict"], report["decided_by_cascade"]) == (12, 2, 4)
     assert (report["undecided"], report["disputed"], report["picked_undecided"], report["picked_disputed"]) == (
-        4, 2, 4, 2)
+        4,
+        2,
+        4,
+        2,
+    )
     assert result.picks[-1].reason == "the rules and the judge disagreed"
 
 

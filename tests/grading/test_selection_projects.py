@@ -1,4 +1,5 @@
 """Selections made into annotation projects: the service, the API and the select_for_annotation command."""
+
 import json
 from io import StringIO
 
@@ -30,22 +31,36 @@ def judged():
     configs = [VerifierConfig.objects.create(name=name, kind=VerifierConfig.Kind.RULE) for name in JUDGES]
     for q in range(8):
         domain, answer_type = [("math_reasoning", "A1"), ("logic_reasoning", "C1")][q % 2]
-        question = Question.objects.create(dataset=dataset, external_id=f"q{q}", text=f"Q{q}", domain=domain,
-                                           source=f"{domain}/S{q % 4}", answer_type=answer_type,
-                                           answer_class=answer_type[0], content_hash=f"h{q}")
+        question = Question.objects.create(
+            dataset=dataset,
+            external_id=f"q{q}",
+            text=f"Q{q}",
+            domain=domain,
+            source=f"{domain}/S{q % 4}",
+            answer_type=answer_type,
+            answer_class=answer_type[0],
+            content_hash=f"h{q}",
+        )
         ReferenceAnswer.objects.create(question=question, final_answer="1")
         for k, votes in enumerate(VOTE_ROWS):
-            completion = Completion.objects.create(question=question, external_id=f"c{k}", model_name=f"m{k % 3}",
-                                                   text=f"\\boxed{{{k}}}", content_hash=f"h{q}-{k}")
-            Verdict.objects.bulk_create(Verdict(completion=completion, verifier=config, status=status)
-                                        for config, status in zip(configs, votes))
+            completion = Completion.objects.create(
+                question=question,
+                external_id=f"c{k}",
+                model_name=f"m{k % 3}",
+                text=f"\\boxed{{{k}}}",
+                content_hash=f"h{q}-{k}",
+            )
+            Verdict.objects.bulk_create(
+                Verdict(completion=completion, verifier=config, status=status) for config, status in zip(configs, votes)
+            )
     return dataset, configs
 
 
 def test_a_verifybench_selection_becomes_a_project_with_its_report(judged, researcher):
     dataset, configs = judged
-    project, record = services.select_for_annotation(dataset=dataset, strategy="verifybench", verifiers=configs[:1],
-                                                     seed=4, name="VB round 1", created_by=researcher)
+    project, record = services.select_for_annotation(
+        dataset=dataset, strategy="verifybench", verifiers=configs[:1], seed=4, name="VB round 1", created_by=researcher
+    )
     # j1 says correct to rows 0, 1, 2, 4 and incorrect to rows 3, 5: 2 + 2 per question.
     assert project.kind == "correctness" and project.name == "VB round 1"
     assert Item.objects.filter(project=project).count() == 8 * 4 == record.picked
@@ -58,23 +73,34 @@ def test_a_verifybench_selection_becomes_a_project_with_its_report(judged, resea
 
 def test_a_verifybench_hard_selection_keeps_disagreements_up_to_the_target(judged):
     dataset, configs = judged
-    project, record = services.select_for_annotation(dataset=dataset, strategy="verifybench-hard",
-                                                     verifiers=configs, seed=9, target=10)
+    project, record = services.select_for_annotation(
+        dataset=dataset, strategy="verifybench-hard", verifiers=configs, seed=9, target=10
+    )
     report = record.report
     assert report["contested"] == 8 * 3 and report["picked"] == 10 == project.items.count()
     assert sum(stratum["allocated"] for stratum in report["strata"]) == 10
-    texts = set(Completion.objects.filter(pk__in=project.items.values("subject_id")).values_list("external_id", flat=True))
+    texts = set(
+        Completion.objects.filter(pk__in=project.items.values("subject_id")).values_list("external_id", flat=True)
+    )
     assert texts <= {"c0", "c1", "c5"}
 
-    _, again = services.select_for_annotation(dataset=dataset, strategy="verifybench-hard", verifiers=configs,
-                                              seed=9, target=10)
+    _, again = services.select_for_annotation(
+        dataset=dataset, strategy="verifybench-hard", verifiers=configs, seed=9, target=10
+    )
     assert [p["completion_id"] for p in again.report["picks"]] == [p["completion_id"] for p in report["picks"]]
 
 
 def test_filters_narrow_a_selection_and_bad_requests_create_nothing(judged):
     dataset, configs = judged
-    _, record = services.select_for_annotation(dataset=dataset, strategy="verifybench-hard", verifiers=configs,
-                                               seed=1, target=100, answer_types=["C"], models=["m0"])
+    _, record = services.select_for_annotation(
+        dataset=dataset,
+        strategy="verifybench-hard",
+        verifiers=configs,
+        seed=1,
+        target=100,
+        answer_types=["C"],
+        models=["m0"],
+    )
     picked = Completion.objects.filter(pk__in=[p["completion_id"] for p in record.report["picks"]])
     assert picked.exists() and set(picked.values_list("question__answer_type", "model_name")) == {("C1", "m0")}
 
@@ -91,11 +117,19 @@ def test_filters_narrow_a_selection_and_bad_requests_create_nothing(judged):
     assert AnnotationProject.objects.count() == projects
 
 
-def test_selections_api_creates_the_project_for_researchers_only(judged, researcher, annotator, adjudicator,
-                                                                  api_client_for):
+def test_selections_api_creates_the_project_for_researchers_only(
+    judged, researcher, annotator, adjudicator, api_client_for
+):
     dataset, _ = judged
-    payload = {"dataset": dataset.name, "strategy": "verifybench-hard", "verifiers": JUDGES, "target": 6,
-               "seed": 3, "name": "hard round", "labels_per_item": 3}
+    payload = {
+        "dataset": dataset.name,
+        "strategy": "verifybench-hard",
+        "verifiers": JUDGES,
+        "target": 6,
+        "seed": 3,
+        "name": "hard round",
+        "labels_per_item": 3,
+    }
     for user in (annotator, adjudicator):
         assert api_client_for(user).post("/api/grading/selections/", payload, format="json").status_code == 403
         assert api_client_for(user).get("/api/grading/selections/").status_code == 403
@@ -122,9 +156,24 @@ def test_select_for_annotation_command(judged, tmp_path):
     dataset, _ = judged
     out = StringIO()
     report_path = tmp_path / "report.json"
-    call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "verifybench-hard",
-                 "--verifiers", *JUDGES, "--target", "12", "--seed", "5", "--name", "cmd round",
-                 "--report", str(report_path), stdout=out)
+    call_command(
+        "select_for_annotation",
+        "--dataset",
+        dataset.name,
+        "--strategy",
+        "verifybench-hard",
+        "--verifiers",
+        *JUDGES,
+        "--target",
+        "12",
+        "--seed",
+        "5",
+        "--name",
+        "cmd round",
+        "--report",
+        str(report_path),
+        stdout=out,
+    )
     summary = json.loads(out.getvalue())
     project = AnnotationProject.objects.get(pk=summary["project_id"])
     assert project.name == "cmd round" and project.items.count() == 12
@@ -132,15 +181,27 @@ def test_select_for_annotation_command(judged, tmp_path):
     assert len(json.loads(report_path.read_text())["picks"]) == 12
 
     out = StringIO()
-    call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "verifybench",
-                 "--verifiers", "j1", "--seed", "1", stdout=out)
+    call_command(
+        "select_for_annotation",
+        "--dataset",
+        dataset.name,
+        "--strategy",
+        "verifybench",
+        "--verifiers",
+        "j1",
+        "--seed",
+        "1",
+        stdout=out,
+    )
     assert json.loads(out.getvalue())["picked"] == 32
 
     with pytest.raises(CommandError, match="no verifier configuration named ghost"):
-        call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "verifybench",
-                     "--verifiers", "ghost")
+        call_command(
+            "select_for_annotation", "--dataset", dataset.name, "--strategy", "verifybench", "--verifiers", "ghost"
+        )
     with pytest.raises(CommandError, match="no dataset"):
         call_command("select_for_annotation", "--dataset", "nope", "--strategy", "verifybench", "--verifiers", "j1")
     with pytest.raises(CommandError, match="exactly one"):
-        call_command("select_for_annotation", "--dataset", dataset.name, "--strategy", "verifybench",
-                     "--verifiers", "j1", "j2")
+        call_command(
+            "select_for_annotation", "--dataset", dataset.name, "--strategy", "verifybench", "--verifiers", "j1", "j2"
+        )

@@ -1,4 +1,5 @@
 """`manage.py jobs`: list jobs of every kind, and cancel, resume, restart and run them from the command line."""
+
 from __future__ import annotations
 
 import io
@@ -22,8 +23,7 @@ def upload_root(settings, tmp_path):
 
 
 def queued_import(content: bytes = (json.dumps(ROW) + "\n").encode()) -> ImportJob:
-    return imports.create_import(uploaded=SimpleUploadedFile("rows.jsonl", content), dataset_name="lab",
-                                 enqueue=False)
+    return imports.create_import(uploaded=SimpleUploadedFile("rows.jsonl", content), dataset_name="lab", enqueue=False)
 
 
 def jobs(*args) -> str:

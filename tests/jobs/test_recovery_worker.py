@@ -5,6 +5,7 @@ Recovery comes from the sweep (core.jobs.runner.sweep), which Celery beat runs i
 JOB_SWEEP_SECONDS and every worker runs when it starts: a job whose heartbeat is older than its kind's limit is
 resumed as a new attempt, so the killed worker's message, redelivered by Redis much later, claims nothing.
 """
+
 import zipfile
 
 import pytest
@@ -28,12 +29,20 @@ def test_a_killed_workers_export_and_run_finish_by_themselves_exactly_once(
     celery_worker_factory, verifybench_data, export_root
 ):
     export_root.mkdir(parents=True, exist_ok=True)
-    env = {"EXPORT_ROOT": str(export_root), "EXPORT_STALE_SECONDS": "2", "VERIFICATION_STALE_SECONDS": "2",
-           "JOB_SWEEP_SECONDS": "1"}
+    env = {
+        "EXPORT_ROOT": str(export_root),
+        "EXPORT_STALE_SECONDS": "2",
+        "VERIFICATION_STALE_SECONDS": "2",
+        "JOB_SWEEP_SECONDS": "1",
+    }
     first, second = celery_worker_factory(env, beat=True), celery_worker_factory(env)
     dataset = make_dataset("recovery", questions=10, per_question=4)
-    export = services.create_export(project=verifybench_data.project, format="verifybench-hard",
-                                    file_types=["jsonl", "parquet"], options={"chunk_size": 2, "chunk_delay": 0.4})
+    export = services.create_export(
+        project=verifybench_data.project,
+        format="verifybench-hard",
+        file_types=["jsonl", "parquet"],
+        options={"chunk_size": 2, "chunk_delay": 0.4},
+    )
     run = runs.create_run(verifier=rule_verifier(), dataset=dataset, chunk_size=4, options={"chunk_delay": 0.4})
     wait_for(lambda: ExportJob.objects.get(pk=export.pk).progress_done >= 4, what="the export to get going")
     wait_for(lambda: VerificationRun.objects.get(pk=run.pk).progress_done >= 8, what="the run to get going")

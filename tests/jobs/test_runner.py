@@ -1,5 +1,6 @@
 """The shared job runner: resume and restart for every kind, the sweep that takes over dead jobs, one API shape and
 one set of pages for every kind."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -22,8 +23,12 @@ def run_now(job):
 
 def make_dead(job, *, minutes: int = 30):
     """What a worker killed mid-job leaves: running, owned by a token nobody holds, a heartbeat long ago."""
-    type(job).objects.filter(pk=job.pk).update(status="running", run_token="dead", started_at=timezone.now(),
-                                               heartbeat_at=timezone.now() - timedelta(minutes=minutes))
+    type(job).objects.filter(pk=job.pk).update(
+        status="running",
+        run_token="dead",
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now() - timedelta(minutes=minutes),
+    )
     job.refresh_from_db()
     return job
 
@@ -60,15 +65,16 @@ def test_an_export_cannot_go_on_midway_so_resuming_it_starts_over(verifybench_da
 
 
 @pytest.mark.django_db
-def test_the_sweep_takes_over_dead_jobs_of_every_kind_and_leaves_live_ones(verifybench_data, export_root,
-                                                                           django_capture_on_commit_callbacks):
+def test_the_sweep_takes_over_dead_jobs_of_every_kind_and_leaves_live_ones(
+    verifybench_data, export_root, django_capture_on_commit_callbacks
+):
     dataset = make_dataset("sweep", questions=1, per_question=2)
     dead_run = make_dead(runs.create_run(verifier=rule_verifier(), dataset=dataset, enqueue=False))
-    dead_export = make_dead(services.create_export(project=verifybench_data.project, format="verifybench-hard",
-                                                   enqueue=False))
+    dead_export = make_dead(
+        services.create_export(project=verifybench_data.project, format="verifybench-hard", enqueue=False)
+    )
     live_export = services.create_export(project=verifybench_data.project, format="mumath", enqueue=False)
-    ExportJob.objects.filter(pk=live_export.pk).update(status="running", run_token="alive",
-                                                       heartbeat_at=timezone.now())
+    ExportJob.objects.filter(pk=live_export.pk).update(status="running", run_token="alive", heartbeat_at=timezone.now())
     with django_capture_on_commit_callbacks(execute=True):  # eager: the queued attempts run at once
         report = runner.sweep()
     assert sorted(report.resumed) == sorted([("verification-run", dead_run.pk), ("export", dead_export.pk)])
@@ -98,14 +104,18 @@ def test_the_sweep_queues_again_a_job_nobody_started_and_fails_one_that_keeps_ki
 def test_one_api_for_jobs_of_every_kind(researcher, annotator, api_client_for, verifybench_data, export_root):
     dataset = make_dataset("api", questions=1, per_question=2)
     run = run_now(runs.create_run(verifier=rule_verifier(), dataset=dataset, enqueue=False))
-    export = make_dead(services.create_export(project=verifybench_data.project, format="verifybench-hard",
-                                              enqueue=False))
+    export = make_dead(
+        services.create_export(project=verifybench_data.project, format="verifybench-hard", enqueue=False)
+    )
     client = api_client_for(researcher)
     listed = client.get("/api/jobs/").json()
     assert {(job["kind"], job["id"]) for job in listed} == {("verification-run", run.pk), ("export", export.pk)}
     assert all(set(job) >= {"status", "attempt", "progress", "actions", "error"} for job in listed)
-    assert client.get("/api/jobs/?kind=export").json()[0]["actions"] == {"cancel": True, "resume": False,
-                                                                         "restart": True}
+    assert client.get("/api/jobs/?kind=export").json()[0]["actions"] == {
+        "cancel": True,
+        "resume": False,
+        "restart": True,
+    }
 
     restarted = client.post(f"/api/jobs/export-{export.pk}/restart/", {}, format="json")
     assert restarted.status_code == 200 and restarted.json()["attempt"] == 2
@@ -118,10 +128,12 @@ def test_one_api_for_jobs_of_every_kind(researcher, annotator, api_client_for, v
 
 
 @pytest.mark.django_db
-def test_a_dead_export_is_restarted_from_its_page(client, researcher, annotator, verifybench_data, export_root,
-                                                  django_capture_on_commit_callbacks):
-    export = make_dead(services.create_export(project=verifybench_data.project, format="verifybench-hard",
-                                              enqueue=False))
+def test_a_dead_export_is_restarted_from_its_page(
+    client, researcher, annotator, verifybench_data, export_root, django_capture_on_commit_callbacks
+):
+    export = make_dead(
+        services.create_export(project=verifybench_data.project, format="verifybench-hard", enqueue=False)
+    )
     client.force_login(researcher)
     page = client.get(reverse("job-detail", args=["export", export.pk])).content.decode()
     assert f'action="{reverse("job-action", args=["export", export.pk, "restart"])}"' in page

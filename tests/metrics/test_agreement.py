@@ -1,4 +1,5 @@
 """Human agreement: raw agreement, Cohen's kappa, Krippendorff's alpha and per-annotator figures."""
+
 from __future__ import annotations
 
 import pytest

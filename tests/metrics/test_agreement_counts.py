@@ -1,4 +1,5 @@
 """The count-based agreement functions used on large projects equal the table-based ones."""
+
 from collections import Counter
 
 from hypothesis import given, settings
@@ -31,8 +32,7 @@ def test_nominal_alpha_from_counts_equals_alpha_from_table(labels):
 @given(labels=labels_strategy(INTERVAL))
 def test_interval_alpha_from_counts_equals_alpha_from_table(labels):
     counts = [Counter(by_rater.values()) for by_rater in labels.values()]
-    assert close(agreement.alpha_from_value_counts(counts, "interval"),
-                 agreement.alpha_from_labels(labels, "interval"))
+    assert close(agreement.alpha_from_value_counts(counts, "interval"), agreement.alpha_from_labels(labels, "interval"))
 
 
 @settings(max_examples=150, deadline=None)

@@ -1,4 +1,5 @@
 """Annotator models against known answers: Dawid-Skene on simulated panels, the grader bias-and-noise model."""
+
 from __future__ import annotations
 
 import math
@@ -82,9 +83,10 @@ def test_adversarial_annotator_is_read_inverted():
     alone = model.item_posterior([("flipper", True)])
     assert alone.label is False and alone.confidence > 0.9
     # One good annotator against the flipper saying the same thing: the flipper's vote counts against it.
-    assert model.item_posterior([("good1", True), ("flipper", True)]).confidence < model.item_posterior(
-        [("good1", True)]
-    ).confidence
+    assert (
+        model.item_posterior([("good1", True), ("flipper", True)]).confidence
+        < model.item_posterior([("good1", True)]).confidence
+    )
     assert accuracy_of(model.map_labels(), truth) > accuracy_of(majority_vote(labels), truth) + 0.05
 
 
@@ -269,9 +271,7 @@ def test_weak_source_may_give_values_that_are_not_classes():
     verifier = WeakSource(
         {True: {True: 0.8, False: 0.05, "inconclusive": 0.15}, False: {True: 0.1, False: 0.7, "inconclusive": 0.2}}
     )
-    model = fit_dawid_skene(
-        labels, weak_votes=[(split_item, "v", "inconclusive")], weak_sources={"v": verifier}
-    )
+    model = fit_dawid_skene(labels, weak_votes=[(split_item, "v", "inconclusive")], weak_sources={"v": verifier})
     shifted = model.item(split_item, with_weak=True)
     assert shifted.posterior[False] > model.item(split_item).posterior[False]  # inconclusive is likelier if False
 
@@ -385,7 +385,10 @@ label_triples = st.lists(
 def test_posteriors_are_distributions(labels, weak_items):
     sources = {"v": WeakSource.symmetric(0.9, [0, 1, 2])}
     model = fit_dawid_skene(
-        labels, classes=[0, 1, 2], gold={0: 1}, weak_votes=[(item, "v", item % 3) for item in weak_items],
+        labels,
+        classes=[0, 1, 2],
+        gold={0: 1},
+        weak_votes=[(item, "v", item % 3) for item in weak_items],
         weak_sources=sources,
     )
     for with_weak in (False, True):

@@ -1,4 +1,5 @@
 """Per-stage figures of the rules -> judge -> humans cascade, and the routing rules the cascade follows."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -10,8 +11,16 @@ from grading import cascade
 
 
 def row(stage, status, rule, judge="", human=None, prompt=0, completion=0, cost="0"):
-    return {"stage": stage, "status": status, "rule_status": rule, "judge_status": judge, "human_correct": human,
-            "prompt_tokens": prompt, "completion_tokens": completion, "cost": Decimal(cost)}
+    return {
+        "stage": stage,
+        "status": status,
+        "rule_status": rule,
+        "judge_status": judge,
+        "human_correct": human,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "cost": Decimal(cost),
+    }
 
 
 ROWS = [
@@ -62,8 +71,12 @@ def test_sampled_checks_disagreement_and_the_automatic_share():
 def test_grouped_rows_count_as_many_verdicts_as_they_stand_for():
     grouped = [
         {**row("rules", "correct", "correct", human=True), "n": 3},
-        {**row("judge", "incorrect", "inconclusive", "incorrect", human=None, prompt=300, completion=30,
-               cost="0.003"), "n": 3},
+        {
+            **row(
+                "judge", "incorrect", "inconclusive", "incorrect", human=None, prompt=300, completion=30, cost="0.003"
+            ),
+            "n": 3,
+        },
         {**row("human", "inconclusive", "correct", "incorrect", prompt=200, completion=20, cost="0.002"), "n": 2},
     ]
     report = cascade_report(grouped).as_dict()
@@ -91,8 +104,9 @@ def test_decide_follows_rules_then_judge_then_humans():
     assert cascade.decide("correct", "inconclusive") == cascade.CascadeDecision("correct", cascade.RULES)
     assert cascade.decide("correct", "incorrect") == cascade.CascadeDecision("inconclusive", "human", "disputed")
     assert cascade.decide("inconclusive", "incorrect") == cascade.CascadeDecision("incorrect", cascade.JUDGE)
-    assert cascade.decide("inconclusive", "inconclusive") == cascade.CascadeDecision("inconclusive", "human",
-                                                                                     "undecided")
+    assert cascade.decide("inconclusive", "inconclusive") == cascade.CascadeDecision(
+        "inconclusive", "human", "undecided"
+    )
     with pytest.raises(ValueError):
         cascade.decide("inconclusive", None)
     assert cascade.route_of("human", "correct", "incorrect") == "disputed"

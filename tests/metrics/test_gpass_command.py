@@ -1,4 +1,5 @@
 """The `gpass` management command: JSON keys, the readable table and errors with line numbers."""
+
 from __future__ import annotations
 
 import json
@@ -32,11 +33,20 @@ def run_gpass(*args):
 
 
 def test_json_output_has_the_exact_keys(samples):
-    output = json.loads(run_gpass(str(samples), "--k", "4", "8", "--tau", "0.25", "0.5", "0.75", "1.0", "--json", "--bootstrap", "50"))
+    output = json.loads(
+        run_gpass(str(samples), "--k", "4", "8", "--tau", "0.25", "0.5", "0.75", "1.0", "--json", "--bootstrap", "50")
+    )
     assert set(output) == {"models", "warnings"}
     model = output["models"]["model-a"]
     for k in (4, 8):
-        for key in (f"pass@{k}", f"g-pass@{k}_0.25", f"g-pass@{k}_0.5", f"g-pass@{k}_0.75", f"g-pass@{k}_1.0", f"mg-pass@{k}"):
+        for key in (
+            f"pass@{k}",
+            f"g-pass@{k}_0.25",
+            f"g-pass@{k}_0.5",
+            f"g-pass@{k}_0.75",
+            f"g-pass@{k}_1.0",
+            f"mg-pass@{k}",
+        ):
             assert key in model
             assert key in model["ci"]
     assert model["n_questions"] == 2

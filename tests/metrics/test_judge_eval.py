@@ -1,4 +1,5 @@
 """Judge meta-evaluation: confusion matrix with inconclusive verdicts, ratios, per-class and per-model tables."""
+
 from __future__ import annotations
 
 import pytest
@@ -54,8 +55,13 @@ def test_accuracy_per_answer_class_and_unweighted_mean():
     assert evaluation.mean_class_accuracy == pytest.approx((1 / 3 + 1 / 2 + 3 / 4) / 3)
     as_dict = evaluation.as_dict()
     assert as_dict["by_answer_class"]["C"] == {
-        "n": 4, "accuracy": 0.75, "inconclusive_rate": 0.25, "decided": 3, "decided_coverage": 0.75,
-        "decided_precision": 1.0, "macro_f1": pytest.approx((2 / 3 + 4 / 5) / 2),
+        "n": 4,
+        "accuracy": 0.75,
+        "inconclusive_rate": 0.25,
+        "decided": 3,
+        "decided_coverage": 0.75,
+        "decided_precision": 1.0,
+        "macro_f1": pytest.approx((2 / 3 + 4 / 5) / 2),
     }
 
 
@@ -79,8 +85,13 @@ def test_calibrated_abstention_per_fine_answer_type():
         row["answer_type"] = code
     by_type = evaluate_verdicts(rows).as_dict()["by_answer_type"]
     assert sorted(by_type) == ["A1", "A2", "B1", "C1"]  # a row without a type counts only elsewhere
-    assert by_type["A1"] == {"n": 2, "decided": 2, "decided_coverage": 1.0, "decided_precision": 0.5,
-                             "macro_f1": pytest.approx((2 / 3 + 0) / 2)}
+    assert by_type["A1"] == {
+        "n": 2,
+        "decided": 2,
+        "decided_coverage": 1.0,
+        "decided_precision": 0.5,
+        "macro_f1": pytest.approx((2 / 3 + 0) / 2),
+    }
     assert (by_type["A2"]["decided_coverage"], by_type["A2"]["decided_precision"]) == (0.0, None)
     assert (by_type["C1"]["decided"], by_type["C1"]["decided_precision"]) == (2, 1.0)
     csv_scopes = [(row["scope"], row["name"]) for row in to_csv_rows(evaluate_verdicts(rows))]
@@ -121,7 +132,9 @@ def test_undefined_ratios_are_none():
 
 
 def test_all_inconclusive_is_all_wrong():
-    overall = evaluate_verdicts(as_rows([(1, True, "inconclusive", "D", "m"), (2, False, "inconclusive", "D", "m")])).overall
+    overall = evaluate_verdicts(
+        as_rows([(1, True, "inconclusive", "D", "m"), (2, False, "inconclusive", "D", "m")])
+    ).overall
     assert (overall.tp, overall.fp, overall.tn, overall.fn) == (0, 1, 0, 1)
     assert overall.accuracy == 0.0
     assert overall.inconclusive_rate == 1.0
@@ -186,22 +199,37 @@ def test_evaluation_from_counts_equals_evaluation_from_rows():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    row = st.tuples(st.booleans(), st.sampled_from(["correct", "incorrect", "inconclusive"]),
-                    st.sampled_from(["A", "B", "D", None]), st.sampled_from(["A1", "B3", None]),
-                    st.sampled_from(["m1", "m2", None]))
+    row = st.tuples(
+        st.booleans(),
+        st.sampled_from(["correct", "incorrect", "inconclusive"]),
+        st.sampled_from(["A", "B", "D", None]),
+        st.sampled_from(["A1", "B3", None]),
+        st.sampled_from(["m1", "m2", None]),
+    )
 
     @settings(max_examples=100, deadline=None)
     @given(rows=st.lists(row, max_size=40))
     def check(rows):
-        from_rows = evaluate_verdicts([{"item_id": index, "human_correct": human, "verdict": verdict,
-                                        "answer_class": answer_class, "answer_type": answer_type, "model": model}
-                                       for index, (human, verdict, answer_class, answer_type, model)
-                                       in enumerate(rows)])
+        from_rows = evaluate_verdicts(
+            [
+                {
+                    "item_id": index,
+                    "human_correct": human,
+                    "verdict": verdict,
+                    "answer_class": answer_class,
+                    "answer_type": answer_type,
+                    "model": model,
+                }
+                for index, (human, verdict, answer_class, answer_type, model) in enumerate(rows)
+            ]
+        )
         counted = Counter(rows)
         from_counts = evaluation_from_counts([(*key, times) for key, times in counted.items()])
         assert from_counts.as_dict() == from_rows.as_dict()
-        by_item = {"first": {index: verdict for index, (_, verdict, _, _, _) in enumerate(rows)},
-                   "second": {index: verdict for index, (_, verdict, _, _, model) in enumerate(rows) if model}}
+        by_item = {
+            "first": {index: verdict for index, (_, verdict, _, _, _) in enumerate(rows)},
+            "second": {index: verdict for index, (_, verdict, _, _, model) in enumerate(rows) if model},
+        }
         matrix = agreement_matrix(by_item)
         pairs = Counter((by_item["first"][item], by_item["second"][item]) for item in by_item["second"])
         assert agreement_cell(pairs) == matrix["first"]["second"]

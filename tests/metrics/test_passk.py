@@ -1,4 +1,5 @@
 """Pass@k, G-Pass@k_tau and mG-Pass@k: hand-computed values, properties and a brute-force check."""
+
 from __future__ import annotations
 
 import itertools
@@ -207,18 +208,21 @@ def test_evaluate_models_rejects_bad_rows():
 # ---------------------------------------------------------------- k values that fit the samples
 
 
-@pytest.mark.parametrize("n, ks", [
-    (48, [4, 8, 16]),  # LiveMathBench: 48 samples, k up to 16
-    (100, [8, 16, 32]),
-    (24, [2, 4, 8]),
-    (12, [2, 4]),
-    (6, [2]),
-    # below 6 samples no k >= 2 has n >= 3k: the largest powers of two with n >= k
-    (5, [2, 4]),
-    (4, [2, 4]),
-    (2, [2]),
-    (1, [1]),  # one sample: Pass@1 only
-])
+@pytest.mark.parametrize(
+    "n, ks",
+    [
+        (48, [4, 8, 16]),  # LiveMathBench: 48 samples, k up to 16
+        (100, [8, 16, 32]),
+        (24, [2, 4, 8]),
+        (12, [2, 4]),
+        (6, [2]),
+        # below 6 samples no k >= 2 has n >= 3k: the largest powers of two with n >= k
+        (5, [2, 4]),
+        (4, [2, 4]),
+        (2, [2]),
+        (1, [1]),  # one sample: Pass@1 only
+    ],
+)
 def test_suggested_ks_prefer_three_samples_per_k_and_always_fit(n, ks):
     assert suggested_ks(n) == ks
     assert all(k <= n for k in ks)

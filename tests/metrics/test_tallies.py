@@ -1,4 +1,5 @@
 """Figures from summed per-item tallies equal the figures computed from every label at once."""
+
 import statistics
 from collections import Counter, defaultdict
 
@@ -19,24 +20,40 @@ STATES = st.sampled_from(["pending", "in_progress", "needs_tiebreak", "needs_adj
 
 
 def project_strategy(values):
-    label = st.tuples(st.integers(min_value=1, max_value=5), values,
-                      st.one_of(st.none(), st.integers(min_value=1, max_value=99).map(float)))
-    item = st.fixed_dictionaries({
-        "state": STATES, "answer_type": ANSWER_TYPES, "final": values, "is_gold": st.booleans(),
-        "excluded": st.booleans(), "labels": st.lists(label, max_size=4, unique_by=lambda row: row[0]),
-    })
+    label = st.tuples(
+        st.integers(min_value=1, max_value=5),
+        values,
+        st.one_of(st.none(), st.integers(min_value=1, max_value=99).map(float)),
+    )
+    item = st.fixed_dictionaries(
+        {
+            "state": STATES,
+            "answer_type": ANSWER_TYPES,
+            "final": values,
+            "is_gold": st.booleans(),
+            "excluded": st.booleans(),
+            "labels": st.lists(label, max_size=4, unique_by=lambda row: row[0]),
+        }
+    )
     return st.lists(item, min_size=1, max_size=30)
 
 
 def as_facts(raw):
     item = tallies.ItemFacts(
-        state=raw["state"], resolution="agreement" if raw["state"] == "resolved" else "",
-        excluded=raw["excluded"], final_value=raw["final"], is_gold=raw["is_gold"],
-        gold_value=raw["final"] if raw["is_gold"] else None, answer_type=raw["answer_type"],
+        state=raw["state"],
+        resolution="agreement" if raw["state"] == "resolved" else "",
+        excluded=raw["excluded"],
+        final_value=raw["final"],
+        is_gold=raw["is_gold"],
+        gold_value=raw["final"] if raw["is_gold"] else None,
+        answer_type=raw["answer_type"],
     )
-    item_labels = [tallies.LabelFacts(annotator, None if value == labels.UNSUITABLE else value,
-                                      value == labels.UNSUITABLE, seconds)
-                   for annotator, value, seconds in raw["labels"]]
+    item_labels = [
+        tallies.LabelFacts(
+            annotator, None if value == labels.UNSUITABLE else value, value == labels.UNSUITABLE, seconds
+        )
+        for annotator, value, seconds in raw["labels"]
+    ]
     return item, item_labels
 
 
@@ -100,8 +117,9 @@ def test_per_type_figures_and_counts_equal_the_full_computation(items):
     workflow_items = [raw for raw in items if not raw["is_gold"]]
     counts = tallies.state_counts(kept)
     assert counts["items"] == len(workflow_items)
-    assert counts["by_state"] == {state: sum(raw["state"] == state for raw in workflow_items)
-                                  for state in counts["by_state"]}
+    assert counts["by_state"] == {
+        state: sum(raw["state"] == state for raw in workflow_items) for state in counts["by_state"]
+    }
     assert counts["excluded"] == sum(raw["excluded"] for raw in workflow_items)
     assert counts["labels"] == sum(len(raw["labels"]) for raw in workflow_items)
     assert counts["gold_items"] == len(items) - len(workflow_items)
@@ -112,8 +130,9 @@ def test_per_type_figures_and_counts_equal_the_full_computation(items):
         mine = [raw for raw in workflow_items if (raw["answer_type"] or tallies.UNTYPED) == group]
         firsts = [[value for _, value, _ in raw["labels"]][:2] for raw in mine if len(raw["labels"]) >= 2]
         assert by_group[group]["items_compared"] == len(firsts)
-        assert close(by_group[group]["cohens_kappa"],
-                     agreement.cohens_kappa([a for a, _ in firsts], [b for _, b in firsts]))
+        assert close(
+            by_group[group]["cohens_kappa"], agreement.cohens_kappa([a for a, _ in firsts], [b for _, b in firsts])
+        )
 
 
 @settings(max_examples=150, deadline=None)
@@ -140,11 +159,15 @@ def test_annotator_rows_equal_the_full_computation(items):
     assert set(rows) == set(expected)
     for annotator, row in expected.items():
         assert rows[annotator]["labels"] == row["labels"]
-        assert close(rows[annotator]["agreement_with_final"], row["agree"] / row["resolved"] if row["resolved"] else None)
-        assert close(rows[annotator]["gold_accuracy"],
-                     row["gold_correct"] / row["gold_seen"] if row["gold_seen"] else None)
-        assert close(rows[annotator]["median_seconds"],
-                     statistics.median(seconds[annotator]) if seconds[annotator] else None)
+        assert close(
+            rows[annotator]["agreement_with_final"], row["agree"] / row["resolved"] if row["resolved"] else None
+        )
+        assert close(
+            rows[annotator]["gold_accuracy"], row["gold_correct"] / row["gold_seen"] if row["gold_seen"] else None
+        )
+        assert close(
+            rows[annotator]["median_seconds"], statistics.median(seconds[annotator]) if seconds[annotator] else None
+        )
 
 
 def test_difference_keeps_only_what_changed():
@@ -166,8 +189,11 @@ def test_long_times_are_kept_coarser():
 def test_timeline_counts_labels_and_resolutions_per_day():
     rules = CorrectnessRules()
     item = tallies.ItemFacts(state="resolved", resolution="agreement", final_value=True, resolved_day="2026-01-02")
-    kept = tallies.item_tallies(rules, 0.0, item, [tallies.LabelFacts(1, True, day="2026-01-01"),
-                                                   tallies.LabelFacts(2, True, day="2026-01-02")])
+    kept = tallies.item_tallies(
+        rules, 0.0, item, [tallies.LabelFacts(1, True, day="2026-01-01"), tallies.LabelFacts(2, True, day="2026-01-02")]
+    )
     assert tallies.timeline(kept, "2026-01-01") == [
-        {"day": "2026-01-01", "labels": 1, "resolved": 0}, {"day": "2026-01-02", "labels": 1, "resolved": 1}]
+        {"day": "2026-01-01", "labels": 1, "resolved": 0},
+        {"day": "2026-01-02", "labels": 1, "resolved": 1},
+    ]
     assert tallies.timeline(kept, "2026-01-02") == [{"day": "2026-01-02", "labels": 1, "resolved": 1}]

@@ -26,8 +26,15 @@ def run_add_user(*args, stdin_text=None):
 
 
 def test_password_from_stdin(db):
-    output = run_add_user("ann", "--role", "annotator", "--email", "ann@example.org", "--password-stdin",
-                          stdin_text="correct horse battery\n")
+    output = run_add_user(
+        "ann",
+        "--role",
+        "annotator",
+        "--email",
+        "ann@example.org",
+        "--password-stdin",
+        stdin_text="correct horse battery\n",
+    )
     user = User.objects.get(username="ann")
     assert user.check_password("correct horse battery")
     assert user.email == "ann@example.org"
@@ -82,8 +89,11 @@ def test_command_line_exit_status_on_error(tmp_path):
     """A refused user is a non-zero exit with the reason on stderr, as seen from a shell."""
     result = subprocess.run(
         [sys.executable, "manage.py", "add_user", "nobody", "--role", "chief"],
-        cwd=REPO_ROOT, capture_output=True, text=True,
-        env={"PATH": "/usr/bin:/bin", "DEBUG": "1", "VAR_DIR": str(tmp_path)}, timeout=120,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "DEBUG": "1", "VAR_DIR": str(tmp_path)},
+        timeout=120,
     )
     assert result.returncode != 0
     assert "Unknown role 'chief'" in result.stderr

@@ -1,4 +1,5 @@
 """The benchmark data admin: every page loads for a superuser, search and filters work, the upload page imports."""
+
 import io
 import json
 
@@ -25,16 +26,25 @@ def superuser_client(client, db):
 def content(db):
     dataset = Dataset.objects.create(name="admin-set")
     question = Question.objects.create(
-        dataset=dataset, external_id="q-admin", text="Find $x$ with $2x = 14$.", answer_type="A1",
-        answer_class="A", domain="math_reasoning", source="math_reasoning/unit", content_hash="h",
+        dataset=dataset,
+        external_id="q-admin",
+        text="Find $x$ with $2x = 14$.",
+        answer_type="A1",
+        answer_class="A",
+        domain="math_reasoning",
+        source="math_reasoning/unit",
+        content_hash="h",
     )
     reference = ReferenceAnswer.objects.create(question=question, final_answer="7")
     completion = Completion.objects.create(
-        question=question, external_id="c-admin", model_name="model-admin", text="$\\boxed{7}$", content_hash="h",
+        question=question,
+        external_id="c-admin",
+        model_name="model-admin",
+        text="$\\boxed{7}$",
+        content_hash="h",
     )
     label = PriorLabel.objects.create(completion=completion, is_correct=True, source_format="verifybench")
-    return {"dataset": dataset, "question": question, "reference": reference, "completion": completion,
-            "label": label}
+    return {"dataset": dataset, "question": question, "reference": reference, "completion": completion, "label": label}
 
 
 MODELS = ["dataset", "question", "referenceanswer", "completion", "priorlabel"]
@@ -49,10 +59,16 @@ def test_changelist_and_change_pages_load(superuser_client, content, model):
     assert change.status_code == 200
 
 
-@pytest.mark.parametrize("model, query", [
-    ("dataset", "admin-set"), ("question", "2x"), ("referenceanswer", "q-admin"), ("completion", "model-admin"),
-    ("priorlabel", "c-admin"),
-])
+@pytest.mark.parametrize(
+    "model, query",
+    [
+        ("dataset", "admin-set"),
+        ("question", "2x"),
+        ("referenceanswer", "q-admin"),
+        ("completion", "model-admin"),
+        ("priorlabel", "c-admin"),
+    ],
+)
 def test_search_finds_the_row(superuser_client, content, model, query):
     response = superuser_client.get(reverse(f"admin:verifybench_{model}_changelist"), {"q": query})
     assert response.status_code == 200
@@ -67,8 +83,10 @@ def test_search_without_match(superuser_client, content):
 def test_list_filters(superuser_client, content):
     url = reverse("admin:verifybench_completion_changelist")
     assert superuser_client.get(url, {"model_name": "model-admin"}).context["cl"].result_count == 1
-    assert superuser_client.get(url, {"question__dataset__id__exact": content["dataset"].pk}).context[
-        "cl"].result_count == 1
+    assert (
+        superuser_client.get(url, {"question__dataset__id__exact": content["dataset"].pk}).context["cl"].result_count
+        == 1
+    )
     questions = reverse("admin:verifybench_question_changelist")
     assert superuser_client.get(questions, {"answer_class__exact": "B"}).context["cl"].result_count == 0
     assert superuser_client.get(questions, {"domain__exact": "math_reasoning"}).context["cl"].result_count == 1
@@ -77,16 +95,29 @@ def test_list_filters(superuser_client, content):
 def test_imported_text_is_read_only(superuser_client, content):
     question = content["question"]
     url = reverse("admin:verifybench_question_change", args=[question.pk])
-    response = superuser_client.post(url, {
-        "text": "replaced", "domain": "logic_reasoning", "source": "x", "subject": "", "answer_type": "A1",
-        "answer_class": "A",
-        "references-TOTAL_FORMS": "1", "references-INITIAL_FORMS": "1", "references-MIN_NUM_FORMS": "0",
-        "references-MAX_NUM_FORMS": "1000", "references-0-id": content["reference"].pk,
-        "references-0-question": question.pk,
-        "completions-TOTAL_FORMS": "1", "completions-INITIAL_FORMS": "1", "completions-MIN_NUM_FORMS": "0",
-        "completions-MAX_NUM_FORMS": "1000", "completions-0-id": content["completion"].pk,
-        "completions-0-question": question.pk,
-    })
+    response = superuser_client.post(
+        url,
+        {
+            "text": "replaced",
+            "domain": "logic_reasoning",
+            "source": "x",
+            "subject": "",
+            "answer_type": "A1",
+            "answer_class": "A",
+            "references-TOTAL_FORMS": "1",
+            "references-INITIAL_FORMS": "1",
+            "references-MIN_NUM_FORMS": "0",
+            "references-MAX_NUM_FORMS": "1000",
+            "references-0-id": content["reference"].pk,
+            "references-0-question": question.pk,
+            "completions-TOTAL_FORMS": "1",
+            "completions-INITIAL_FORMS": "1",
+            "completions-MIN_NUM_FORMS": "0",
+            "completions-MAX_NUM_FORMS": "1000",
+            "completions-0-id": content["completion"].pk,
+            "completions-0-question": question.pk,
+        },
+    )
     assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
     question.refresh_from_db()
     assert question.text == "Find $x$ with $2x = 14$."
@@ -114,9 +145,16 @@ def _upload(lines, name="admin.jsonl"):
 
 def _record(question_id, completion_id, **overrides):
     record = {
-        "question_id": question_id, "question": "What is $3 + 4$?", "answer": "7", "completion_id": completion_id,
-        "completion": "$3 + 4 = \\boxed{7}$", "completion_model": "model-upload", "gold_correct": True,
-        "answer_type": "A1 - Integer", "answer_subtype": "A - Numeric Values", "source": "math_reasoning/admin",
+        "question_id": question_id,
+        "question": "What is $3 + 4$?",
+        "answer": "7",
+        "completion_id": completion_id,
+        "completion": "$3 + 4 = \\boxed{7}$",
+        "completion_model": "model-upload",
+        "gold_correct": True,
+        "answer_type": "A1 - Integer",
+        "answer_subtype": "A - Numeric Values",
+        "source": "math_reasoning/admin",
         "annotator": ["a"],
     }
     record.update(overrides)
@@ -133,10 +171,14 @@ def test_upload_page_loads_and_is_linked_from_the_dataset_list(superuser_client,
 
 def test_upload_page_imports_and_shows_the_report(superuser_client, db, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        response = superuser_client.post(reverse("admin:verifybench_dataset_import"), {
-            "file": _upload([_record("a1", "a1-1"), _record("a1", "a1-2", gold_correct=False)]),
-            "dataset": "from-admin", "format": "verifybench",
-        })
+        response = superuser_client.post(
+            reverse("admin:verifybench_dataset_import"),
+            {
+                "file": _upload([_record("a1", "a1-1"), _record("a1", "a1-2", gold_correct=False)]),
+                "dataset": "from-admin",
+                "format": "verifybench",
+            },
+        )
     job = ImportJob.objects.get()
     assert response.status_code == 302 and response.url == reverse("job-detail", args=["import", job.pk])
     assert job.status == "succeeded" and job.report["ok"] and job.source_name == "admin.jsonl"
@@ -149,10 +191,14 @@ def test_upload_page_shows_the_errors_of_a_rejected_file(superuser_client, db, d
     broken = _record("a2", "a2-1")
     del broken["completion"]
     with django_capture_on_commit_callbacks(execute=True):
-        response = superuser_client.post(reverse("admin:verifybench_dataset_import"), {
-            "file": _upload([_record("a1", "a1-1"), broken]), "dataset": "rejected-in-admin",
-            "format": "verifybench",
-        })
+        response = superuser_client.post(
+            reverse("admin:verifybench_dataset_import"),
+            {
+                "file": _upload([_record("a1", "a1-1"), broken]),
+                "dataset": "rejected-in-admin",
+                "format": "verifybench",
+            },
+        )
     job = ImportJob.objects.get()
     assert response.status_code == 302 and job.status == "failed"
     report = job.report

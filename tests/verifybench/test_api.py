@@ -1,4 +1,5 @@
 """The benchmark data API: who may see what, filters, pagination, the lean completion listing, the upload."""
+
 import io
 import json
 
@@ -12,14 +13,31 @@ from verifybench.models import Completion, Dataset, PriorLabel, Question, Refere
 def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+
 LIST_URLS = ["/api/datasets/", "/api/questions/", "/api/references/", "/api/completions/", "/api/prior-labels/"]
 
 
-def add_question(dataset, external_id, *, answer_type="A1", answer_class="A", domain="math_reasoning",
-                 source="math_reasoning/unit", subject="", text=None, reference="42"):
+def add_question(
+    dataset,
+    external_id,
+    *,
+    answer_type="A1",
+    answer_class="A",
+    domain="math_reasoning",
+    source="math_reasoning/unit",
+    subject="",
+    text=None,
+    reference="42",
+):
     question = Question.objects.create(
-        dataset=dataset, external_id=external_id, text=text or f"What is question {external_id}?",
-        domain=domain, source=source, subject=subject, answer_type=answer_type, answer_class=answer_class,
+        dataset=dataset,
+        external_id=external_id,
+        text=text or f"What is question {external_id}?",
+        domain=domain,
+        source=source,
+        subject=subject,
+        answer_type=answer_type,
+        answer_class=answer_class,
         content_hash=f"hash-{external_id}",
     )
     ReferenceAnswer.objects.create(question=question, final_answer=reference, is_primary=True)
@@ -28,7 +46,11 @@ def add_question(dataset, external_id, *, answer_type="A1", answer_class="A", do
 
 def add_completion(question, external_id, model_name, *, sample_index=0, text="The answer is $\\boxed{42}$."):
     return Completion.objects.create(
-        question=question, external_id=external_id, model_name=model_name, sample_index=sample_index, text=text,
+        question=question,
+        external_id=external_id,
+        model_name=model_name,
+        sample_index=sample_index,
+        text=text,
         content_hash=f"hash-{question.external_id}-{external_id}",
     )
 
@@ -38,10 +60,24 @@ def data(db):
     algebra = Dataset.objects.create(name="algebra")
     logic = Dataset.objects.create(name="logic")
     q1 = add_question(algebra, "q1", answer_type="A1", answer_class="A", subject="Algebra")
-    q2 = add_question(algebra, "q2", answer_type="B3", answer_class="B", source="math_reasoning/other",
-                      text="Solve $x^2 > 4$.", reference="(-\\infty,-2)\\cup(2,\\infty)")
-    q3 = add_question(logic, "q3", answer_type="C3", answer_class="C", domain="logic_reasoning",
-                      source="logic_reasoning/puzzles", reference="True")
+    q2 = add_question(
+        algebra,
+        "q2",
+        answer_type="B3",
+        answer_class="B",
+        source="math_reasoning/other",
+        text="Solve $x^2 > 4$.",
+        reference="(-\\infty,-2)\\cup(2,\\infty)",
+    )
+    q3 = add_question(
+        logic,
+        "q3",
+        answer_type="C3",
+        answer_class="C",
+        domain="logic_reasoning",
+        source="logic_reasoning/puzzles",
+        reference="True",
+    )
     c1 = add_completion(q1, "c1", "model-a")
     add_completion(q1, "c2", "model-b", sample_index=1)
     add_completion(q2, "c3", "model-a")
@@ -66,9 +102,13 @@ def results(response):
 def detail_urls(data):
     reference = data["q1"].references.get()
     label = data["c1"].prior_labels.get()
-    return [f"/api/datasets/{data['algebra'].pk}/", f"/api/questions/{data['q1'].pk}/",
-            f"/api/references/{reference.pk}/", f"/api/completions/{data['c1'].pk}/",
-            f"/api/prior-labels/{label.pk}/"]
+    return [
+        f"/api/datasets/{data['algebra'].pk}/",
+        f"/api/questions/{data['q1'].pk}/",
+        f"/api/references/{reference.pk}/",
+        f"/api/completions/{data['c1'].pk}/",
+        f"/api/prior-labels/{label.pk}/",
+    ]
 
 
 @pytest.mark.parametrize("role", [roles.ANNOTATOR, roles.ADJUDICATOR])
@@ -136,8 +176,9 @@ def test_deleting_a_dataset_in_use_is_a_409_and_deletes_nothing(researcher_clien
 def test_imported_content_is_read_only_through_the_api(researcher_client, data):
     assert researcher_client.post("/api/questions/", {}, format="json").status_code == 405
     assert researcher_client.delete(f"/api/questions/{data['q1'].pk}/").status_code == 405
-    assert researcher_client.patch(f"/api/completions/{data['c1'].pk}/", {"text": "x"},
-                                   format="json").status_code == 405
+    assert (
+        researcher_client.patch(f"/api/completions/{data['c1'].pk}/", {"text": "x"}, format="json").status_code == 405
+    )
     assert researcher_client.delete(f"/api/prior-labels/{data['c1'].prior_labels.get().pk}/").status_code == 405
 
 
@@ -152,8 +193,11 @@ def test_duplicate_dataset_name_is_a_clear_400(researcher_client, data):
 
 def test_dataset_counts(researcher_client, data):
     by_name = {row["name"]: row for row in results(researcher_client.get("/api/datasets/"))}
-    assert (by_name["algebra"]["question_count"], by_name["algebra"]["completion_count"],
-            by_name["algebra"]["model_count"]) == (2, 3, 2)
+    assert (
+        by_name["algebra"]["question_count"],
+        by_name["algebra"]["completion_count"],
+        by_name["algebra"]["model_count"],
+    ) == (2, 3, 2)
     assert (by_name["logic"]["question_count"], by_name["logic"]["completion_count"]) == (1, 1)
 
 
@@ -257,10 +301,17 @@ def test_question_listing_query_count_does_not_grow_with_rows(researcher_client,
 
 def verifybench_line(question_id, completion_id, *, correct=True, **overrides):
     record = {
-        "question_id": question_id, "question": f"Compute {question_id}.", "answer": "7",
-        "completion_id": completion_id, "completion": "So the result is $\\boxed{7}$.",
-        "completion_model": "model-x", "gold_correct": correct, "answer_type": "A1 - Integer",
-        "answer_subtype": "A - Numeric Values", "source": "math_reasoning/upload", "annotator": ["u1", "u2"],
+        "question_id": question_id,
+        "question": f"Compute {question_id}.",
+        "answer": "7",
+        "completion_id": completion_id,
+        "completion": "So the result is $\\boxed{7}$.",
+        "completion_model": "model-x",
+        "gold_correct": correct,
+        "answer_type": "A1 - Integer",
+        "answer_subtype": "A - Numeric Values",
+        "source": "math_reasoning/upload",
+        "annotator": ["u1", "u2"],
     }
     record.update(overrides)
     return json.dumps(record)
@@ -284,10 +335,12 @@ def upload_and_import(client, capture, **fields):
 
 def test_upload_imports_and_returns_the_report(researcher, api_client_for, django_capture_on_commit_callbacks):
     client = api_client_for(researcher)
-    upload = jsonl_upload(verifybench_line("u1", "u1-a"), verifybench_line("u1", "u1-b", correct=False),
-                          verifybench_line("u2", "u2-a"))
-    job, report = upload_and_import(client, django_capture_on_commit_callbacks, file=upload, dataset="uploaded",
-                                    format="verifybench")
+    upload = jsonl_upload(
+        verifybench_line("u1", "u1-a"), verifybench_line("u1", "u1-b", correct=False), verifybench_line("u2", "u2-a")
+    )
+    job, report = upload_and_import(
+        client, django_capture_on_commit_callbacks, file=upload, dataset="uploaded", format="verifybench"
+    )
     assert job["status"] == "succeeded" and job["job"]["progress"]["fraction"] == 1.0
     assert report["ok"] is True
     assert (report["questions_created"], report["completions_created"], report["prior_labels_created"]) == (2, 3, 3)
@@ -297,17 +350,23 @@ def test_upload_imports_and_returns_the_report(researcher, api_client_for, djang
 
 
 def test_upload_without_a_format_detects_it(researcher_client, db, django_capture_on_commit_callbacks):
-    _, report = upload_and_import(researcher_client, django_capture_on_commit_callbacks,
-                                  file=jsonl_upload(verifybench_line("u1", "u1-a")), dataset="detected")
+    _, report = upload_and_import(
+        researcher_client,
+        django_capture_on_commit_callbacks,
+        file=jsonl_upload(verifybench_line("u1", "u1-a")),
+        dataset="detected",
+    )
     assert report["format"] == "verifybench"
 
 
-def test_rejected_upload_returns_the_errors_and_writes_nothing(researcher_client, db,
-                                                               django_capture_on_commit_callbacks):
+def test_rejected_upload_returns_the_errors_and_writes_nothing(
+    researcher_client, db, django_capture_on_commit_callbacks
+):
     bad = json.dumps({"question_id": "u2", "question": "Compute.", "completion_id": "x"})
     upload = jsonl_upload(verifybench_line("u1", "u1-a"), bad)
-    job, report = upload_and_import(researcher_client, django_capture_on_commit_callbacks, file=upload,
-                                    dataset="rejected", format="verifybench")
+    job, report = upload_and_import(
+        researcher_client, django_capture_on_commit_callbacks, file=upload, dataset="rejected", format="verifybench"
+    )
     assert job["status"] == "failed" and "Rejected" in job["job"]["error"]
     assert report["ok"] is False
     assert report["errors"]
@@ -317,12 +376,19 @@ def test_rejected_upload_returns_the_errors_and_writes_nothing(researcher_client
     assert Question.objects.count() == 0
 
 
-def test_upload_skipping_invalid_lines_imports_the_rest(researcher_client, db, settings, tmp_path,
-                                                        django_capture_on_commit_callbacks):
+def test_upload_skipping_invalid_lines_imports_the_rest(
+    researcher_client, db, settings, tmp_path, django_capture_on_commit_callbacks
+):
     settings.IMPORT_UPLOAD_DIR = tmp_path
     upload = jsonl_upload(verifybench_line("u1", "u1-a"), "{not json")
-    job, report = upload_and_import(researcher_client, django_capture_on_commit_callbacks, file=upload,
-                                    dataset="partial", format="verifybench", skip_invalid="true")
+    job, report = upload_and_import(
+        researcher_client,
+        django_capture_on_commit_callbacks,
+        file=upload,
+        dataset="partial",
+        format="verifybench",
+        skip_invalid="true",
+    )
     assert (report["questions_created"], report["rejected_lines"]) == (1, 1)
     assert "/" not in report["rejects_path"]  # a name, never the server's path
     rejects = researcher_client.get(job["rejects_url"])
@@ -335,8 +401,8 @@ def test_upload_form_errors(researcher_client, db):
     assert missing_file.status_code == 400
     assert "file" in missing_file.json()
     unknown_format = researcher_client.post(
-        "/api/datasets/import/", {"file": jsonl_upload(verifybench_line("u1", "u1-a")), "dataset": "d",
-                                  "format": "xml"},
+        "/api/datasets/import/",
+        {"file": jsonl_upload(verifybench_line("u1", "u1-a")), "dataset": "d", "format": "xml"},
         format="multipart",
     )
     assert unknown_format.status_code == 400

@@ -1,4 +1,5 @@
 """The reusable role permissions, checked directly against requests from each role."""
+
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from rest_framework.test import APIRequestFactory
@@ -52,7 +53,11 @@ def test_is_admin_role(users):
 
 def test_read_only_or_researcher(users):
     assert who_passes(users, ReadOnlyOrResearcher) == {
-        roles.ANNOTATOR, roles.ADJUDICATOR, roles.RESEARCHER, roles.ADMIN, "superuser"
+        roles.ANNOTATOR,
+        roles.ADJUDICATOR,
+        roles.RESEARCHER,
+        roles.ADMIN,
+        "superuser",
     }
     assert who_passes(users, ReadOnlyOrResearcher, "post") == {roles.RESEARCHER, roles.ADMIN, "superuser"}
 
@@ -60,7 +65,10 @@ def test_read_only_or_researcher(users):
 def test_any_role(users):
     annotators_or_adjudicators = any_role(roles.ANNOTATOR, roles.ADJUDICATOR)
     assert who_passes(users, annotators_or_adjudicators) == {
-        roles.ANNOTATOR, roles.ADJUDICATOR, roles.ADMIN, "superuser"
+        roles.ANNOTATOR,
+        roles.ADJUDICATOR,
+        roles.ADMIN,
+        "superuser",
     }
     assert who_passes(users, any_role(roles.ADJUDICATOR)) == {roles.ADJUDICATOR, roles.ADMIN, "superuser"}
 

@@ -8,9 +8,17 @@ from drf_spectacular.validation import validate_schema
 from verifybench.api.urls import urlpatterns as verifybench_api_urls
 
 OUR_PATHS = [
-    "/api/datasets/", "/api/datasets/{id}/", "/api/datasets/import/", "/api/questions/", "/api/questions/{id}/",
-    "/api/references/", "/api/references/{id}/", "/api/completions/", "/api/completions/{id}/",
-    "/api/prior-labels/", "/api/prior-labels/{id}/",
+    "/api/datasets/",
+    "/api/datasets/{id}/",
+    "/api/datasets/import/",
+    "/api/questions/",
+    "/api/questions/{id}/",
+    "/api/references/",
+    "/api/references/{id}/",
+    "/api/completions/",
+    "/api/completions/{id}/",
+    "/api/prior-labels/",
+    "/api/prior-labels/{id}/",
 ]
 
 

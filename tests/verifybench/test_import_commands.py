@@ -1,4 +1,5 @@
 """The import_jsonl and dataset_stats management commands."""
+
 import io
 import json
 import os
@@ -46,8 +47,17 @@ def test_skip_invalid_and_rejects_option(tmp_path):
     path = tmp_path / "mixed.jsonl"
     path.write_bytes((DATA / "matharena.jsonl").read_bytes() + b"nope\n")
     rejects = tmp_path / "r.jsonl"
-    out, _ = run("import_jsonl", "--dataset", "ma", "--format", "matharena", "--skip-invalid",
-                 "--rejects", str(rejects), str(path))
+    out, _ = run(
+        "import_jsonl",
+        "--dataset",
+        "ma",
+        "--format",
+        "matharena",
+        "--skip-invalid",
+        "--rejects",
+        str(rejects),
+        str(path),
+    )
     assert "Skipped 1 line(s)" in out and Completion.objects.count() == 3
     assert json.loads(rejects.read_text())["line"] == 4
 
@@ -68,7 +78,8 @@ def test_dataset_stats_json():
     run("import_jsonl", "--dataset", "vb", str(DATA / "verifybench.jsonl"))
     out, _ = run("dataset_stats", "--dataset", "vb", "--json")
     assert json.loads(out) == {
-        "questions": 2, "completions": 3,
+        "questions": 2,
+        "completions": 3,
         "by_answer_type": {"A1": 1, "C3": 1},
         "by_model": {"Llama-3.1-8B-Instruct": 1, "Qwen2.5-7B-Instruct": 2},
         "prior_labels": 3,
@@ -92,8 +103,9 @@ def test_exit_codes_of_the_real_command(tmp_path):
     env.pop("PYTEST_VERSION", None)
 
     def manage(*args):
-        return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO_ROOT, env=env,
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
 
     ok = manage("import_jsonl", "--dataset", "cli", str(DATA / "verifybench.jsonl"))
     assert ok.returncode == 0, ok.stderr

@@ -1,4 +1,5 @@
 """The pure reading and validation of import files: no database."""
+
 import json
 from pathlib import Path
 
@@ -15,15 +16,25 @@ from verifybench.importing import (
 DATA = Path(__file__).parent / "data"
 
 VALID_VB = {
-    "question_id": 1, "question": "Compute 1+1.", "answer": "2", "completion_id": 7, "completion": "\\boxed{2}",
-    "completion_model": "m", "gold_correct": True, "answer_type": "A1 - Integer",
-    "answer_subtype": "A - Numeric Values", "source": "math_reasoning/MATH", "annotator": ["a", "b"],
+    "question_id": 1,
+    "question": "Compute 1+1.",
+    "answer": "2",
+    "completion_id": 7,
+    "completion": "\\boxed{2}",
+    "completion_model": "m",
+    "gold_correct": True,
+    "answer_type": "A1 - Integer",
+    "answer_subtype": "A - Numeric Values",
+    "source": "math_reasoning/MATH",
+    "annotator": ["a", "b"],
 }
 
 
 def read(lines, fmt=None):
-    encoded = [line if isinstance(line, bytes) else (json.dumps(line) if isinstance(line, dict) else line).encode()
-               for line in lines]
+    encoded = [
+        line if isinstance(line, bytes) else (json.dumps(line) if isinstance(line, dict) else line).encode()
+        for line in lines
+    ]
     return list(RecordReader([line + b"\n" for line in encoded], fmt))
 
 
@@ -69,9 +80,14 @@ def test_matharena_public_fields():
     assert third.completion.sampling == {"model": "deepseek/r1", "temperature": 0.6}
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("verifybench.jsonl", "verifybench"), ("mumath.jsonl", "mumath"), ("matharena.jsonl", "matharena"),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("verifybench.jsonl", "verifybench"),
+        ("mumath.jsonl", "mumath"),
+        ("matharena.jsonl", "matharena"),
+    ],
+)
 def test_format_is_detected_from_the_first_valid_line(name, expected):
     reader = RecordReader(open(DATA / name, "rb"))
     list(reader)
@@ -96,18 +112,21 @@ def test_detect_format_prefers_the_most_specific():
     assert detect_format({"uuid": "u"}) is None
 
 
-@pytest.mark.parametrize("change, field, reason_part", [
-    ({"gold_correct": "yes"}, "gold_correct", "must be true or false"),
-    ({"annotator": "ann-1"}, "annotator", "must be a list"),
-    ({"question": 5}, "question", "must be a string"),
-    ({"completion_id": 1.5}, "completion_id", "must be a string or an integer"),
-    ({"answer_type": "Z9 - Nonsense"}, "answer_type", "unknown answer type"),
-    ({"answer_type": "E1"}, "answer_type", "unknown answer type"),
-    ({"answer_subtype": "B - Expressions"}, "answer_subtype", "disagrees"),
-    ({"domain": "cooking"}, "domain", "unknown domain"),
-    ({"completion": "a\u0000b"}, "completion", "NUL"),
-    ({"question": "\ud800"}, "question", "unpaired surrogate"),
-])
+@pytest.mark.parametrize(
+    "change, field, reason_part",
+    [
+        ({"gold_correct": "yes"}, "gold_correct", "must be true or false"),
+        ({"annotator": "ann-1"}, "annotator", "must be a list"),
+        ({"question": 5}, "question", "must be a string"),
+        ({"completion_id": 1.5}, "completion_id", "must be a string or an integer"),
+        ({"answer_type": "Z9 - Nonsense"}, "answer_type", "unknown answer type"),
+        ({"answer_type": "E1"}, "answer_type", "unknown answer type"),
+        ({"answer_subtype": "B - Expressions"}, "answer_subtype", "disagrees"),
+        ({"domain": "cooking"}, "domain", "unknown domain"),
+        ({"completion": "a\u0000b"}, "completion", "NUL"),
+        ({"question": "\ud800"}, "question", "unpaired surrogate"),
+    ],
+)
 def test_bad_field_is_reported_with_line_field_and_reason(change, field, reason_part):
     outcomes = read([VALID_VB, {**VALID_VB, "completion_id": 8, **change}])
     errors = only_errors(outcomes)
@@ -119,16 +138,20 @@ def test_missing_required_fields_are_each_reported():
     line = {k: v for k, v in VALID_VB.items() if k not in ("question", "completion_model")}
     errors = only_errors(read([line], fmt="verifybench"))
     assert {(e[1], e[2]) for e in errors} == {
-        ("question", "required field is missing"), ("completion_model", "required field is missing"),
+        ("question", "required field is missing"),
+        ("completion_model", "required field is missing"),
     }
 
 
-@pytest.mark.parametrize("raw, reason_part", [
-    (b"{not json", "not valid JSON"),
-    (b"[1, 2]", "expected a JSON object, got a list"),
-    (b'"text"', "expected a JSON object, got a string"),
-    (b'{"question_id": "caf\xe9"}', "invalid UTF-8"),
-])
+@pytest.mark.parametrize(
+    "raw, reason_part",
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "expected a JSON object, got a list"),
+        (b'"text"', "expected a JSON object, got a string"),
+        (b'{"question_id": "caf\xe9"}', "invalid UTF-8"),
+    ],
+)
 def test_unreadable_lines(raw, reason_part):
     errors = only_errors(read([VALID_VB, raw]))
     assert len(errors) == 1 and errors[0][0] == 2 and reason_part in errors[0][2]
@@ -139,11 +162,14 @@ def test_duplicate_key_inside_the_file():
     assert len(errors) == 1 and errors[0][0] == 3 and "duplicate key (1, 7)" in errors[0][2]
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"question": "Compute 2+2."}, "question text"),
-    ({"answer": "3"}, "reference answer"),
-    ({"answer_type": "A3", "answer_subtype": "A"}, "answer type"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"question": "Compute 2+2."}, "question text"),
+        ({"answer": "3"}, "reference answer"),
+        ({"answer_type": "A3", "answer_subtype": "A"}, "answer type"),
+    ],
+)
 def test_one_question_id_with_two_contents(change, field):
     errors = only_errors(read([VALID_VB, {**VALID_VB, "completion_id": 8, **change}]))
     assert len(errors) == 1

@@ -1,4 +1,5 @@
 """verifybench.services.import_jsonl against the database (runs on SQLite and PostgreSQL)."""
+
 import io
 import json
 import shutil
@@ -16,9 +17,17 @@ pytestmark = pytest.mark.django_db
 DATA = Path(__file__).parent / "data"
 
 VALID_VB = {
-    "question_id": 1, "question": "Compute 1+1.", "answer": "2", "completion_id": 7, "completion": "\\boxed{2}",
-    "completion_model": "m", "gold_correct": True, "answer_type": "A1 - Integer",
-    "answer_subtype": "A - Numeric Values", "source": "math_reasoning/MATH", "annotator": ["a", "b"],
+    "question_id": 1,
+    "question": "Compute 1+1.",
+    "answer": "2",
+    "completion_id": 7,
+    "completion": "\\boxed{2}",
+    "completion_model": "m",
+    "gold_correct": True,
+    "answer_type": "A1 - Integer",
+    "answer_subtype": "A - Numeric Values",
+    "source": "math_reasoning/MATH",
+    "annotator": ["a", "b"],
 }
 
 
@@ -30,15 +39,24 @@ def write_jsonl(path: Path, lines) -> Path:
 
 
 def table_counts():
-    return (Dataset.objects.count(), Question.objects.count(), ReferenceAnswer.objects.count(),
-            Completion.objects.count(), PriorLabel.objects.count())
+    return (
+        Dataset.objects.count(),
+        Question.objects.count(),
+        ReferenceAnswer.objects.count(),
+        Completion.objects.count(),
+        PriorLabel.objects.count(),
+    )
 
 
 def test_verifybench_import_writes_every_row(admin_role_user):
     report = services.import_jsonl(dataset_name="vb", source=DATA / "verifybench.jsonl", created_by=admin_role_user)
     assert report.ok and report.format == "verifybench" and report.lines == 3
-    assert (report.questions_created, report.completions_created, report.references_created,
-            report.prior_labels_created) == (2, 3, 2, 3)
+    assert (
+        report.questions_created,
+        report.completions_created,
+        report.references_created,
+        report.prior_labels_created,
+    ) == (2, 3, 2, 3)
     dataset = Dataset.objects.get(name="vb")
     assert dataset.created_by == admin_role_user and report.dataset_id == dataset.pk
     question = Question.objects.get(dataset=dataset, external_id="102")
@@ -60,7 +78,8 @@ def test_mumath_import():
     question = Question.objects.get(external_id="7d2b3c1e-0001")
     assert question.subject == "Integral Calculus" and question.metadata == {"has_image": False}
     assert sorted(question.completions.values_list("external_id", "model_name")) == [
-        ("Qwen2.5-72B-Instruct", "Qwen2.5-72B-Instruct"), ("gpt-4o", "gpt-4o"),
+        ("Qwen2.5-72B-Instruct", "Qwen2.5-72B-Instruct"),
+        ("gpt-4o", "gpt-4o"),
     ]
     assert set(PriorLabel.objects.values_list("source_format", flat=True)) == {"mumath"}
 
@@ -82,18 +101,21 @@ def test_binary_file_object_source():
     assert report.ok and report.completions_created == 3 and report.source_name == "mu.jsonl"
 
 
-@pytest.mark.parametrize("bad_line", [
-    b"{not json",
-    b"[1, 2, 3]",
-    b'{"question_id": "caf\xe9"}',
-    json.dumps({**VALID_VB, "completion_id": 9, "gold_correct": "true"}).encode(),
-    json.dumps({**VALID_VB, "completion_id": 9, "annotator": "a"}).encode(),
-    json.dumps({k: v for k, v in VALID_VB.items() if k != "source"} | {"completion_id": 9}).encode(),
-    json.dumps({**VALID_VB, "completion_id": 9, "answer_type": "E1 - Proof"}).encode(),
-    json.dumps(VALID_VB).encode(),  # the same key twice
-    json.dumps({**VALID_VB, "completion_id": 9, "question": "Something else"}).encode(),
-    json.dumps({**VALID_VB, "completion_id": 9, "answer": "3"}).encode(),
-])
+@pytest.mark.parametrize(
+    "bad_line",
+    [
+        b"{not json",
+        b"[1, 2, 3]",
+        b'{"question_id": "caf\xe9"}',
+        json.dumps({**VALID_VB, "completion_id": 9, "gold_correct": "true"}).encode(),
+        json.dumps({**VALID_VB, "completion_id": 9, "annotator": "a"}).encode(),
+        json.dumps({k: v for k, v in VALID_VB.items() if k != "source"} | {"completion_id": 9}).encode(),
+        json.dumps({**VALID_VB, "completion_id": 9, "answer_type": "E1 - Proof"}).encode(),
+        json.dumps(VALID_VB).encode(),  # the same key twice
+        json.dumps({**VALID_VB, "completion_id": 9, "question": "Something else"}).encode(),
+        json.dumps({**VALID_VB, "completion_id": 9, "answer": "3"}).encode(),
+    ],
+)
 def test_any_bad_line_rejects_the_whole_file(tmp_path, bad_line):
     path = write_jsonl(tmp_path / "in.jsonl", [VALID_VB, {**VALID_VB, "completion_id": 8}, bad_line])
     with pytest.raises(services.ImportRejected) as rejected:
@@ -143,9 +165,15 @@ def test_unknown_format_is_rejected_with_a_report():
 
 
 def test_skip_invalid_imports_good_lines_and_writes_rejects(tmp_path):
-    path = write_jsonl(tmp_path / "in.jsonl", [
-        VALID_VB, b"{broken", {**VALID_VB, "completion_id": 8}, {**VALID_VB, "completion_id": 9, "annotator": 3},
-    ])
+    path = write_jsonl(
+        tmp_path / "in.jsonl",
+        [
+            VALID_VB,
+            b"{broken",
+            {**VALID_VB, "completion_id": 8},
+            {**VALID_VB, "completion_id": 9, "annotator": 3},
+        ],
+    )
     report = services.import_jsonl(dataset_name="vb", source=path, skip_invalid=True)
     assert report.ok and report.completions_created == 2 and report.rejected_lines == 2
     assert report.rejects_path == str(tmp_path / "in.jsonl.rejects.jsonl")
@@ -177,8 +205,12 @@ def test_reimport_changes_nothing_and_says_so(name):
     before = table_counts()
     again = services.import_jsonl(dataset_name="d", source=DATA / name)
     assert table_counts() == before
-    assert (again.questions_created, again.completions_created, again.references_created,
-            again.prior_labels_created) == (0, 0, 0, 0)
+    assert (
+        again.questions_created,
+        again.completions_created,
+        again.references_created,
+        again.prior_labels_created,
+    ) == (0, 0, 0, 0)
     assert again.questions_unchanged == first.questions_created
     assert again.completions_unchanged == first.completions_created
     assert again.prior_labels_unchanged == first.prior_labels_created
@@ -187,21 +219,28 @@ def test_reimport_changes_nothing_and_says_so(name):
 
 def test_reimport_with_new_lines_adds_only_those(tmp_path):
     services.import_jsonl(dataset_name="vb", source=write_jsonl(tmp_path / "a.jsonl", [VALID_VB]))
-    report = services.import_jsonl(dataset_name="vb", source=write_jsonl(
-        tmp_path / "b.jsonl", [VALID_VB, {**VALID_VB, "completion_id": 8}, {**VALID_VB, "question_id": 2}]))
+    report = services.import_jsonl(
+        dataset_name="vb",
+        source=write_jsonl(
+            tmp_path / "b.jsonl", [VALID_VB, {**VALID_VB, "completion_id": 8}, {**VALID_VB, "question_id": 2}]
+        ),
+    )
     assert (report.questions_created, report.questions_unchanged) == (1, 1)
     assert (report.completions_created, report.completions_unchanged) == (2, 1)
     assert Completion.objects.filter(question__external_id="1").count() == 2
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"question": "Compute 1+2."}, "question"),
-    ({"answer": "3"}, "question"),
-    ({"completion": "\\boxed{3}"}, "completion"),
-    ({"completion_model": "other-model"}, "completion"),
-    ({"gold_correct": False}, "prior_label"),
-    ({"answer_type": "A3", "answer_subtype": "A"}, "answer_type"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"question": "Compute 1+2."}, "question"),
+        ({"answer": "3"}, "question"),
+        ({"completion": "\\boxed{3}"}, "completion"),
+        ({"completion_model": "other-model"}, "completion"),
+        ({"gold_correct": False}, "prior_label"),
+        ({"answer_type": "A3", "answer_subtype": "A"}, "answer_type"),
+    ],
+)
 def test_changed_content_for_a_stored_id_is_a_conflict(tmp_path, change, field):
     services.import_jsonl(dataset_name="vb", source=write_jsonl(tmp_path / "a.jsonl", [VALID_VB]))
     before = table_counts()
@@ -220,8 +259,9 @@ def test_changed_content_for_a_stored_id_is_a_conflict(tmp_path, change, field):
 
 def test_conflicts_go_to_the_rejects_file_with_skip_invalid(tmp_path):
     services.import_jsonl(dataset_name="vb", source=write_jsonl(tmp_path / "a.jsonl", [VALID_VB]))
-    changed = write_jsonl(tmp_path / "b.jsonl", [{**VALID_VB, "completion": "new text"},
-                                                 {**VALID_VB, "completion_id": 8}])
+    changed = write_jsonl(
+        tmp_path / "b.jsonl", [{**VALID_VB, "completion": "new text"}, {**VALID_VB, "completion_id": 8}]
+    )
     report = services.import_jsonl(dataset_name="vb", source=changed, skip_invalid=True)
     assert report.ok and report.completions_created == 1 and report.conflict_count == 1
     [reject] = [json.loads(line) for line in Path(report.rejects_path).read_text().splitlines()]
@@ -240,15 +280,32 @@ def test_report_is_json_serialisable():
     report = services.import_jsonl(dataset_name="vb", source=DATA / "verifybench.jsonl")
     data = json.loads(json.dumps(report.to_dict()))
     assert data["ok"] is True and data["completions_created"] == 3 and data["errors"] == []
-    assert set(data) >= {"format", "dataset_id", "lines", "questions_created", "questions_unchanged",
-                         "completions_created", "completions_unchanged", "references_created",
-                         "prior_labels_created", "rejected_lines", "errors", "conflicts", "rejects_path", "ok"}
+    assert set(data) >= {
+        "format",
+        "dataset_id",
+        "lines",
+        "questions_created",
+        "questions_unchanged",
+        "completions_created",
+        "completions_unchanged",
+        "references_created",
+        "prior_labels_created",
+        "rejected_lines",
+        "errors",
+        "conflicts",
+        "rejects_path",
+        "ok",
+    }
 
 
 def test_rejects_default_location_for_file_objects(tmp_path, settings):
     settings.VAR_DIR = tmp_path
-    report = services.import_jsonl(dataset_name="vb", source=io.BytesIO(
-        json.dumps(VALID_VB).encode() + b"\nnope\n"), skip_invalid=True, source_name="upload.jsonl")
+    report = services.import_jsonl(
+        dataset_name="vb",
+        source=io.BytesIO(json.dumps(VALID_VB).encode() + b"\nnope\n"),
+        skip_invalid=True,
+        source_name="upload.jsonl",
+    )
     assert Path(report.rejects_path).parent == tmp_path / "import-rejects"
     assert Path(report.rejects_path).name.startswith("upload.jsonl-")
 
@@ -260,16 +317,20 @@ def problems_format():
 
     def parse(obj):
         return ParsedRecord(
-            question=QuestionRecord(external_id=str(obj["problem_idx"]), text=obj["problem"],
-                                    solution=obj["sample_solution"]),
+            question=QuestionRecord(
+                external_id=str(obj["problem_idx"]), text=obj["problem"], solution=obj["sample_solution"]
+            ),
             extra={"grading_scheme": obj["grading_scheme"]},
         )
 
-    fmt = register_format(RecordFormat(
-        name="test-proof-problems",
-        required={"problem_idx": TEXT, "problem": TEXT, "sample_solution": TEXT, "grading_scheme": TEXT},
-        parse=parse, write_extra=written.extend,
-    ))
+    fmt = register_format(
+        RecordFormat(
+            name="test-proof-problems",
+            required={"problem_idx": TEXT, "problem": TEXT, "sample_solution": TEXT, "grading_scheme": TEXT},
+            parse=parse,
+            write_extra=written.extend,
+        )
+    )
     yield written
     unregister_format(fmt.name)
 
@@ -289,8 +350,9 @@ def test_registered_format_uses_the_same_machinery(tmp_path, problems_format):
     again = services.import_jsonl(dataset_name="proofs", source=path)
     assert again.questions_unchanged == 1 and not problems_format[1].question_created
 
-    bad = write_jsonl(tmp_path / "bad.jsonl", [line | {"problem_idx": "P2"}, line | {"problem_idx": "P3",
-                                                                                     "grading_scheme": 7}])
+    bad = write_jsonl(
+        tmp_path / "bad.jsonl", [line | {"problem_idx": "P2"}, line | {"problem_idx": "P3", "grading_scheme": 7}]
+    )
     with pytest.raises(services.ImportRejected) as rejected:
         services.import_jsonl(dataset_name="proofs", source=bad)
     assert rejected.value.report.errors[0].field == "grading_scheme"
@@ -308,8 +370,11 @@ def test_copy_of_a_data_file_keeps_its_rejects_next_to_it(tmp_path):
 
 def test_many_batches_keep_questions_and_completions_linked(tmp_path, monkeypatch):
     monkeypatch.setattr(bulk_writer, "BATCH_ROWS", 2)
-    lines = [{**VALID_VB, "question_id": q, "question": f"Q{q}", "completion_id": c, "completion": f"C{q}-{c}"}
-             for q in range(4) for c in range(3)]
+    lines = [
+        {**VALID_VB, "question_id": q, "question": f"Q{q}", "completion_id": c, "completion": f"C{q}-{c}"}
+        for q in range(4)
+        for c in range(3)
+    ]
     path = write_jsonl(tmp_path / "in.jsonl", lines)
     report = services.import_jsonl(dataset_name="vb", source=path)
     assert (report.questions_created, report.completions_created, report.prior_labels_created) == (4, 12, 12)

@@ -15,7 +15,16 @@ class QuestionFilter(django_filters.FilterSet):
 
     class Meta:
         model = Question
-        fields = ["dataset", "dataset_name", "answer_type", "answer_class", "domain", "source", "subject", "external_id"]
+        fields = [
+            "dataset",
+            "dataset_name",
+            "answer_type",
+            "answer_class",
+            "domain",
+            "source",
+            "subject",
+            "external_id",
+        ]
 
 
 class ReferenceAnswerFilter(django_filters.FilterSet):

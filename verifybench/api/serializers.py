@@ -15,8 +15,16 @@ class DatasetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Dataset
-        fields = ["id", "name", "description", "created_by", "created_at",
-                  "question_count", "completion_count", "model_count"]
+        fields = [
+            "id",
+            "name",
+            "description",
+            "created_by",
+            "created_at",
+            "question_count",
+            "completion_count",
+            "model_count",
+        ]
         read_only_fields = ["created_at"]
 
 
@@ -40,9 +48,25 @@ class QuestionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Question
-        fields = ["id", "dataset", "dataset_name", "external_id", "text", "domain", "source", "subject",
-                  "answer_type", "answer_type_label", "answer_class", "image", "metadata", "content_hash",
-                  "created_at", "primary_reference", "completion_count"]
+        fields = [
+            "id",
+            "dataset",
+            "dataset_name",
+            "external_id",
+            "text",
+            "domain",
+            "source",
+            "subject",
+            "answer_type",
+            "answer_type_label",
+            "answer_class",
+            "image",
+            "metadata",
+            "content_hash",
+            "created_at",
+            "primary_reference",
+            "completion_count",
+        ]
 
 
 class CompletionSerializer(serializers.ModelSerializer):
@@ -50,8 +74,20 @@ class CompletionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Completion
-        fields = ["id", "question", "dataset", "external_id", "model_name", "sampling", "sample_index",
-                  "is_greedy", "text", "content_hash", "metadata", "created_at"]
+        fields = [
+            "id",
+            "question",
+            "dataset",
+            "external_id",
+            "model_name",
+            "sampling",
+            "sample_index",
+            "is_greedy",
+            "text",
+            "content_hash",
+            "metadata",
+            "created_at",
+        ]
         # Absent when the request asks for ?include_text=0 (the view then answers with CompletionLeanSerializer).
         extra_kwargs = {"text": {"required": False}}
 
@@ -69,24 +105,37 @@ class PriorLabelSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = PriorLabel
-        fields = ["id", "completion", "question", "model_name", "is_correct", "source_format", "annotators",
-                  "source_file", "imported_at"]
+        fields = [
+            "id",
+            "completion",
+            "question",
+            "model_name",
+            "is_correct",
+            "source_format",
+            "annotators",
+            "source_file",
+            "imported_at",
+        ]
 
 
 class ImportUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="A JSON Lines, CSV (with a header row) or Parquet file, one record per row.")
     dataset = serializers.CharField(max_length=200, help_text="Name of the dataset to import into; created if new.")
     format = serializers.CharField(
-        required=False, allow_blank=True,
+        required=False,
+        allow_blank=True,
         help_text="A registered import format: verifybench, mumath, matharena, or one added by another app. "
-                  "Detected from the file when omitted.",
+        "Detected from the file when omitted.",
     )
     file_type = serializers.ChoiceField(
-        choices=["", *FILE_TYPES], required=False, allow_blank=True,
+        choices=["", *FILE_TYPES],
+        required=False,
+        allow_blank=True,
         help_text="jsonl, csv or parquet; detected from the file when omitted.",
     )
     skip_invalid = serializers.BooleanField(
-        default=False, help_text="Import the valid records and skip the invalid ones instead of rejecting the file.",
+        default=False,
+        help_text="Import the valid records and skip the invalid ones instead of rejecting the file.",
     )
 
     def validate_format(self, value: str) -> str:
@@ -107,8 +156,24 @@ class ImportJobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ImportJob
-        fields = ["id", "url", "source_name", "size", "dataset_name", "dataset", "format", "file_type",
-                  "skip_invalid", "status", "created_by", "created_at", "finished_at", "report", "rejects_url", "job"]
+        fields = [
+            "id",
+            "url",
+            "source_name",
+            "size",
+            "dataset_name",
+            "dataset",
+            "format",
+            "file_type",
+            "skip_invalid",
+            "status",
+            "created_by",
+            "created_at",
+            "finished_at",
+            "report",
+            "rejects_url",
+            "job",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(JobPayloadSerializer)

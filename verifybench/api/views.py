@@ -33,10 +33,14 @@ def _in_use_message(dataset, blocking_objects) -> str:
 @extend_schema_view(
     list=extend_schema(summary="List datasets with their question, completion and model counts"),
     retrieve=extend_schema(summary="One dataset with its counts"),
-    destroy=extend_schema(responses={
-        204: None,
-        409: OpenApiResponse(description="The dataset is still used (e.g. by an annotation project); nothing deleted."),
-    }),
+    destroy=extend_schema(
+        responses={
+            204: None,
+            409: OpenApiResponse(
+                description="The dataset is still used (e.g. by an annotation project); nothing deleted."
+            ),
+        }
+    ),
 )
 class DatasetViewSet(viewsets.ModelViewSet):
     permission_classes = [IsResearcherOrAdmin]
@@ -69,14 +73,23 @@ class DatasetViewSet(viewsets.ModelViewSet):
         summary="Upload a file to import into a dataset; the import runs as a background job",
         request={"multipart/form-data": serializers.ImportUploadSerializer},
         responses={
-            202: OpenApiResponse(serializers.ImportJobSerializer,
-                                 description="The import job; follow /api/imports/{id}/ for its progress and report."),
+            202: OpenApiResponse(
+                serializers.ImportJobSerializer,
+                description="The import job; follow /api/imports/{id}/ for its progress and report.",
+            ),
             400: OpenApiResponse(OpenApiTypes.OBJECT, description="The request is incomplete (no file, no dataset)."),
             413: OpenApiResponse(OpenApiTypes.OBJECT, description="The file is over IMPORT_MAX_UPLOAD_BYTES."),
         },
     )
-    @action(detail=False, methods=["post"], url_path="import", parser_classes=[MultiPartParser, FormParser],
-            serializer_class=serializers.ImportUploadSerializer, filter_backends=[], pagination_class=None)
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        parser_classes=[MultiPartParser, FormParser],
+        serializer_class=serializers.ImportUploadSerializer,
+        filter_backends=[],
+        pagination_class=None,
+    )
     def import_file(self, request):
         too_large = _too_large(request)
         if too_large is not None:
@@ -86,8 +99,12 @@ class DatasetViewSet(viewsets.ModelViewSet):
         data = upload.validated_data
         try:
             job = imports.create_import(
-                uploaded=data["file"], dataset_name=data["dataset"], fmt=data.get("format") or "",
-                file_type=data.get("file_type") or "", skip_invalid=data["skip_invalid"], created_by=request.user,
+                uploaded=data["file"],
+                dataset_name=data["dataset"],
+                fmt=data.get("format") or "",
+                file_type=data.get("file_type") or "",
+                skip_invalid=data["skip_invalid"],
+                created_by=request.user,
             )
         except imports.UploadTooLarge as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
@@ -105,8 +122,10 @@ def _too_large(request) -> Response | None:
         declared = 0
     limit = settings.IMPORT_MAX_UPLOAD_BYTES
     if declared > limit + 1024 * 1024:  # room for the form's other fields and the multipart framing
-        return Response({"detail": f"the upload is {declared:,} bytes; the limit is {limit:,} bytes "
-                                   "(IMPORT_MAX_UPLOAD_BYTES)"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        return Response(
+            {"detail": f"the upload is {declared:,} bytes; the limit is {limit:,} bytes (IMPORT_MAX_UPLOAD_BYTES)"},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     return None
 
 
@@ -124,16 +143,24 @@ class ImportJobViewSet(JobActionsMixin, viewsets.ReadOnlyModelViewSet):
     def job_response(self, job) -> Response:
         return Response(self.get_serializer(job).data)
 
-    @extend_schema(summary="The skipped lines of a skip_invalid import, with their reasons (JSONL)",
-                   responses={(200, "application/jsonl"): OpenApiTypes.BINARY,
-                              404: OpenApiResponse(description="The import skipped no line.")})
+    @extend_schema(
+        summary="The skipped lines of a skip_invalid import, with their reasons (JSONL)",
+        responses={
+            (200, "application/jsonl"): OpenApiTypes.BINARY,
+            404: OpenApiResponse(description="The import skipped no line."),
+        },
+    )
     @action(detail=True, methods=["get"])
     def rejects(self, request, pk=None):
         path = imports.rejects_file(self.get_object())
         if path is None:
             return Response({"detail": "this import kept no skipped lines"}, status=status.HTTP_404_NOT_FOUND)
-        return FileResponse(open(path, "rb"), as_attachment=True, filename=f"import-{pk}-rejects.jsonl",
-                            content_type="application/jsonl")
+        return FileResponse(
+            open(path, "rb"),
+            as_attachment=True,
+            filename=f"import-{pk}-rejects.jsonl",
+            content_type="application/jsonl",
+        )
 
 
 class QuestionViewSet(viewsets.ReadOnlyModelViewSet):
@@ -163,7 +190,9 @@ class ReferenceAnswerViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 _include_text_parameter = OpenApiParameter(
-    "include_text", OpenApiTypes.BOOL, description="Set to 0 to leave the completion text out of a listing.",
+    "include_text",
+    OpenApiTypes.BOOL,
+    description="Set to 0 to leave the completion text out of a listing.",
 )
 
 

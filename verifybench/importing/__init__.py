@@ -1,4 +1,5 @@
 """Parsing and validation of benchmark import files. Pure Python: no Django imports here."""
+
 from .formats import (
     ANY,
     BOOLEAN,
@@ -26,9 +27,36 @@ from .records import CompletionRecord, FieldError, ParsedRecord, PriorLabelRecor
 from .report import Conflict, ImportReport, LineError
 
 __all__ = [
-    "ANY", "BOOLEAN", "IDENTIFIER", "INTEGER", "LIST", "NON_NEGATIVE_INTEGER", "OBJECT", "TEXT", "TEXT_OR_NUMBER",
-    "TEXT_OR_OBJECT", "FieldKind", "RecordFormat", "UnknownFormat", "WrittenRecord", "detect_format",
-    "format_names", "get_format", "register_format", "unregister_format", "completion_content_hash",
-    "normalize_text", "question_content_hash", "LineOutcome", "RecordReader", "CompletionRecord", "FieldError",
-    "ParsedRecord", "PriorLabelRecord", "QuestionRecord", "Conflict", "ImportReport", "LineError",
+    "ANY",
+    "BOOLEAN",
+    "IDENTIFIER",
+    "INTEGER",
+    "LIST",
+    "NON_NEGATIVE_INTEGER",
+    "OBJECT",
+    "TEXT",
+    "TEXT_OR_NUMBER",
+    "TEXT_OR_OBJECT",
+    "FieldKind",
+    "RecordFormat",
+    "UnknownFormat",
+    "WrittenRecord",
+    "detect_format",
+    "format_names",
+    "get_format",
+    "register_format",
+    "unregister_format",
+    "completion_content_hash",
+    "normalize_text",
+    "question_content_hash",
+    "LineOutcome",
+    "RecordReader",
+    "CompletionRecord",
+    "FieldError",
+    "ParsedRecord",
+    "PriorLabelRecord",
+    "QuestionRecord",
+    "Conflict",
+    "ImportReport",
+    "LineError",
 ]

@@ -12,6 +12,7 @@ Other apps register their formats from their AppConfig.ready():
     from verifybench.importing import FieldKind, RecordFormat, register_format
     register_format(RecordFormat(name="matharena-proofs", required={...}, parse=..., write_extra=...))
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -341,18 +342,36 @@ def parse_matharena(obj: Mapping[str, Any]) -> ParsedRecord:
     )
 
 
-VERIFYBENCH = register_format(RecordFormat(
-    name="verifybench", required=VERIFYBENCH_FIELDS, optional=VERIFYBENCH_OPTIONAL, parse=parse_verifybench,
-    prior_label_source="verifybench", description="VerifyBench and VerifyBench-Hard: one completion per line",
-))
-MUMATH = register_format(RecordFormat(
-    name="mumath", required=MUMATH_FIELDS, optional=MUMATH_OPTIONAL, parse=parse_mumath,
-    prior_label_source="mumath", description="mu-MATH: one judged solution per line",
-))
-MATHARENA = register_format(RecordFormat(
-    name="matharena", required=MATHARENA_FIELDS, optional=MATHARENA_OPTIONAL, parse=parse_matharena,
-    prior_label_source="matharena", description="MathArena final-answer outputs: one model answer per line",
-))
+VERIFYBENCH = register_format(
+    RecordFormat(
+        name="verifybench",
+        required=VERIFYBENCH_FIELDS,
+        optional=VERIFYBENCH_OPTIONAL,
+        parse=parse_verifybench,
+        prior_label_source="verifybench",
+        description="VerifyBench and VerifyBench-Hard: one completion per line",
+    )
+)
+MUMATH = register_format(
+    RecordFormat(
+        name="mumath",
+        required=MUMATH_FIELDS,
+        optional=MUMATH_OPTIONAL,
+        parse=parse_mumath,
+        prior_label_source="mumath",
+        description="mu-MATH: one judged solution per line",
+    )
+)
+MATHARENA = register_format(
+    RecordFormat(
+        name="matharena",
+        required=MATHARENA_FIELDS,
+        optional=MATHARENA_OPTIONAL,
+        parse=parse_matharena,
+        prior_label_source="matharena",
+        description="MathArena final-answer outputs: one model answer per line",
+    )
+)
 
 
 # -- the app's own minimal format ----------------------------------------------------------------------------------
@@ -390,8 +409,9 @@ def question_from_messages(messages: list[Any]) -> str:
             raise FieldError("messages", f"message {position} must be an object with a role and a content")
         content = message.get("content")
         if isinstance(content, list):  # content parts: keep the text ones
-            content = "\n\n".join(part.get("text", "") for part in content
-                                   if isinstance(part, dict) and part.get("type") == "text")
+            content = "\n\n".join(
+                part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"
+            )
         if not isinstance(content, str):
             raise FieldError("messages", f"message {position} has no text content")
         parts.append((message["role"], content))
@@ -438,7 +458,8 @@ def parse_native(obj: Mapping[str, Any]) -> ParsedRecord:
             origin=_origin(obj, "question_id", "reference_answer", "answer_type"),
         ),
         completion=CompletionRecord(
-            external_id=as_text(completion_id) if completion_id is not None
+            external_id=as_text(completion_id)
+            if completion_id is not None
             else generated_completion_id(question_id, model, sample_index, obj["completion"]),
             model_name=model,
             text=obj["completion"],
@@ -453,9 +474,14 @@ def parse_native(obj: Mapping[str, Any]) -> ParsedRecord:
     )
 
 
-NATIVE = register_format(RecordFormat(
-    name="mathlabel", required=NATIVE_FIELDS, optional=NATIVE_OPTIONAL, parse=parse_native,
-    prior_label_source="mathlabel",
-    description="mathlabel's own minimal format for a lab's model outputs: question_id, question (or messages), "
-                "reference_answer, completion, model",
-))
+NATIVE = register_format(
+    RecordFormat(
+        name="mathlabel",
+        required=NATIVE_FIELDS,
+        optional=NATIVE_OPTIONAL,
+        parse=parse_native,
+        prior_label_source="mathlabel",
+        description="mathlabel's own minimal format for a lab's model outputs: question_id, question (or messages), "
+        "reference_answer, completion, model",
+    )
+)

@@ -3,6 +3,7 @@
 A re-import compares these to find changed texts without reading the stored texts back. Anything else that creates
 questions or completions must use the same functions so that a later import recognises its rows.
 """
+
 from __future__ import annotations
 
 import hashlib

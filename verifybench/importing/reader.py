@@ -4,6 +4,7 @@ Each row (a JSONL line, a CSV row, a Parquet row: see `sources`) is checked on i
 required fields and their types, the format's own rules) and against the rows before it (a key seen twice, one
 question id with two different contents).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -90,9 +91,7 @@ class RecordReader:
             if name not in obj:
                 outcome.errors.append(LineError(number, name, "required field is missing"))
             elif not kind.check(obj[name]):
-                outcome.errors.append(
-                    LineError(number, name, f"must be {kind.expected}, got {json_type(obj[name])}")
-                )
+                outcome.errors.append(LineError(number, name, f"must be {kind.expected}, got {json_type(obj[name])}"))
         if _MAYBE_UNSTORABLE.search(row.raw.decode("utf-8", "replace")) or row.cells_are_text:
             outcome.errors.extend(_unstorable_strings(obj, number))
         if outcome.errors:
@@ -116,11 +115,14 @@ class RecordReader:
         if closest is not None:
             # Report this line's missing fields against the format it most resembles, without adopting it.
             return closest
-        outcome.errors.append(LineError(
-            number, "",
-            f"cannot tell the format from the fields {', '.join(sorted(obj)) or '(none)'}; "
-            f"known formats: {', '.join(format_names())}",
-        ))
+        outcome.errors.append(
+            LineError(
+                number,
+                "",
+                f"cannot tell the format from the fields {', '.join(sorted(obj)) or '(none)'}; "
+                f"known formats: {', '.join(format_names())}",
+            )
+        )
         return None
 
     def _check_against_earlier_lines(self, record: ParsedRecord, outcome: LineOutcome) -> None:
@@ -136,28 +138,41 @@ class RecordReader:
         if seen is None:
             question.content_hash = question_content_hash(question.text, question.final_answer, question.solution)
             self._questions[question.external_id] = _SeenQuestion(
-                number, hash(question.text), hash(question.final_answer), hash(question.solution), attributes,
+                number,
+                hash(question.text),
+                hash(question.final_answer),
+                hash(question.solution),
+                attributes,
                 question.content_hash,
             )
         else:
             differences = [
-                name for name, same in (
+                name
+                for name, same in (
                     ("question text", hash(question.text) == seen.text),
                     ("reference answer", hash(question.final_answer) == seen.final_answer),
                     ("reference solution", hash(question.solution) == seen.solution),
-                ) if not same
+                )
+                if not same
             ]
             differences += [
-                name for name, before, now in zip(
-                    ("answer type", "answer class", "domain", "source", "subject"), seen.attributes, attributes,
-                ) if before != now
+                name
+                for name, before, now in zip(
+                    ("answer type", "answer class", "domain", "source", "subject"),
+                    seen.attributes,
+                    attributes,
+                )
+                if before != now
             ]
             if differences:
-                outcome.errors.append(LineError(
-                    number, differences[0],
-                    f"question {question.external_id!r} has a different {' and '.join(differences)} "
-                    f"than on line {seen.line}",
-                ))
+                outcome.errors.append(
+                    LineError(
+                        number,
+                        differences[0],
+                        f"question {question.external_id!r} has a different {' and '.join(differences)} "
+                        f"than on line {seen.line}",
+                    )
+                )
                 return
             question.content_hash = seen.content_hash
         if record.completion is not None:
@@ -168,8 +183,10 @@ class RecordReader:
 
 def _typed_cells(obj: dict[str, Any], record_format: RecordFormat) -> dict[str, Any]:
     kinds = {**record_format.optional, **record_format.required}
-    return {name: coerce_cell(kinds[name].expected, value) if name in kinds and isinstance(value, str) else value
-            for name, value in obj.items()}
+    return {
+        name: coerce_cell(kinds[name].expected, value) if name in kinds and isinstance(value, str) else value
+        for name, value in obj.items()
+    }
 
 
 def _closest_format(obj: dict[str, Any]) -> RecordFormat | None:

@@ -1,4 +1,5 @@
 """What one valid line of an import file becomes, before it touches the database."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

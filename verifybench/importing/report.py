@@ -1,4 +1,5 @@
 """The outcome of an import: counts, every rejected line with its reason, conflicts with stored rows."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -82,8 +83,13 @@ class ImportReport:
 
     @property
     def changed_anything(self) -> bool:
-        return bool(self.questions_created or self.completions_created or self.references_created
-                     or self.prior_labels_created or self.dataset_created)
+        return bool(
+            self.questions_created
+            or self.completions_created
+            or self.references_created
+            or self.prior_labels_created
+            or self.dataset_created
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -111,7 +117,8 @@ class ImportReport:
                 lines.append(f"Rejected {name}: {whole_file[0].reason}. Nothing was written.")
             else:
                 found = _count(self.error_count, "error") + (
-                    f" and {_count(self.conflict_count, 'conflict')}" if self.conflict_count else "")
+                    f" and {_count(self.conflict_count, 'conflict')}" if self.conflict_count else ""
+                )
                 lines.append(f"Rejected {name}: {found} in {_count(self.lines, 'line')}. Nothing was written.")
         else:
             lines.append(f"Imported {name} into {self.destination()}.")
@@ -121,8 +128,10 @@ class ImportReport:
             if self.unlabeled_completions:
                 lines.append(f"  {self.unlabeled_completions} completion(s) came without a label, ready to annotate.")
             if self.completion_ids_generated:
-                lines.append(f"  {self.completion_ids_generated} completion(s) had no completion_id; ids were made "
-                             "from their content (the same content gets the same id on a re-import).")
+                lines.append(
+                    f"  {self.completion_ids_generated} completion(s) had no completion_id; ids were made "
+                    "from their content (the same content gets the same id on a re-import)."
+                )
             if self.rejected_lines:
                 lines.append(f"  Skipped {self.rejected_lines} line(s); they are in {self.rejects_path}.")
         problems: list[LineError | Conflict] = sorted([*self.errors, *self.conflicts], key=lambda problem: problem.line)
@@ -132,7 +141,6 @@ class ImportReport:
         if total > SHOWN_IN_SUMMARY:
             lines.append(f"  ... and {total - SHOWN_IN_SUMMARY} more.")
         return "\n".join(lines)
-
 
 
 def _count(number: int, noun: str) -> str:

@@ -8,6 +8,7 @@ CSV cells are text: `RecordReader` turns them into the types the detected format
 CSV written by the exports (booleans as true/false, lists and objects as JSON) imports back. An empty cell is a
 missing value.
 """
+
 from __future__ import annotations
 
 import csv
@@ -77,27 +78,35 @@ def describe_json_error(text: str, exc: json.JSONDecodeError) -> str:
     """Why a line is not JSON and where: the 1-based column (in characters) of the offending character, or, when
     the line stops before its value is complete (a truncated file), that it ends early."""
     what = exc.msg.lower().removesuffix(" at")  # "Unterminated string starting at" names its own position
-    if not text[exc.pos:].strip() or what.startswith("unterminated string"):
+    if not text[exc.pos :].strip() or what.startswith("unterminated string"):
         return f"not valid JSON: the line ends before the value is complete ({what}); is it truncated?"
     return f"not valid JSON: {what} at column {exc.pos + 1}"
 
 
-def jsonl_rows(lines: Iterable[bytes | str | OverlongLine], *, max_line_bytes: int | None = None
-               ) -> Iterator[SourceRow]:
+def jsonl_rows(
+    lines: Iterable[bytes | str | OverlongLine], *, max_line_bytes: int | None = None
+) -> Iterator[SourceRow]:
     for number, raw in enumerate(lines, start=1):
         if isinstance(raw, OverlongLine):
-            yield SourceRow(number, raw.head, error=f"the line is {raw.length:,} bytes long; the limit is "
-                                                    f"{max_line_bytes or len(raw.head):,} (IMPORT_MAX_LINE_BYTES)")
+            yield SourceRow(
+                number,
+                raw.head,
+                error=f"the line is {raw.length:,} bytes long; the limit is "
+                f"{max_line_bytes or len(raw.head):,} (IMPORT_MAX_LINE_BYTES)",
+            )
             continue
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
         if number == 1 and raw.startswith(_BOM):
-            raw = raw[len(_BOM):]
+            raw = raw[len(_BOM) :]
         if not raw.strip():
             continue
         if max_line_bytes is not None and len(raw) > max_line_bytes:
-            yield SourceRow(number, raw[:200], error=f"the line is {len(raw):,} bytes long; the limit is "
-                                                     f"{max_line_bytes:,} (IMPORT_MAX_LINE_BYTES)")
+            yield SourceRow(
+                number,
+                raw[:200],
+                error=f"the line is {len(raw):,} bytes long; the limit is {max_line_bytes:,} (IMPORT_MAX_LINE_BYTES)",
+            )
             continue
         try:
             text = raw.decode("utf-8")
@@ -123,20 +132,23 @@ class _LineCounter:
         raw = next(self._lines)
         self.line += 1
         if isinstance(raw, OverlongLine):
-            raise LineTooLong(f"line {self.line} is {raw.length:,} bytes long; the limit is "
-                              f"{self.max_line_bytes or len(raw.head):,} (IMPORT_MAX_LINE_BYTES)")
+            raise LineTooLong(
+                f"line {self.line} is {raw.length:,} bytes long; the limit is "
+                f"{self.max_line_bytes or len(raw.head):,} (IMPORT_MAX_LINE_BYTES)"
+            )
         if isinstance(raw, str):
             return raw
         if self.line == 1 and raw.startswith(_BOM):
-            raw = raw[len(_BOM):]
+            raw = raw[len(_BOM) :]
         if self.max_line_bytes is not None and len(raw) > self.max_line_bytes:
-            raise LineTooLong(f"line {self.line} is {len(raw):,} bytes long; the limit is {self.max_line_bytes:,} "
-                              "(IMPORT_MAX_LINE_BYTES)")
+            raise LineTooLong(
+                f"line {self.line} is {len(raw):,} bytes long; the limit is {self.max_line_bytes:,} "
+                "(IMPORT_MAX_LINE_BYTES)"
+            )
         return raw.decode("utf-8")
 
 
-def csv_rows(lines: Iterable[bytes | str | OverlongLine], *, max_line_bytes: int | None = None
-             ) -> Iterator[SourceRow]:
+def csv_rows(lines: Iterable[bytes | str | OverlongLine], *, max_line_bytes: int | None = None) -> Iterator[SourceRow]:
     """Rows of a CSV file with a header row, as objects of text cells (empty cells left out)."""
     stream = _LineCounter(lines, max_line_bytes)
     try:
@@ -150,8 +162,12 @@ def csv_rows(lines: Iterable[bytes | str | OverlongLine], *, max_line_bytes: int
     names = [name.strip() for name in header]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates or "" in names:
-        yield SourceRow(1, ",".join(header).encode(), error="the header row names a column twice or leaves one "
-                                                            f"unnamed ({', '.join(duplicates) or 'empty name'})")
+        yield SourceRow(
+            1,
+            ",".join(header).encode(),
+            error="the header row names a column twice or leaves one "
+            f"unnamed ({', '.join(duplicates) or 'empty name'})",
+        )
         return
     while True:
         start = stream.line + 1
@@ -168,8 +184,9 @@ def csv_rows(lines: Iterable[bytes | str | OverlongLine], *, max_line_bytes: int
         if len(cells) != len(names):
             yield SourceRow(start, raw, error=f"has {len(cells)} cells; the header has {len(names)}")
             continue
-        yield SourceRow(start, raw, obj={name: cell for name, cell in zip(names, cells) if cell != ""},
-                        cells_are_text=True)
+        yield SourceRow(
+            start, raw, obj={name: cell for name, cell in zip(names, cells) if cell != ""}, cells_are_text=True
+        )
 
 
 def _csv_line(cells: list[str]) -> bytes:

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,110 +14,213 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Dataset',
+            name="Dataset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('description', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("description", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Question',
+            name="Question",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=255)),
-                ('text', models.TextField()),
-                ('domain', models.CharField(blank=True, choices=[('general_reasoning', 'General reasoning'), ('logic_reasoning', 'Logic reasoning'), ('math_reasoning', 'Math reasoning')], max_length=32)),
-                ('source', models.CharField(blank=True, max_length=255)),
-                ('subject', models.CharField(blank=True, max_length=100)),
-                ('answer_type', models.CharField(blank=True, choices=[('A1', 'A1 - Integer'), ('A2', 'A2 - Constant'), ('A3', 'A3 - Fraction/Float'), ('A4', 'A4 - Radical'), ('A5', 'A5 - Complex Number'), ('A6', 'A6 - Angle'), ('A7', 'A7 - Non-decimal number'), ('A8', 'A8 - Multiple Values'), ('B1', 'B1 - Algebraic formula'), ('B2', 'B2 - Equation'), ('B3', 'B3 - Interval'), ('B4', 'B4 - Set'), ('B5', 'B5 - Matrix/Vector'), ('C1', 'C1 - Single Choice'), ('C2', 'C2 - Multiple Choice'), ('C3', 'C3 - Finite state selection'), ('D1', 'D1 - Specific'), ('D2', 'D2 - Semantic')], max_length=2)),
-                ('answer_class', models.CharField(blank=True, choices=[('A', 'A - Numeric Values'), ('B', 'B - Expressions'), ('C', 'C - Multiple Choice'), ('D', 'D - String')], max_length=1)),
-                ('image', models.FileField(blank=True, upload_to='question_images/')),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('content_hash', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='questions', to='verifybench.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=255)),
+                ("text", models.TextField()),
+                (
+                    "domain",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("general_reasoning", "General reasoning"),
+                            ("logic_reasoning", "Logic reasoning"),
+                            ("math_reasoning", "Math reasoning"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("source", models.CharField(blank=True, max_length=255)),
+                ("subject", models.CharField(blank=True, max_length=100)),
+                (
+                    "answer_type",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("A1", "A1 - Integer"),
+                            ("A2", "A2 - Constant"),
+                            ("A3", "A3 - Fraction/Float"),
+                            ("A4", "A4 - Radical"),
+                            ("A5", "A5 - Complex Number"),
+                            ("A6", "A6 - Angle"),
+                            ("A7", "A7 - Non-decimal number"),
+                            ("A8", "A8 - Multiple Values"),
+                            ("B1", "B1 - Algebraic formula"),
+                            ("B2", "B2 - Equation"),
+                            ("B3", "B3 - Interval"),
+                            ("B4", "B4 - Set"),
+                            ("B5", "B5 - Matrix/Vector"),
+                            ("C1", "C1 - Single Choice"),
+                            ("C2", "C2 - Multiple Choice"),
+                            ("C3", "C3 - Finite state selection"),
+                            ("D1", "D1 - Specific"),
+                            ("D2", "D2 - Semantic"),
+                        ],
+                        max_length=2,
+                    ),
+                ),
+                (
+                    "answer_class",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("A", "A - Numeric Values"),
+                            ("B", "B - Expressions"),
+                            ("C", "C - Multiple Choice"),
+                            ("D", "D - String"),
+                        ],
+                        max_length=1,
+                    ),
+                ),
+                ("image", models.FileField(blank=True, upload_to="question_images/")),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("content_hash", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="questions", to="verifybench.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset_id', 'id'],
+                "ordering": ["dataset_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Completion',
+            name="Completion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=255)),
-                ('model_name', models.CharField(db_index=True, max_length=200)),
-                ('sampling', models.JSONField(blank=True, default=dict)),
-                ('sample_index', models.PositiveIntegerField(default=0)),
-                ('is_greedy', models.BooleanField(default=False)),
-                ('text', models.TextField()),
-                ('content_hash', models.CharField(max_length=64)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='completions', to='verifybench.question')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=255)),
+                ("model_name", models.CharField(db_index=True, max_length=200)),
+                ("sampling", models.JSONField(blank=True, default=dict)),
+                ("sample_index", models.PositiveIntegerField(default=0)),
+                ("is_greedy", models.BooleanField(default=False)),
+                ("text", models.TextField()),
+                ("content_hash", models.CharField(max_length=64)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="completions",
+                        to="verifybench.question",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['question_id', 'id'],
+                "ordering": ["question_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ReferenceAnswer',
+            name="ReferenceAnswer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('final_answer', models.TextField(blank=True)),
-                ('solution', models.TextField(blank=True)),
-                ('is_primary', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='references', to='verifybench.question')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("final_answer", models.TextField(blank=True)),
+                ("solution", models.TextField(blank=True)),
+                ("is_primary", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="references",
+                        to="verifybench.question",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['question_id', '-is_primary', 'id'],
+                "ordering": ["question_id", "-is_primary", "id"],
             },
         ),
         migrations.CreateModel(
-            name='PriorLabel',
+            name="PriorLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('is_correct', models.BooleanField()),
-                ('source_format', models.CharField(choices=[('verifybench', 'VerifyBench'), ('mumath', 'mu-MATH'), ('matharena', 'MathArena')], max_length=20)),
-                ('annotators', models.JSONField(blank=True, default=list)),
-                ('source_file', models.CharField(blank=True, max_length=500)),
-                ('imported_at', models.DateTimeField(auto_now_add=True)),
-                ('completion', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='prior_labels', to='verifybench.completion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("is_correct", models.BooleanField()),
+                (
+                    "source_format",
+                    models.CharField(
+                        choices=[("verifybench", "VerifyBench"), ("mumath", "mu-MATH"), ("matharena", "MathArena")],
+                        max_length=20,
+                    ),
+                ),
+                ("annotators", models.JSONField(blank=True, default=list)),
+                ("source_file", models.CharField(blank=True, max_length=500)),
+                ("imported_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "completion",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="prior_labels",
+                        to="verifybench.completion",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['completion_id', 'id'],
-                'constraints': [models.UniqueConstraint(fields=('completion', 'source_format'), name='one_prior_label_per_format')],
+                "ordering": ["completion_id", "id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("completion", "source_format"), name="one_prior_label_per_format")
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='question',
-            index=models.Index(fields=['dataset', 'answer_type'], name='verifybench_dataset_9b8032_idx'),
+            model_name="question",
+            index=models.Index(fields=["dataset", "answer_type"], name="verifybench_dataset_9b8032_idx"),
         ),
         migrations.AddIndex(
-            model_name='question',
-            index=models.Index(fields=['dataset', 'domain'], name='verifybench_dataset_109ad1_idx'),
+            model_name="question",
+            index=models.Index(fields=["dataset", "domain"], name="verifybench_dataset_109ad1_idx"),
         ),
         migrations.AddConstraint(
-            model_name='question',
-            constraint=models.UniqueConstraint(fields=('dataset', 'external_id'), name='question_external_id_unique_per_dataset'),
+            model_name="question",
+            constraint=models.UniqueConstraint(
+                fields=("dataset", "external_id"), name="question_external_id_unique_per_dataset"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='completion',
-            constraint=models.UniqueConstraint(fields=('question', 'external_id'), name='completion_external_id_unique_per_question'),
+            model_name="completion",
+            constraint=models.UniqueConstraint(
+                fields=("question", "external_id"), name="completion_external_id_unique_per_question"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='referenceanswer',
-            constraint=models.UniqueConstraint(condition=models.Q(('is_primary', True)), fields=('question',), name='one_primary_reference_per_question'),
+            model_name="referenceanswer",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("is_primary", True)),
+                fields=("question",),
+                name="one_primary_reference_per_question",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='referenceanswer',
-            constraint=models.CheckConstraint(condition=models.Q(('final_answer', ''), ('solution', ''), _negated=True), name='reference_has_answer_or_solution'),
+            model_name="referenceanswer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("final_answer", ""), ("solution", ""), _negated=True),
+                name="reference_has_answer_or_solution",
+            ),
         ),
     ]

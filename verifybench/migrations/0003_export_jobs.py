@@ -6,42 +6,78 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0001_initial'),
-        ('verifybench', '0002_role_groups'),
+        ("annotation", "0001_initial"),
+        ("verifybench", "0002_role_groups"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ExportJob',
+            name="ExportJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('format', models.CharField(help_text='A registered export format, e.g. verifybench or mumath.', max_length=50)),
-                ('file_types', models.JSONField(default=list, help_text='Any of jsonl, csv, parquet.')),
-                ('options', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=20)),
-                ('progress_done', models.PositiveIntegerField(default=0)),
-                ('progress_total', models.PositiveIntegerField(default=0)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('error', models.TextField(blank=True)),
-                ('attempt', models.PositiveIntegerField(default=1, help_text='Raised each time the job is restarted.')),
-                ('run_token', models.CharField(blank=True, help_text='Identifies the run that owns the job.', max_length=32)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('bundle_path', models.CharField(blank=True, help_text='File name under EXPORT_ROOT.', max_length=500)),
-                ('bundle_sha256', models.CharField(blank=True, max_length=64)),
-                ('bundle_size', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('manifest', models.JSONField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='export_jobs', to='annotation.annotationproject')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "format",
+                    models.CharField(
+                        help_text="A registered export format, e.g. verifybench or mumath.", max_length=50
+                    ),
+                ),
+                ("file_types", models.JSONField(default=list, help_text="Any of jsonl, csv, parquet.")),
+                ("options", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("progress_done", models.PositiveIntegerField(default=0)),
+                ("progress_total", models.PositiveIntegerField(default=0)),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("error", models.TextField(blank=True)),
+                ("attempt", models.PositiveIntegerField(default=1, help_text="Raised each time the job is restarted.")),
+                (
+                    "run_token",
+                    models.CharField(blank=True, help_text="Identifies the run that owns the job.", max_length=32),
+                ),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("bundle_path", models.CharField(blank=True, help_text="File name under EXPORT_ROOT.", max_length=500)),
+                ("bundle_sha256", models.CharField(blank=True, max_length=64)),
+                ("bundle_size", models.PositiveBigIntegerField(blank=True, null=True)),
+                ("manifest", models.JSONField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="export_jobs",
+                        to="annotation.annotationproject",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['status', 'created_at'], name='exportjob_status_created')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [models.Index(fields=["status", "created_at"], name="exportjob_status_created")],
             },
         ),
     ]

@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('verifybench', '0003_export_jobs'),
+        ("verifybench", "0003_export_jobs"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='exportjob',
-            name='attempt',
-            field=models.PositiveIntegerField(default=1, help_text='Raised each time the job is run again.'),
+            model_name="exportjob",
+            name="attempt",
+            field=models.PositiveIntegerField(default=1, help_text="Raised each time the job is run again."),
         ),
         migrations.AlterField(
-            model_name='exportjob',
-            name='run_token',
-            field=models.CharField(blank=True, help_text='Identifies the execution that owns the job.', max_length=32),
+            model_name="exportjob",
+            name="run_token",
+            field=models.CharField(blank=True, help_text="Identifies the execution that owns the job.", max_length=32),
         ),
     ]

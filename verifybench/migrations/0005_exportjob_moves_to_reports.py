@@ -1,4 +1,5 @@
 """ExportJob now belongs to the reports app (reports.0001_initial); the table stays, only the state moves."""
+
 from django.db import migrations
 
 

@@ -3,6 +3,7 @@
 PostgreSQL only (core.search matches `to_tsvector('english', text)`, which these indexes answer); elsewhere the search
 scans, and nothing is created.
 """
+
 from django.db import migrations
 
 INDEXES = (

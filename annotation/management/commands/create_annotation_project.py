@@ -12,8 +12,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--kind", required=True,
-                            choices=[kind.name for kind in subjects.all_kinds() if kind.subject_ids is not None])
+        parser.add_argument(
+            "--kind",
+            required=True,
+            choices=[kind.name for kind in subjects.all_kinds() if kind.subject_ids is not None],
+        )
         parser.add_argument("--name", default="")
         parser.add_argument("--labels-per-item", type=int, default=2)
         parser.add_argument("--tiebreak-annotators", type=int, default=1)
@@ -31,17 +34,24 @@ class Command(BaseCommand):
             raise CommandError("--labels-per-item must be at least 1")
         users = get_user_model().objects
         members = []
-        for role, names in ((ProjectMember.Role.ANNOTATOR, options["annotators"]),
-                            (ProjectMember.Role.ADJUDICATOR, options["adjudicators"])):
+        for role, names in (
+            (ProjectMember.Role.ANNOTATOR, options["annotators"]),
+            (ProjectMember.Role.ADJUDICATOR, options["adjudicators"]),
+        ):
             for name in names:
                 user = users.filter(username=name).first()
                 if user is None:
                     raise CommandError(f"no user named {name!r}")
                 members.append((user, role))
         project = services.create_project(
-            dataset=dataset, kind=options["kind"], name=options["name"], seed=options["seed"],
-            labels_per_item=options["labels_per_item"], tiebreak_annotators=options["tiebreak_annotators"],
-            lease_minutes=options["lease_minutes"], show_model_names=options["show_model_names"],
+            dataset=dataset,
+            kind=options["kind"],
+            name=options["name"],
+            seed=options["seed"],
+            labels_per_item=options["labels_per_item"],
+            tiebreak_annotators=options["tiebreak_annotators"],
+            lease_minutes=options["lease_minutes"],
+            show_model_names=options["show_model_names"],
         )
         for user, role in members:
             services.add_member(project, user, role)

@@ -5,12 +5,19 @@ from annotation.models import AnnotationProject
 
 
 class Command(BaseCommand):
-    help = ("Recompute the tallies that researcher pages read (items by state, agreement, annotator counters, "
-            "timeline) from every item and label, for one project or all. Labeling in that project waits meanwhile.")
+    help = (
+        "Recompute the tallies that researcher pages read (items by state, agreement, annotator counters, "
+        "timeline) from every item and label, for one project or all. Labeling in that project waits meanwhile."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--project", type=int, action="append", default=[],
-                            help="a project id (repeatable); every project when left out")
+        parser.add_argument(
+            "--project",
+            type=int,
+            action="append",
+            default=[],
+            help="a project id (repeatable); every project when left out",
+        )
 
     def handle(self, *args, **options):
         projects = AnnotationProject.objects.order_by("pk")

@@ -23,7 +23,8 @@ class Command(BaseCommand):
         parser.add_argument("--role", required=True, help=f"One of: {', '.join(roles.ALL_ROLES)}.")
         parser.add_argument("--email", default="")
         parser.add_argument(
-            "--password-stdin", action="store_true",
+            "--password-stdin",
+            action="store_true",
             help="Read the password from the first line of stdin instead of generating one.",
         )
 
@@ -56,7 +57,11 @@ class Command(BaseCommand):
         is_admin = role == roles.ADMIN
         with transaction.atomic():
             user = user_model.objects.create_user(
-                username=username, email=email, password=password, is_staff=is_admin, is_superuser=is_admin,
+                username=username,
+                email=email,
+                password=password,
+                is_staff=is_admin,
+                is_superuser=is_admin,
             )
             user.groups.add(group)
 

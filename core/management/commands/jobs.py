@@ -1,4 +1,5 @@
 """Background jobs of every kind from the command line: list them, and cancel, resume, restart, run or sweep them."""
+
 from __future__ import annotations
 
 import json
@@ -20,13 +21,17 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("action", nargs="?", default="list",
-                            choices=["list", "cancel", "resume", "restart", "run", "sweep"])
+        parser.add_argument(
+            "action", nargs="?", default="list", choices=["list", "cancel", "resume", "restart", "run", "sweep"]
+        )
         parser.add_argument("job", nargs="?", help="KIND-ID, e.g. import-3 or verification-run-12")
         parser.add_argument("--kind", help="list only this kind")
         parser.add_argument("--status", help="list only jobs in this state")
-        parser.add_argument("--force", action="store_true",
-                            help="resume or restart a job that still looks alive (its worker is known to be gone)")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="resume or restart a job that still looks alive (its worker is known to be gone)",
+        )
         parser.add_argument("--here", action="store_true", help="run the job in this process, not on a worker")
         parser.add_argument("--json", action="store_true", help="print JSON")
 
@@ -36,8 +41,9 @@ class Command(BaseCommand):
             return self._list(options)
         if action == "sweep":
             report = runner.sweep()
-            self.stdout.write(json.dumps({"resumed": report.resumed, "requeued": report.requeued,
-                                          "failed": report.failed}))
+            self.stdout.write(
+                json.dumps({"resumed": report.resumed, "requeued": report.requeued, "failed": report.failed})
+            )
             return None
         job = self._job(options["job"])
         try:
@@ -82,9 +88,11 @@ class Command(BaseCommand):
             self.stdout.write("No jobs.")
         for payload in payloads:
             progress = payload["progress"]
-            line = (f"{payload['kind']}-{payload['id']:<6} {payload['status']:<10} attempt {payload['attempt']}  "
-                    f"{progress['done']}/{progress['total']}  {payload['created_at'][:19]}  "
-                    f"{payload['created_by'] or ''}")
+            line = (
+                f"{payload['kind']}-{payload['id']:<6} {payload['status']:<10} attempt {payload['attempt']}  "
+                f"{progress['done']}/{progress['total']}  {payload['created_at'][:19]}  "
+                f"{payload['created_by'] or ''}"
+            )
             if payload["error"]:
                 line += f"  error: {payload['error']}"
             self.stdout.write(line)

@@ -9,7 +9,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--force", action="store_true",
+            "--force",
+            action="store_true",
             help="Load even when DEBUG is off. The demo accounts share a published password.",
         )
 

@@ -1,5 +1,6 @@
 """Serve the app for development: the web server and, beside it, a Celery worker (with the job sweep) that runs every
 background job. Ctrl-C stops both."""
+
 from __future__ import annotations
 
 import os
@@ -36,19 +37,35 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "--pool=threads",
-             f"--concurrency={options['concurrency']}", "--loglevel=info", "--schedule",
-             str(var / "celerybeat-schedule"), "--logfile", str(log)],
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-B",
+                "--pool=threads",
+                f"--concurrency={options['concurrency']}",
+                "--loglevel=info",
+                "--schedule",
+                str(var / "celerybeat-schedule"),
+                "--logfile",
+                str(log),
+            ],
             start_new_session=True,
         )
         self.stdout.write(f"Worker started (pid {worker.pid}, log {log}).")
         server = subprocess.Popen(
-            [sys.executable, "manage.py", "runserver", options["address"]], start_new_session=True,
+            [sys.executable, "manage.py", "runserver", options["address"]],
+            start_new_session=True,
         )
         while not stopping and server.poll() is None and worker.poll() is None:
             time.sleep(0.3)
         if not stopping:
-            gone, code = ("web server", server.returncode) if server.poll() is not None else ("worker", worker.returncode)
+            gone, code = (
+                ("web server", server.returncode) if server.poll() is not None else ("worker", worker.returncode)
+            )
             self.stderr.write(f"The {gone} stopped (exit {code}); stopping the rest. Worker log: {log}")
         for process in (server, worker):
             _signal_group(process, signal.SIGTERM)

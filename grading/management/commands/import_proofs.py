@@ -18,13 +18,24 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="the JSONL file to import")
-        parser.add_argument("--dataset", "--competition", dest="competition", required=True,
-                            help="name of the competition (created with a dataset of the same name if missing)")
+        parser.add_argument(
+            "--dataset",
+            "--competition",
+            dest="competition",
+            required=True,
+            help="name of the competition (created with a dataset of the same name if missing)",
+        )
         parser.add_argument("--date", help="the competition's date, YYYY-MM-DD (for the leaderboard's release flag)")
-        parser.add_argument("--skip-invalid", action="store_true",
-                            help="import the valid lines and write the others to the rejects file")
-        parser.add_argument("--rejects", metavar="PATH",
-                            help="where --skip-invalid writes the skipped lines (default: FILE.rejects.jsonl)")
+        parser.add_argument(
+            "--skip-invalid",
+            action="store_true",
+            help="import the valid lines and write the others to the rejects file",
+        )
+        parser.add_argument(
+            "--rejects",
+            metavar="PATH",
+            help="where --skip-invalid writes the skipped lines (default: FILE.rejects.jsonl)",
+        )
 
     def handle(self, *args, file, competition, date=None, skip_invalid=False, rejects=None, **options):
         path = Path(file)
@@ -36,8 +47,12 @@ class Command(BaseCommand):
             raise CommandError(f"--date: expected YYYY-MM-DD, got {date!r}", returncode=EXIT_USAGE) from None
         try:
             report = import_matharena_proofs(
-                competition_name=competition, source=path, skip_invalid=skip_invalid, rejects_path=rejects,
-                competition_date=day, source_name=str(path),
+                competition_name=competition,
+                source=path,
+                skip_invalid=skip_invalid,
+                rejects_path=rejects,
+                competition_date=day,
+                source_name=str(path),
             )
         except ImportRejected as rejected:
             self.stderr.write(rejected.report.summary())

@@ -1,4 +1,5 @@
 """Run a verifier configuration over a dataset or a project's completions, here or on a Celery worker."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,7 @@ class Command(BaseCommand):
         "Verify completions with a verifier configuration (rule-based, LLM judge or cascade) in chunks, writing one "
         "verdict per completion. Completions that already have a verdict of this configuration are skipped, so "
         "running the same command again goes on where an interrupted run stopped. Prints the run as JSON, with a "
-        "cascade's per-stage figures under \"cascade\"."
+        'cascade\'s per-stage figures under "cascade".'
     )
 
     def add_arguments(self, parser):
@@ -25,8 +26,13 @@ class Command(BaseCommand):
         scope.add_argument("--dataset", help="dataset name")
         scope.add_argument("--project", type=int, help="annotation project id (its completions)")
         scope.add_argument("--resume", type=int, metavar="RUN_ID", help="resume an earlier run instead")
-        parser.add_argument("--answer-type", action="append", default=[], dest="answer_types",
-                            help="keep this answer type (A1) or class (A); repeatable")
+        parser.add_argument(
+            "--answer-type",
+            action="append",
+            default=[],
+            dest="answer_types",
+            help="keep this answer type (A1) or class (A); repeatable",
+        )
         parser.add_argument("--domain", action="append", default=[], dest="domains", help="repeatable")
         parser.add_argument("--model", action="append", default=[], dest="models", help="repeatable")
         parser.add_argument("--chunk-size", type=int, default=100)
@@ -61,8 +67,13 @@ class Command(BaseCommand):
         else:
             raise CommandError("give --dataset, --project or --resume")
         return runs.create_run(
-            verifier=verifier, dataset=dataset, project=project, answer_types=options["answer_types"],
-            domains=options["domains"], models=options["models"], chunk_size=options["chunk_size"],
+            verifier=verifier,
+            dataset=dataset,
+            project=project,
+            answer_types=options["answer_types"],
+            domains=options["domains"],
+            models=options["models"],
+            chunk_size=options["chunk_size"],
             enqueue=options["queue"],
         )
 

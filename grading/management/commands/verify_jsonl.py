@@ -1,4 +1,5 @@
 """Run the rule-based verifier over a VerifyBench-shaped JSONL file. Does not touch the database."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,9 @@ def read_rows(path: str) -> list[dict]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as error:
-                raise CommandError(f"{path}, line {line_number}: not valid JSON ({error.msg} at column {error.colno})") from error
+                raise CommandError(
+                    f"{path}, line {line_number}: not valid JSON ({error.msg} at column {error.colno})"
+                ) from error
             if not isinstance(row, dict):
                 raise CommandError(f"{path}, line {line_number}: expected a JSON object, got {type(row).__name__}")
             missing = [field for field in REQUIRED_FIELDS if field not in row]
@@ -68,13 +71,19 @@ class Command(BaseCommand):
         temporary = options["output"] + ".partial"
         with open(temporary, "w", encoding="utf-8") as out:
             for row, verdict in zip(rows, verdicts):
-                out.write(json.dumps({
-                    "completion_id": row["completion_id"],
-                    "predicted_correct": verdict.predicted_correct,
-                    "extracted_answer": verdict.extracted_answer,
-                    "reference_answer": verdict.reference_answer,
-                    "explanation": verdict.explanation,
-                }, ensure_ascii=False) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "completion_id": row["completion_id"],
+                            "predicted_correct": verdict.predicted_correct,
+                            "extracted_answer": verdict.extracted_answer,
+                            "reference_answer": verdict.reference_answer,
+                            "explanation": verdict.explanation,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
         os.replace(temporary, options["output"])
         counts = {"correct": 0, "incorrect": 0, "inconclusive": 0}
         for verdict in verdicts:

@@ -1,4 +1,5 @@
 """Export an annotation project's final labels as a bundle, in this process, and write the zip to a path."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--project", type=int, required=True, help="annotation project id")
         parser.add_argument("--format", required=True, help=f"one of: {', '.join(export_format_names())}")
-        parser.add_argument("--file-types", nargs="+", default=["jsonl"], choices=FILE_TYPES,
-                            help="data files to write (default: jsonl)")
+        parser.add_argument(
+            "--file-types",
+            nargs="+",
+            default=["jsonl"],
+            choices=FILE_TYPES,
+            help="data files to write (default: jsonl)",
+        )
         parser.add_argument("--seed", type=int, help="seed of the random choices (default 0)")
         parser.add_argument("--per-type", type=int, help="VerifyBench: questions per coarse answer type (default 250)")
         parser.add_argument("--models", type=int, help="mu-MATH: author models per problem (default 4)")
@@ -48,8 +54,9 @@ class Command(BaseCommand):
         if not out.parent.is_dir():
             raise CommandError(f"{out.parent}: no such directory")
         try:
-            job = services.create_export(project=project, format=opts["format"], file_types=opts["file_types"],
-                                         options=options, enqueue=False)
+            job = services.create_export(
+                project=project, format=opts["format"], file_types=opts["file_types"], options=options, enqueue=False
+            )
         except services.ExportRequestError as exc:
             raise CommandError(str(exc)) from None
         job = services.run_export_now(job)

@@ -1,4 +1,5 @@
 """Pass@k, G-Pass@k_tau and mG-Pass@k per model from a JSONL file of graded samples."""
+
 from __future__ import annotations
 
 import io
@@ -28,7 +29,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("input", help="JSONL file, one graded sample per line")
-        parser.add_argument("--k", dest="ks", type=int, nargs="+", default=[4, 8, 16], help="values of k (default: 4 8 16)")
+        parser.add_argument(
+            "--k", dest="ks", type=int, nargs="+", default=[4, 8, 16], help="values of k (default: 4 8 16)"
+        )
         parser.add_argument(
             "--tau",
             dest="taus",
@@ -37,7 +40,9 @@ class Command(BaseCommand):
             help="thresholds in (0, 1]; keys keep the spelling given here (default: 0.25 0.5 0.75 1.0)",
         )
         parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-        parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the 95%% intervals; 0 turns them off")
+        parser.add_argument(
+            "--bootstrap", type=int, default=1000, help="bootstrap resamples for the 95%% intervals; 0 turns them off"
+        )
         parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
 
     def handle(self, *args, **options):
@@ -54,7 +59,9 @@ class Command(BaseCommand):
 
         rows = self._read_rows(Path(options["input"]))
         try:
-            result = evaluate_models(rows, options["ks"], options["taus"], bootstrap=options["bootstrap"], seed=options["seed"])
+            result = evaluate_models(
+                rows, options["ks"], options["taus"], bootstrap=options["bootstrap"], seed=options["seed"]
+            )
         except ValueError as error:
             raise CommandError(str(error)) from error
 
@@ -102,7 +109,9 @@ class Command(BaseCommand):
         table.add_row(
             "samples / question",
             *[
-                "{min}-{max}".format(**result["models"][m]["samples_per_question"]) if result["models"][m]["samples_per_question"] else "-"
+                "{min}-{max}".format(**result["models"][m]["samples_per_question"])
+                if result["models"][m]["samples_per_question"]
+                else "-"
                 for m in models
             ],
         )

@@ -1,4 +1,5 @@
 """Verifiers and judges scored against the final human labels of a correctness project."""
+
 from __future__ import annotations
 
 import io
@@ -33,8 +34,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--project", type=int, required=True, help="id of the correctness annotation project")
-        parser.add_argument("--verifier", dest="verifiers", action="append", nargs="+", default=[],
-                            help="VerifierConfig name(s); repeat or list several")
+        parser.add_argument(
+            "--verifier",
+            dest="verifiers",
+            action="append",
+            nargs="+",
+            default=[],
+            help="VerifierConfig name(s); repeat or list several",
+        )
         parser.add_argument("--csv", dest="csv_path", help="also write the figures as CSV to this path")
         parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
@@ -103,14 +110,38 @@ class Command(BaseCommand):
 
     def _binary_table(self, report: evaluation.VerifierReport) -> Table:
         table = Table(title="Against human labels (positive = correct; inconclusive counts as wrong)")
-        for column in ("scope", "n", "acc %", "inconcl. %", "TP", "FP", "TN", "FN", "TPR", "TNR", "PPV", "NPV", "macro-F1"):
+        for column in (
+            "scope",
+            "n",
+            "acc %",
+            "inconcl. %",
+            "TP",
+            "FP",
+            "TN",
+            "FN",
+            "TPR",
+            "TNR",
+            "PPV",
+            "NPV",
+            "macro-F1",
+        ):
             table.add_column(column, justify="left" if column == "scope" else "right")
 
         def add(scope: str, values: BinaryReport) -> None:
             table.add_row(
-                scope, str(values.n), percent(values.accuracy), percent(values.inconclusive_rate),
-                str(values.tp), str(values.fp), str(values.tn), str(values.fn),
-                ratio(values.tpr), ratio(values.tnr), ratio(values.ppv), ratio(values.npv), ratio(values.macro_f1),
+                scope,
+                str(values.n),
+                percent(values.accuracy),
+                percent(values.inconclusive_rate),
+                str(values.tp),
+                str(values.fp),
+                str(values.tn),
+                str(values.fn),
+                ratio(values.tpr),
+                ratio(values.tnr),
+                ratio(values.ppv),
+                ratio(values.npv),
+                ratio(values.macro_f1),
             )
 
         add("overall", report.evaluation.overall)

@@ -1,4 +1,5 @@
 """Pass@k, G-Pass@k_tau and mG-Pass@k per model of a dataset, from human labels or a verifier's verdicts."""
+
 from __future__ import annotations
 
 import json
@@ -24,12 +25,25 @@ class Command(BaseCommand):
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--project", type=int, help="correctness project of the dataset whose final labels count")
         source.add_argument("--verifier", help="VerifierConfig name whose verdicts count")
-        parser.add_argument("--k", dest="ks", type=int, nargs="+", default=list(evaluation.DEFAULT_KS),
-                            help="values of k (default: 4 8 16)")
-        parser.add_argument("--tau", dest="taus", nargs="+", default=list(evaluation.DEFAULT_TAUS),
-                            help="thresholds in (0, 1]; keys keep the spelling given here (default: 0.25 0.5 0.75 1.0)")
+        parser.add_argument(
+            "--k",
+            dest="ks",
+            type=int,
+            nargs="+",
+            default=list(evaluation.DEFAULT_KS),
+            help="values of k (default: 4 8 16)",
+        )
+        parser.add_argument(
+            "--tau",
+            dest="taus",
+            nargs="+",
+            default=list(evaluation.DEFAULT_TAUS),
+            help="thresholds in (0, 1]; keys keep the spelling given here (default: 0.25 0.5 0.75 1.0)",
+        )
         parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-        parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples; 0 turns the intervals off")
+        parser.add_argument(
+            "--bootstrap", type=int, default=1000, help="bootstrap resamples; 0 turns the intervals off"
+        )
         parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
 
     def handle(self, *args, **options):

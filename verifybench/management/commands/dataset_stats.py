@@ -24,8 +24,10 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(stats, sort_keys=True))
             return
         console = Console(file=self.stdout, width=100)
-        console.print(f"Dataset {dataset}: {stats['questions']} questions, {stats['completions']} completions, "
-                      f"{stats['prior_labels']} prior labels")
+        console.print(
+            f"Dataset {dataset}: {stats['questions']} questions, {stats['completions']} completions, "
+            f"{stats['prior_labels']} prior labels"
+        )
         for title, column, counts in (
             ("Questions by answer type", "answer type", stats["by_answer_type"]),
             ("Completions by model", "model", stats["by_model"]),
@@ -36,4 +38,3 @@ class Command(BaseCommand):
             for name, count in counts.items():
                 table.add_row(name, str(count))
             console.print(table)
-

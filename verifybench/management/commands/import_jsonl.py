@@ -18,12 +18,22 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="the JSONL file to import")
         parser.add_argument("--dataset", required=True, help="name of the dataset to import into")
-        parser.add_argument("--format", dest="fmt", choices=services.import_format_names(),
-                            help="the file's format; detected from the first valid line when omitted")
-        parser.add_argument("--skip-invalid", action="store_true",
-                            help="import the valid lines and write the others to the rejects file")
-        parser.add_argument("--rejects", metavar="PATH",
-                            help="where --skip-invalid writes the skipped lines (default: FILE.rejects.jsonl)")
+        parser.add_argument(
+            "--format",
+            dest="fmt",
+            choices=services.import_format_names(),
+            help="the file's format; detected from the first valid line when omitted",
+        )
+        parser.add_argument(
+            "--skip-invalid",
+            action="store_true",
+            help="import the valid lines and write the others to the rejects file",
+        )
+        parser.add_argument(
+            "--rejects",
+            metavar="PATH",
+            help="where --skip-invalid writes the skipped lines (default: FILE.rejects.jsonl)",
+        )
 
     def handle(self, *args, file, dataset, fmt, skip_invalid, rejects, **options):
         path = Path(file)
@@ -31,8 +41,13 @@ class Command(BaseCommand):
             raise CommandError(f"{file}: no such file", returncode=EXIT_USAGE)
         try:
             report = services.import_jsonl(
-                dataset_name=dataset, source=path, fmt=fmt, skip_invalid=skip_invalid, rejects_path=rejects,
-                progress=sys.stderr.isatty(), source_name=str(path),
+                dataset_name=dataset,
+                source=path,
+                fmt=fmt,
+                skip_invalid=skip_invalid,
+                rejects_path=rejects,
+                progress=sys.stderr.isatty(),
+                source_name=str(path),
             )
         except services.ImportRejected as rejected:
             self.stderr.write(rejected.report.summary())
