@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_database import ensure_database  # noqa: E402  (bench/ is the script's own folder)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BENCH_DB = "mathlabel_export_bench"
 DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
@@ -58,17 +60,6 @@ WORDS = (
     "prime sum product sequence limit derivative integral triangle circle polynomial root matrix interval "
     r"$x$ $n$ $x^2+y^2=r^2$ $\frac{a}{b}$ $\sqrt{2}$ $\pi$ $\sum_{k=1}^{n} k$ \boxed{42} ≤ ≥ π √ Step: Answer:"
 ).split()
-
-
-def ensure_database(url: str | None) -> str:
-    if url:
-        return url
-    import psycopg
-
-    with psycopg.connect(f"{DEFAULT_SERVER}/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DEFAULT_BENCH_DB]).fetchone():
-            conn.execute(f'CREATE DATABASE "{DEFAULT_BENCH_DB}"')
-    return f"{DEFAULT_SERVER}/{DEFAULT_BENCH_DB}"
 
 
 def setup_django(database_url: str, export_root: Path) -> None:
@@ -339,7 +330,7 @@ def main() -> None:
         run_export(args)
         return
 
-    args.database_url = ensure_database(args.database_url)
+    args.database_url = ensure_database(args.database_url, DEFAULT_BENCH_DB, DEFAULT_SERVER)
     with tempfile.TemporaryDirectory(prefix="export-bench-") as root:
         setup_django(args.database_url, Path(root))
         from django.core.management import call_command

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench_database import ensure_database  # noqa: E402  (bench/ is the script's own folder)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BENCH_DB = "mathlabel_import_bench"
 DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
@@ -139,18 +141,6 @@ def generate(path: Path, questions: int, completions: int, seed: int) -> None:
     partial.rename(path)
 
 
-def ensure_database(url: str | None) -> str:
-    if url:
-        return url
-    import psycopg
-
-    with psycopg.connect(f"{DEFAULT_SERVER}/postgres", autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DEFAULT_BENCH_DB]).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{DEFAULT_BENCH_DB}"')
-    return f"{DEFAULT_SERVER}/{DEFAULT_BENCH_DB}"
-
-
 def setup_django(database_url: str) -> None:
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("SECRET_KEY", "import-benchmark-only")
@@ -227,7 +217,7 @@ def main() -> None:
         started = time.perf_counter()
         generate(args.file, args.questions, args.completions, args.seed)
         print(f"generated in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    database_url = ensure_database(args.database_url)
+    database_url = ensure_database(args.database_url, DEFAULT_BENCH_DB, DEFAULT_SERVER)
     command = [sys.executable, __file__, "--run-import", "--database-url", database_url, "--file", str(args.file)]
     command += ["--reimport"] * args.reimport + ["--keep"] * args.keep
     child = subprocess.run(command, check=True, capture_output=True, text=True)

@@ -31,6 +31,8 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from bench_database import ensure_database  # noqa: E402  (bench/ is the script's own folder)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BENCH_DB = "mathlabel_scale_bench"
 DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
@@ -50,17 +52,6 @@ MODELS = [
     "Qwen3-32B",
 ]
 CODES = ["A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "B1", "B2", "B3", "B4", "B5", "C1", "C2", "C3", "D1", "D2"]
-
-
-def ensure_database(url: str | None) -> str:
-    if url:
-        return url
-    import psycopg
-
-    with psycopg.connect(f"{DEFAULT_SERVER}/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DEFAULT_BENCH_DB]).fetchone():
-            conn.execute(f'CREATE DATABASE "{DEFAULT_BENCH_DB}"')
-    return f"{DEFAULT_SERVER}/{DEFAULT_BENCH_DB}"
 
 
 def setup_django(database_url: str, migrate: bool = False) -> None:
@@ -476,7 +467,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--measure", default=None, help=argparse.SUPPRESS)  # the child process: JSON of ids
     args = parser.parse_args()
-    database_url = ensure_database(args.database_url)
+    database_url = ensure_database(args.database_url, DEFAULT_BENCH_DB, DEFAULT_SERVER)
     if args.measure:
         setup_django(database_url)
         print(json.dumps(measure(json.loads(args.measure), args.repeats, args.claims)))
