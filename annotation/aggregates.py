@@ -12,6 +12,7 @@ never misses or doubles a concurrent change.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -51,6 +52,20 @@ def item_facts(item: Item) -> tallies.ItemFacts:
     )
 
 
+def _as_stored(value):
+    """A label value held in memory as the database gives it back (JSON: tuples become lists, and so on)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return json.loads(json.dumps(value))
+
+
+def _facts_of(label: Label) -> tallies.LabelFacts:
+    seconds = float(label.seconds_spent) if label.seconds_spent is not None else None
+    return tallies.LabelFacts(
+        label.annotator_id, _as_stored(label.value), label.unsuitable, seconds, _day(label.created_at)
+    )
+
+
 def _label_facts(item_ids: Sequence[int]) -> dict[int, list[tallies.LabelFacts]]:
     found: dict[int, list[tallies.LabelFacts]] = {item_id: [] for item_id in item_ids}
     if not item_ids:
@@ -65,26 +80,59 @@ def _label_facts(item_ids: Sequence[int]) -> dict[int, list[tallies.LabelFacts]]
     return found
 
 
-Contributor = Callable[[AnnotationProject, Sequence[Item]], Counter]
+def _facts_from_labels(items: Sequence[Item], labels: Iterable[Label]) -> dict[int, list[tallies.LabelFacts]]:
+    found: dict[int, list[tallies.LabelFacts]] = {item.pk: [] for item in items}
+    for label in sorted(labels, key=lambda label: (label.item_id, label.created_at, label.pk)):
+        found[label.item_id].append(_facts_of(label))
+    return found
+
+
+class Reads:
+    """What contributors read about a tracker's items, kept for the tracker's second look when the change being
+    tracked cannot alter it (a label does not change verdicts or completions): `once(key, read)` calls `read()`
+    the first time a key is asked for, then returns the same value."""
+
+    def __init__(self, *, keep: bool = True):
+        self.keep = keep
+        self._values: dict = {}
+
+    def once(self, key, read: Callable[[], object]):
+        if not self.keep:
+            return read()
+        if key not in self._values:
+            self._values[key] = read()
+        return self._values[key]
+
+
+Contributor = Callable[[AnnotationProject, Sequence[Item], Reads], Counter]
 _CONTRIBUTORS: dict[str, list[Contributor]] = {}
 
 
 def register_contributor(kind: str, contributor: Contributor) -> None:
     """A higher layer that keeps figures about a kind's items (grading: verdicts against final labels) adds its
-    own tallies: `contributor(project, items)` returns what those items add, from the items as given and what it
-    stores itself. It must then call `track_subjects` around every write of its own that changes them."""
+    own tallies: `contributor(project, items, reads)` returns what those items add, from the items as given and
+    what it stores itself, reading its own rows through `reads.once`. It must then call `track_subjects` around
+    every write of its own that changes them."""
     _CONTRIBUTORS.setdefault(kind, []).append(contributor)
 
 
-def contribution(project: AnnotationProject, items: Sequence[Item]) -> Counter:
-    """What these items (as they are in memory, with their labels as stored now) add to the project's tallies."""
+def contribution(
+    project: AnnotationProject,
+    items: Sequence[Item],
+    *,
+    labels: Iterable[Label] | None = None,
+    reads: Reads | None = None,
+) -> Counter:
+    """What these items (as they are in memory, with their labels as stored now, or `labels` when the caller
+    holds every label of these items) add to the project's tallies."""
     rules, threshold = project.judgement, project.agreement_threshold
-    by_item = _label_facts([item.pk for item in items])
+    by_item = _label_facts([item.pk for item in items]) if labels is None else _facts_from_labels(items, labels)
     total = tallies.sum_tallies(
         tallies.item_tallies(rules, threshold, item_facts(item), by_item[item.pk]) for item in items
     )
+    reads = reads if reads is not None else Reads()
     for contributor in _CONTRIBUTORS.get(project.kind, ()):
-        total.update(contributor(project, items))
+        total.update(contributor(project, items, reads))
     return total
 
 
@@ -115,21 +163,39 @@ def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = Non
 
 class Tracker:
     """Reads the items' contribution when made; `done()` reads it again and adds the difference. The caller holds
-    the items' row locks and changes the same instances (and their labels) in between."""
+    the items' row locks and changes the same instances (and their labels) in between.
 
-    def __init__(self, project: AnnotationProject, items: Iterable[Item], *, actor_id: int | None = None):
+    A caller that already holds every label of the items passes them (`labels=` here and to `done`), and the
+    tracker reads none; what contributors read is read once unless the change alters it (`stable_reads=False`)."""
+
+    def __init__(
+        self,
+        project: AnnotationProject,
+        items: Iterable[Item],
+        *,
+        actor_id: int | None = None,
+        labels: Iterable[Label] | None = None,
+        stable_reads: bool = True,
+    ):
         self.project, self.items, self.actor_id = project, list(items), actor_id
-        self.before = contribution(project, self.items) if self.items else Counter()
+        self.reads = Reads(keep=stable_reads)
+        self.before = contribution(project, self.items, labels=labels, reads=self.reads) if self.items else Counter()
 
-    def done(self) -> None:
+    def done(self, *, labels: Iterable[Label] | None = None) -> None:
         if not self.items:
             return
-        after = contribution(self.project, self.items)
+        after = contribution(self.project, self.items, labels=labels, reads=self.reads)
         add(self.project.pk, tallies.difference(after, self.before), actor_id=self.actor_id)
 
 
-def track(project: AnnotationProject, items: Iterable[Item], *, actor_id: int | None = None) -> Tracker:
-    return Tracker(project, items, actor_id=actor_id)
+def track(
+    project: AnnotationProject,
+    items: Iterable[Item],
+    *,
+    actor_id: int | None = None,
+    labels: Iterable[Label] | None = None,
+) -> Tracker:
+    return Tracker(project, items, actor_id=actor_id, labels=labels)
 
 
 class SubjectTracker:
@@ -158,7 +224,9 @@ def track_subjects(kind: str, subject_ids: Sequence[int]) -> SubjectTracker:
     by_project: dict[int, list[Item]] = {}
     for item in items:
         by_project.setdefault(item.project_id, []).append(item)
-    return SubjectTracker([Tracker(project_items[0].project, project_items) for project_items in by_project.values()])
+    return SubjectTracker(
+        [Tracker(project_items[0].project, project_items, stable_reads=False) for project_items in by_project.values()]
+    )
 
 
 def state_moved(item: Item, from_state: str, *, actor_id: int | None = None) -> None:
@@ -227,8 +295,9 @@ def computed_tallies(project: AnnotationProject, chunk: int = 2000) -> Counter:
         by_item = _label_facts([item.pk for item in items])
         for item in items:
             total.update(tallies.item_tallies(rules, threshold, item_facts(item), by_item[item.pk]))
+        reads = Reads()
         for contributor in _CONTRIBUTORS.get(project.kind, ()):
-            total.update(contributor(project, items))
+            total.update(contributor(project, items, reads))
         last_id = items[-1].pk
 
 

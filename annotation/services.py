@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from core import labels, roles, subjects
 
-from . import aggregates, aggregation, label_model, workflow
+from . import aggregates, aggregation, claim_queries, label_model, workflow
 from .models import (
     AnnotationProject,
     GuidelinesVersion,
@@ -283,16 +283,6 @@ def mark_gold(project: AnnotationProject, item: Item, value, *, actor) -> Item:
 
 # ---------------------------------------------------------------- project settings and guidelines
 
-_POLICY_FIELDS = (
-    "labels_per_item",
-    "tiebreak_annotators",
-    "agreement_threshold",
-    "aggregation",
-    "adaptive_redundancy",
-    "confidence_target",
-    "max_labels",
-    "refit_every",
-)
 # every setting update_project changes, with the words its change log uses
 SETTING_FIELDS = {
     "name": "name",
@@ -847,10 +837,8 @@ def _active_leases(now):
 
 
 def _capacity_left(item: Item, now, exclude_task: Task | None = None) -> int:
-    leases = Task.objects.filter(item=item, status=Task.Status.LEASED, expires_at__gt=now)
-    if exclude_task is not None:
-        leases = leases.exclude(pk=exclude_task.pk)
-    return item.required_labels - item.label_count - leases.count()
+    leases = claim_queries.live_leases(item.pk, now, other_than=exclude_task.pk if exclude_task else None)
+    return item.required_labels - item.label_count - leases
 
 
 # what task_payload reads of the item, fetched with the claim instead of one query each
@@ -866,9 +854,6 @@ def _current_lease(project: AnnotationProject, user, now) -> Task | None:
         .order_by("leased_at")
         .first()
     )
-
-
-STARTED_LOOKAHEAD = 256  # started items a claim looks at before it turns to the unstarted ones
 
 
 def next_task(project: AnnotationProject, user) -> Task | None:
@@ -899,48 +884,23 @@ def _claim_new(project: AnnotationProject, user, now) -> Task | None:
         if gold is not None:
             return gold
 
-    done_by_user = Task.objects.filter(
-        item=OuterRef("pk"), annotator=user, status__in=[Task.Status.SUBMITTED, Task.Status.SKIPPED]
-    )
-    held_by_user = Task.objects.filter(
-        item=OuterRef("pk"), annotator=user, status=Task.Status.LEASED, expires_at__gt=now
-    )
-    candidates = (
-        Item.objects.filter(project=project, state__in=workflow.OPEN_STATES, is_gold=False)
-        .annotate(leases=Coalesce(Subquery(_active_leases(now), output_field=IntegerField()), Value(0)))
-        .filter(~Exists(done_by_user))
-        .filter(~Exists(held_by_user))
-        .filter(leases__lt=F("required_labels") - F("label_count"))
-        .select_related(*(relation.removeprefix("item__") for relation in _PAYLOAD_RELATIONS))
-        .order_by("-started", "-priority", "random_key")
-    )
-    # Started items come first, but the annotator may have labeled thousands of them that wait for someone else;
-    # so look only at the first STARTED_LOOKAHEAD started items, then at the unstarted ones, and walk the whole
-    # queue only when both are empty: a claim costs the same however many open items the annotator already did.
-    started_head = (
-        Item.objects.filter(project=project, state__in=workflow.OPEN_STATES, is_gold=False, started=True)
-        .order_by("-priority", "random_key")
-        .values_list("pk", flat=True)
-    )
     for _attempt in range(20):
-        # read first, as a list: a subquery lets the planner walk every started item again
-        head = list(started_head[:STARTED_LOOKAHEAD])
-        phases = (candidates.filter(pk__in=head), candidates.filter(started=False), candidates)
         with transaction.atomic():
             _policy_lock(project.pk)
             item = None
-            for phase in phases:
-                item = phase.select_for_update(skip_locked=True, of=("self",)).first()
+            for phase in claim_queries.PHASES:
+                item = claim_queries.next_candidate(project.pk, user.pk, now, phase=phase)
                 if item is not None:
                     break
             if item is None:
-                if not candidates.exists():
+                if not claim_queries.has_candidate(project.pk, user.pk, now):
                     return None
                 # Every item left is locked by a concurrent claim or submit: wait for one instead of
                 # telling the annotator that nothing is left.
-                item = candidates.select_for_update(of=("self",)).first()
+                item = claim_queries.next_candidate(project.pk, user.pk, now, phase="any", skip_locked=False)
                 if item is None:
                     continue
+            item.project = project
             if _capacity_left(item, now) <= 0:
                 continue  # a claim committed between our snapshot and the lock; look again
             return _lease(project, item, user, now)
@@ -964,22 +924,18 @@ def _claim_gold(project: AnnotationProject, user, now) -> Task | None:
 def _lease(project: AnnotationProject, item: Item, user, now) -> Task:
     expires = now + timedelta(minutes=project.lease_minutes)
     is_tiebreak = item.state == workflow.NEEDS_TIEBREAK
-    # The caller holds the item's row lock and every lease on an item is taken under that lock, so no one
-    # can insert this (item, annotator) task between the look-up and the insert: no savepoint is needed.
-    task = Task.objects.filter(item=item, annotator=user).first()
-    if task is None:
-        task = Task.objects.create(
-            item=item,
-            annotator=user,
-            status=Task.Status.LEASED,
-            leased_at=now,
-            expires_at=expires,
-            is_tiebreak=is_tiebreak,
-        )
-    else:
-        # The same person's earlier lease on this item expired without a label: renew it.
-        task.status, task.leased_at, task.expires_at, task.is_tiebreak = Task.Status.LEASED, now, expires, is_tiebreak
-        task.save(update_fields=["status", "leased_at", "expires_at", "is_tiebreak"])
+    # The caller holds the item's row lock and every lease on an item is taken under that lock; the candidate
+    # query left out items on which this annotator has a task other than a lease that ran out, so the insert
+    # either creates the task or renews that lease.
+    task = Task(
+        item=item, annotator=user, status=Task.Status.LEASED, leased_at=now, expires_at=expires, is_tiebreak=is_tiebreak
+    )
+    Task.objects.bulk_create(
+        [task],
+        update_conflicts=True,
+        unique_fields=["item", "annotator"],
+        update_fields=["status", "leased_at", "expires_at", "is_tiebreak"],
+    )
     if item.state == workflow.PENDING and not item.is_gold:
         workflow.check_transition(item.state, workflow.IN_PROGRESS, "claim")
         item.state = workflow.IN_PROGRESS
@@ -1092,14 +1048,17 @@ def submit_label(
     now = timezone.now()
     with transaction.atomic():
         _policy_lock(project.pk)
-        item = Item.objects.select_for_update().get(pk=task.item_id)
+        # the policy cannot change while this transaction holds the policy lock: the project read with the
+        # item is the one in force
+        item = Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=task.item_id)
+        project = item.project
         task = Task.objects.select_for_update().get(pk=task.pk)
         if task.annotator_id != user.pk:
             raise NotAllowed("this task is not yours")
-        # the policy cannot change while this transaction holds the policy lock: read the one in force
-        project.refresh_from_db(fields=list(_POLICY_FIELDS))
         lease_live = task.status == Task.Status.LEASED and task.expires_at > now
-        existing = Label.objects.filter(task=task).first()
+        # every label of the item, read once: the existing one, the votes and the tallies all come from it
+        stored = list(Label.objects.filter(item=item).order_by("created_at", "id"))
+        existing = next((label for label in stored if label.task_id == task.pk), None)
         if existing is not None:
             same = (
                 existing.value == cleaned
@@ -1114,31 +1073,34 @@ def submit_label(
                 raise WorkflowError("this item is already resolved; your label can no longer change")
             if not item.is_gold and item.state not in workflow.OPEN_STATES:
                 raise WorkflowError("this item is waiting for adjudication; your label can no longer change")
-            tracker = aggregates.track(project, [item], actor_id=user.pk)
+            tracker = aggregates.track(project, [item], actor_id=user.pk, labels=stored)
             changed = _change_label(item, existing, user, cleaned, note, unsuitable, unsuitable_reason, details)
-            tracker.done()
+            if not item.is_gold:
+                _advance(item, project, actor=user, stored=stored)
+            tracker.done(labels=stored)
             return SubmitResult(changed, False, item)
         if not lease_live:
             # removing a member ends their leases, so only a lease that ran out needs this look-up
             _check_still_annotator(project, user)
         if item.is_gold:
-            tracker = aggregates.track(project, [item], actor_id=user.pk)
+            tracker = aggregates.track(project, [item], actor_id=user.pk, labels=stored)
             label = _create_label(
                 item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent, details, now
             )
-            tracker.done()
+            tracker.done(labels=[*stored, label])
             return SubmitResult(label, True, item)
         if item.state not in workflow.OPEN_STATES:
             raise WorkflowError(f"this item no longer takes labels (it is {item.get_state_display().lower()})")
         if lease_live or _capacity_left(item, now, exclude_task=task) > 0:
-            tracker = aggregates.track(project, [item], actor_id=user.pk)
+            tracker = aggregates.track(project, [item], actor_id=user.pk, labels=stored)
             label = _create_label(
                 item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent, details, now
             )
             item.label_count += 1
             item.started = True
-            _advance(item, project, actor=user)
-            tracker.done()
+            stored.append(label)
+            _advance(item, project, actor=user, stored=stored)
+            tracker.done(labels=stored)
             return SubmitResult(label, True, item)
         # recorded in a transaction of its own: the refusal below must not roll the record back
         ItemEvent.objects.create(
@@ -1200,8 +1162,6 @@ def _change_label(item, label, user, cleaned, note, unsuitable, reason, details)
         to_state=item.state,
         value=_event_value(cleaned, unsuitable, reason, note),
     )
-    if not item.is_gold:
-        _advance(item, item.project, actor=user)
     return label
 
 
@@ -1209,16 +1169,15 @@ def _event_value(value, unsuitable, reason, note):
     return {"value": value, "unsuitable": unsuitable, "unsuitable_reason": reason, "note": note}
 
 
-def votes_for(item: Item) -> list[labels.Vote]:
-    return [
-        labels.Vote(label.annotator_id, label.value, label.unsuitable)
-        for label in Label.objects.filter(item=item).order_by("created_at", "id")
-    ]
+def votes_for(item: Item, stored: Sequence[Label] | None = None) -> list[labels.Vote]:
+    """The item's votes in the order they came; from `stored` (every label of the item, oldest first) if given."""
+    given = stored if stored is not None else list(Label.objects.filter(item=item).order_by("created_at", "id"))
+    return [labels.Vote(label.annotator_id, label.value, label.unsuitable) for label in given]
 
 
-def _advance(item: Item, project: AnnotationProject, *, actor) -> None:
+def _advance(item: Item, project: AnnotationProject, *, actor, stored: Sequence[Label] | None = None) -> None:
     before = item.state
-    votes = votes_for(item)
+    votes = votes_for(item, stored)
     outcome, item.confidence = aggregation.after_label(
         item, project, votes, workflow.evaluate(project.judgement, project.policy(), votes)
     )

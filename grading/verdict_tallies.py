@@ -28,27 +28,29 @@ def has_final_label(item: Item) -> bool:
     return item.state == workflow.RESOLVED and not item.excluded and not item.is_gold
 
 
-def verdict_contribution(project: AnnotationProject, items: Sequence[Item]) -> Counter:
+def verdict_contribution(project: AnnotationProject, items: Sequence[Item], reads: aggregates.Reads) -> Counter:
     tally: Counter = Counter()
-    subjects = [item.subject_id for item in items if not item.is_gold]
+    subjects = tuple(item.subject_id for item in items if not item.is_gold)
     if not subjects:
         return tally
-    by_subject: dict[int, dict[int, str]] = {}
-    for completion_id, verifier_id, status in Verdict.objects.filter(completion_id__in=subjects).values_list(
-        "completion_id", "verifier_id", "status"
-    ):
-        by_subject.setdefault(completion_id, {})[verifier_id] = status
-    labeled = [item for item in items if has_final_label(item)]
-    about = (
-        {
-            completion_id: (model, answer_class or "", answer_type or "")
-            for completion_id, model, answer_class, answer_type in Completion.objects.filter(
-                pk__in=[item.subject_id for item in labeled]
-            ).values_list("pk", "model_name", "question__answer_class", "question__answer_type")
-        }
-        if labeled
-        else {}
-    )
+
+    def read_verdicts() -> dict[int, dict[int, str]]:
+        found: dict[int, dict[int, str]] = {}
+        rows = Verdict.objects.filter(completion_id__in=subjects).values_list("completion_id", "verifier_id", "status")
+        for completion_id, verifier_id, status in rows:
+            found.setdefault(completion_id, {})[verifier_id] = status
+        return found
+
+    by_subject = reads.once(("verdicts", subjects), read_verdicts)
+    labeled = tuple(item.subject_id for item in items if has_final_label(item))
+
+    def read_completions() -> dict[int, tuple[str, str, str]]:
+        rows = Completion.objects.filter(pk__in=labeled).values_list(
+            "pk", "model_name", "question__answer_class", "question__answer_type"
+        )
+        return {pk: (model, answer_class or "", answer_type or "") for pk, model, answer_class, answer_type in rows}
+
+    about = reads.once(("completions", labeled), read_completions) if labeled else {}
     for item in items:
         if item.is_gold:
             continue

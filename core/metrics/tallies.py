@@ -71,7 +71,7 @@ def seconds_bucket(seconds: float) -> float:
     """Time spent as the median is kept: to a tenth of a second under 10 s, to the second under 100 s, to ten
     seconds under 1,000 s, to a hundred beyond, so an annotator's histogram stays under about 300 rows."""
     if seconds < 10:
-        return round(seconds, 1)
+        return float(round(seconds, 1))
     if seconds < 100:
         return float(round(seconds))
     if seconds < 1000:

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from annotation import services, workflow
+from annotation import claim_queries, services, workflow
 from annotation.models import AnnotationProject, Item, ItemEvent, Label, Task
 from verifybench.models import Completion, Question
 
@@ -218,7 +218,7 @@ class TestAssignment:
     def test_a_claim_looks_past_started_items_the_annotator_already_did(self, make_project, monkeypatch):
         """Only the first STARTED_LOOKAHEAD started items are looked at before the unstarted ones; the whole queue
         is still walked when nothing else is left, so no item that needs the annotator is ever missed."""
-        monkeypatch.setattr(services, "STARTED_LOOKAHEAD", 1)
+        monkeypatch.setattr(claim_queries, "STARTED_LOOKAHEAD", 1)
         project, (alice, bob, carol), _ = make_project(annotators=3)
         mine = []
         for _ in range(2):  # two items alice labeled, each waiting for a second label
