@@ -4,7 +4,7 @@ Every function returns a Comparison(status, explanation). When a comparison cann
 inconclusive rather than guessing "correct": for training rewards a false "correct" costs more
 than a missed one.
 
-One module per family of answer types; `core._compare_by_type` picks the function for an answer type code:
+One module per family of answer types; `dispatch._compare_by_type` picks the function for an answer type code:
 
 - `numeric`: numbers, rounded or exact, percents (`compare_numbers`);
 - `expressions`: algebraic expressions (`compare_expressions`);
