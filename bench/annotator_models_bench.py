@@ -26,7 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.metrics.annotator_models import WeakSource, _encode, _unzip3, fit_dawid_skene, fit_grader_model  # noqa: E402
+from core.metrics.annotator_models import WeakSource, fit_dawid_skene, fit_grader_model  # noqa: E402
+from core.metrics.annotator_models.fitting import encode, unzip3  # noqa: E402
 
 
 def synthetic_labels(args: argparse.Namespace, rng: np.random.Generator) -> tuple[list, np.ndarray, np.ndarray]:
@@ -65,8 +66,8 @@ def bench_dawid_skene(args: argparse.Namespace) -> None:
     sources = {"verifier": WeakSource.symmetric(0.85, list(range(args.classes)))}
 
     started = time.perf_counter()
-    items, annotators, _ = _unzip3(labels, "label")
-    _encode(items, {}), _encode(annotators, {})
+    items, annotators, _ = unzip3(labels, "label")
+    encode(items, {}), encode(annotators, {})
     encode_seconds = time.perf_counter() - started
 
     started = time.perf_counter()

@@ -1,7 +1,8 @@
 """Writes and business rules of the benchmark data: importing files of questions, references and completions.
 
-The lines are read and validated by the pure `verifybench.importing` package, written by `bulk_writer` (COPY on
-PostgreSQL), and the file handling (paths or uploads, the rejects file, the progress bar) is in `source_files`.
+The lines are read and validated by the pure `verifybench.importing` package, written by `bulk_writer` (through
+`row_inserters`: COPY on PostgreSQL), and the file handling (paths or uploads, the rejects file, the progress bar)
+is in `source_files`.
 """
 
 from __future__ import annotations

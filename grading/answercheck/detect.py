@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from grading.answercheck.choices import choice_letters, finite_state
-from grading.answercheck.compare import _delimited, split_values
+from grading.answercheck.compare.splitting import delimited, split_values
 from grading.answercheck.normalize import clean_latex, normalize_words, plain_text, strip_assignment
 from grading.answercheck.parsing import TooExpensive, Unparseable, is_plain_number, parse_latex
 
@@ -46,7 +46,7 @@ def detect_answer_type(reference: str, question: str | None = None) -> str:
     single_assignment = "=" not in stripped and len(split_values(text)) == 1 and _all_numbers([stripped])
     if "=" in text and not single_assignment and not re.search(r"\\le|\\ge|<|>", text):
         return "A8" if _all_numbers(split_values(text)) else "B2"
-    shape = _delimited(text)
+    shape = delimited(text)
     if shape and shape[0] in ("tuple", "list") and "," in shape[1]:
         return "B4"
     if "," in stripped or re.search(r"\b(?:and|or)\b|\\pm", stripped):

@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frontend import rendering
+from frontend.rendering import final_answer, markdown
 from grading.answercheck.extract import final_answer_span
 
 TEXTS = [
@@ -24,9 +25,9 @@ TEXTS = [
 
 def general(text, span):
     start, end = span
-    text = rendering._neutralise_sentinels(text)
-    start = rendering._skip_block_markers(text, start, end)
-    return rendering.sanitize_html(rendering._highlight_by_reparsing(text, start, end))
+    text = markdown.neutralise_sentinels(text)
+    start = final_answer._skip_block_markers(text, start, end)
+    return markdown.sanitize_html(final_answer._highlight_by_reparsing(text, start, end))
 
 
 @pytest.mark.parametrize("text", TEXTS)

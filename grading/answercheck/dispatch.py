@@ -1,0 +1,184 @@
+"""compare_answers: the checks every answer type shares, then the comparison of the answer's type.
+
+Identical text, option letters resolved to their values, unit conflicts and labelled values come first;
+`_compare_by_type` then hands the pair to the family of its type code (the `compare` package, `choices`,
+`strings`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from grading.answercheck import choices, compare, strings, units
+from grading.answercheck.detect import detect_answer_type
+from grading.answercheck.normalize import clean_latex, plain_text, split_labelled, strip_labels
+from grading.answercheck.question_wording import ASKS_FOR_LOWEST_TERMS, places_asked, rounding_allowed
+from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison
+
+_PLAIN_FRACTION = re.compile(r"^-?\s*(?:\\frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}|(\d+)\s*/\s*(\d+))$")
+
+
+def _unreduced_fraction(predicted: str) -> bool:
+    match = _PLAIN_FRACTION.match(clean_latex(predicted).replace(" ", ""))
+    if not match:
+        return False
+    numerator, denominator = (int(group) for group in match.groups() if group is not None)
+    return math.gcd(numerator, denominator) > 1
+
+
+def _same_text(predicted: str, reference: str) -> bool:
+    """Identical once presentation is removed ('12:00' and '12:00', 'f(y) = y' and 'f(y)=y',
+    '\\text{e}' and 'e'). Text wrappers around digits are kept: '\\text{13}' is not read as 13."""
+
+    def key(text: str) -> str:
+        text = clean_latex(text)
+        text = re.sub(r"\\(?:text|mathrm|textrm|mathit|textit|operatorname)\s*\{([^{}0-9]*)\}", r"\1", text)
+        return re.sub(r"\s+|\\left|\\right|\\,|\\;|\\!", "", text)
+
+    return key(predicted) == key(reference) != ""
+
+
+def _labelled_in_reference_order(predicted: str, reference: str) -> tuple[str, str] | None:
+    """Both sides name the same labels ('a_3 = 2, a_{37} = 19' against 'a_{37} = 19, a_3 = 2'):
+    the values in the reference's label order, as two ordered lists."""
+    reference_items, predicted_items = split_labelled(clean_latex(reference)), split_labelled(clean_latex(predicted))
+    if len(reference_items) < 2 or any(label is None for label, _ in reference_items + predicted_items):
+        return None
+    reference_labels = [label for label, _ in reference_items]
+    predicted_values = dict(predicted_items)
+    if len(set(reference_labels)) != len(reference_labels) or sorted(reference_labels) != sorted(predicted_values):
+        return None
+    if len(predicted_values) != len(predicted_items):
+        return None
+    ordered = [predicted_values[label] for label in reference_labels]
+    return "(" + ", ".join(ordered) + ")", "(" + ", ".join(value for _, value in reference_items) + ")"
+
+
+def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
+    """Identical answers, labelled values and option letters first, then the comparison of the type."""
+    if _same_text(predicted, reference):
+        return Comparison(CORRECT, "identical after removing presentation")
+    if answer_type not in ("C1", "C2"):
+        labelled_option = choices.resolve_option_labels(predicted, reference)
+        if isinstance(labelled_option, Comparison):
+            return labelled_option
+        if labelled_option is not None:
+            predicted, reference = labelled_option
+            if _same_text(predicted, reference):
+                return Comparison(CORRECT, "the same option value")
+    if answer_type in ("A1", "A2", "A3", "A4"):
+        conflict = units.unit_conflict(predicted, reference, question)
+        if conflict is not None:
+            return Comparison(INCONCLUSIVE, conflict)
+    mapped = choices.map_option_letters(predicted, reference, answer_type, question)
+    if mapped is not None:
+        predicted, reference = mapped
+        if _same_text(predicted, reference):
+            return Comparison(CORRECT, "the option letter names the same value")
+    if answer_type != "B2":
+        labelled = _labelled_in_reference_order(predicted, reference)
+        if labelled is not None:
+            return compare.compare_collections(labelled[0], labelled[1], ordered=True)
+        predicted_value, reference_value = strip_labels(clean_latex(predicted)), strip_labels(clean_latex(reference))
+        if (predicted_value, reference_value) != (clean_latex(predicted), clean_latex(reference)):
+            if _same_text(predicted_value, reference_value):
+                return Comparison(CORRECT, "the same value once labels are removed")
+            named = [label for label, _ in split_labelled(clean_latex(reference)) if label is not None]
+            bases = {re.sub(r"_.*", "", label) for label in named}
+            # x_1, x_2 name the roots of one unknown, in no particular order.
+            if len(named) > 1 and len(set(named)) == len(named) and len(bases) > 1 and answer_type in ("A8", "B4"):
+                # Values named by distinct labels ('AB=4, CD=5') have an order: a match only
+                # in another order is not certain.
+                in_order = compare.compare_collections(f"({predicted_value})", f"({reference_value})", ordered=True)
+                if in_order.status == CORRECT:
+                    return in_order
+                any_order = _compare_by_type(predicted_value, reference_value, answer_type, question)
+                if any_order.status == CORRECT:
+                    return Comparison(INCONCLUSIVE, "the labelled values match only in another order")
+                return any_order
+            predicted, reference = predicted_value, reference_value
+    return _compare_by_type(predicted, reference, answer_type, question)
+
+
+_EQUALITY_CHAIN_TYPES = {"A1", "A2", "A3", "A4", "A5", "B1"}
+
+
+def _last_side(text: str) -> str:
+    """'\\frac{100\\cdot 101}{2} = 5050' -> '5050': a value stated at the end of an equality chain."""
+    parts = compare.split_top_level(text, "=")
+    return parts[-1].strip() if len(parts) > 1 and parts[-1].strip() else text
+
+
+def _compare_by_type(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
+    """Dispatch on the fine type code. Runs inside the deadline."""
+    relation = re.compile(r"[<>]=?|!=|\\(?:n?eq|ne|[lg]eq?|neq)(?![a-zA-Z])|\\(?:lt|gt)(?![a-zA-Z])")
+    if (
+        answer_type in _EQUALITY_CHAIN_TYPES
+        and "=" in predicted
+        and "=" not in reference
+        and not relation.search(predicted + reference)
+    ):
+        predicted = _last_side(predicted)
+    if answer_type in ("A1", "A2", "A3", "A4"):
+        # "a:b:c", and a clock time or a ratio with a zero part ("12:00"), compare part by part.
+        if re.fullmatch(r"\s*-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)+\s*|\s*-?\d+\s*:\s*0+\s*", clean_latex(reference)):
+            return compare.compare_collections(predicted.replace(":", ","), reference.replace(":", ","), ordered=True)
+        result = compare.compare_numbers(
+            predicted, reference, allow_rounding=rounding_allowed(reference, question), places=places_asked(question)
+        )
+        if (
+            result.status == CORRECT
+            and answer_type == "A3"
+            and ASKS_FOR_LOWEST_TERMS.search(question or "")
+            and _unreduced_fraction(predicted)
+        ):
+            return Comparison(
+                INCORRECT, f"{predicted!r} has the right value but is not in lowest terms, as the question asks"
+            )
+        if result.status == INCONCLUSIVE and answer_type == "A2":
+            return compare.compare_expressions(predicted, reference)
+        return result
+    if answer_type == "A5":
+        # Several complex values ("2i, -2i", "\\pm 2i") compare as an unordered list.
+        if any(
+            len(compare.split_top_level(clean_latex(side))) > 1 or "\\pm" in side for side in (predicted, reference)
+        ):
+            return compare.compare_multiple_values(predicted, reference)
+        return compare.compare_numbers(predicted, reference, imaginary_unit=True)
+    if answer_type == "A6":
+        return compare.compare_angles(predicted, reference)
+    if answer_type == "A7":
+        return compare.compare_bases(predicted, reference)
+    if answer_type == "A8":
+        return compare.compare_multiple_values(predicted, reference)
+    if answer_type == "B1":
+        return compare.compare_expressions(predicted, reference)
+    if answer_type == "B2":
+        return compare.compare_equations(predicted, reference)
+    if answer_type == "B3":
+        return compare.compare_intervals(predicted, reference)
+    if answer_type == "B4":
+        return compare.compare_collections(predicted, reference)
+    if answer_type == "B5":
+        return compare.compare_matrices(predicted, reference)
+    if answer_type in ("C1", "C2"):
+        return choices.compare_choices(predicted, reference, multiple=answer_type == "C2", question=question)
+    if answer_type == "C3":
+        return choices.compare_finite_states(predicted, reference)
+    if answer_type == "D1":
+        return _string_or_math(predicted, reference, semantic=False)
+    if answer_type == "D2":
+        return _string_or_math(predicted, reference, semantic=True)
+    raise ValueError(f"unknown answer type code {answer_type!r}")
+
+
+def _string_or_math(predicted: str, reference: str, *, semantic: bool) -> Comparison:
+    result = strings.compare_strings(predicted, reference, semantic=semantic)
+    if result.status != INCONCLUSIVE:
+        return result
+    if re.search(r"[\\^_=0-9]", plain_text(reference)):
+        detected = detect_answer_type(reference)
+        if detected[0] in "AB":
+            return compare_answers(predicted, reference, detected, None)
+    return result
