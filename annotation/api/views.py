@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 
-from core import roles
+from core import labels, roles
 from core.jobs.api import job_payload
 from core.permissions import IsResearcherOrAdmin
 from core.serializers import NoBodySerializer
@@ -377,7 +377,7 @@ class ProjectViewSet(
         item = get_object_or_404(Item, pk=serializer.validated_data["item_id"], project=project)
         try:
             item = services.mark_gold(project, item, serializer.validated_data["value"], actor=request.user)
-        except (services.WorkflowError, services.labels.InvalidValue) as exc:
+        except (services.WorkflowError, labels.InvalidValue) as exc:
             return Response({"detail": str(exc)}, status=getattr(exc, "status_code", 400))
         return Response({"item_id": item.pk, "is_gold": True, "gold_value": item.gold_value})
 

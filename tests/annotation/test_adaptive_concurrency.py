@@ -11,7 +11,7 @@ from django.db import connections
 from django.db.models import Count
 
 from annotation import label_model, services, workflow
-from annotation.models import AnnotatorModelFit, Item, Label, Task
+from annotation.models import AnnotationProject, AnnotatorModelFit, Item, Label, Task
 
 from .conftest import build_dataset
 
@@ -25,7 +25,7 @@ def truth(item_id: int) -> bool:
 
 def run_annotator(project_id, user, accuracy, seed, barrier, deadline, accepted, refused, failures, lock):
     rng = random.Random(seed)
-    project = services.AnnotationProject.objects.get(pk=project_id)
+    project = AnnotationProject.objects.get(pk=project_id)
     try:
         barrier.wait()
         while time.monotonic() < deadline:

@@ -10,7 +10,7 @@ from django.db import connections, transaction
 from django.db.models import Count
 
 from annotation import services, workflow
-from annotation.models import Item, Label, Task
+from annotation.models import AnnotationProject, Item, Label, Task
 
 from .conftest import build_dataset
 
@@ -24,7 +24,7 @@ def truth(item_id: int) -> bool:
 
 def run_annotator(project_id, user, seed, barrier, deadline, accepted, refused, failures, lock):
     rng = random.Random(seed)
-    project = services.AnnotationProject.objects.get(pk=project_id)
+    project = AnnotationProject.objects.get(pk=project_id)
     try:
         barrier.wait()
         while time.monotonic() < deadline:

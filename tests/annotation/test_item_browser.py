@@ -347,11 +347,13 @@ class TestBulkActions:
     def test_all_matching_a_filter_in_chunks_and_never_beyond_the_limit(self, make_project, researcher, monkeypatch):
         project, _, _ = make_project(annotators=0, dataset=build_dataset(questions=4, completions_per_question=2))
         monkeypatch.setattr(services, "BULK_CHUNK", 3)
+        monkeypatch.setattr(services.bulk, "BULK_CHUNK", 3)
         matching = selectors.filtered_items(project, ItemFilter.from_params({"model": "secret-model-0"}))
         result = services.bulk_apply(project, matching, services.PRIORITY, actor=researcher, change=2)
         assert result.applied == 4
         assert sorted(project.items.values_list("priority", flat=True)) == [0, 0, 0, 0, 2, 2, 2, 2]
         monkeypatch.setattr(services, "BULK_LIMIT", 5)
+        monkeypatch.setattr(services.bulk, "BULK_LIMIT", 5)
         with pytest.raises(services.SelectionTooLarge, match="narrow the filter"):
             services.bulk_apply(project, project.items.all(), services.PRIORITY, actor=researcher, change=1)
         assert ItemEvent.objects.filter(item__project=project).count() == 4

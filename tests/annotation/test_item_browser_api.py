@@ -113,6 +113,7 @@ def test_bulk_on_chosen_items_and_on_all_matching(setup):
 
 def test_bulk_refuses_a_selection_over_the_limit(setup, monkeypatch):
     monkeypatch.setattr(services, "BULK_LIMIT", 3)
+    monkeypatch.setattr(services.bulk, "BULK_LIMIT", 3)
     response = setup["researcher"].post(
         setup["url"] + "bulk/", {"action": "priority", "all_matching": True, "change": 1}, format="json"
     )

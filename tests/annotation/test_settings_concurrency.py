@@ -11,7 +11,7 @@ from django.db import connections
 from django.db.models import Count
 
 from annotation import services, workflow
-from annotation.models import Item
+from annotation.models import AnnotationProject, Item
 
 from .conftest import build_dataset
 
@@ -22,7 +22,7 @@ ANNOTATORS = 8
 
 def annotate(project_id, user, seed, barrier, deadline, failures, lock):
     rng = random.Random(seed)
-    project = services.AnnotationProject.objects.get(pk=project_id)
+    project = AnnotationProject.objects.get(pk=project_id)
     try:
         barrier.wait()
         while time.monotonic() < deadline:
@@ -56,7 +56,7 @@ def change_settings(project_id, actor, stop, outcomes, failures, lock):
                     {"labels_per_item": 2, "tiebreak_annotators": 1},
                 ]
             )
-            project = services.AnnotationProject.objects.get(pk=project_id)
+            project = AnnotationProject.objects.get(pk=project_id)
             try:
                 services.update_project(project, actor=actor, **values)
                 outcome = "applied"

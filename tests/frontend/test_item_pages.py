@@ -159,6 +159,7 @@ def test_bulk_on_ticked_items_and_on_all_matching(client, team):
 
 def test_bulk_refuses_a_selection_over_the_limit(client, team, monkeypatch):
     monkeypatch.setattr(services, "BULK_LIMIT", 2)
+    monkeypatch.setattr(services.bulk, "BULK_LIMIT", 2)
     client.force_login(team["researcher"])
     response = client.post(
         reverse("item-bulk", args=[team["project"].pk]),
