@@ -64,6 +64,7 @@ def test_conflict_queue_is_read_a_page_at_a_time_from_a_key(client, conflicted, 
     first, second = project.items.order_by("priority", "id")
     Item.objects.filter(pk=second.pk).update(priority=-1)  # the queue is in priority order, then id
     monkeypatch.setattr(selectors, "CONFLICTS_PAGE_SIZE", 1)
+    monkeypatch.setattr(selectors.items, "CONFLICTS_PAGE_SIZE", 1)
     monkeypatch.setattr(selectors.conflicts_page, "__defaults__", ("", 1))
     client.force_login(judge)
     html = client.get(reverse("annotation-conflicts", args=[project.pk])).content.decode()
