@@ -8,7 +8,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.response import Response
 
-from core.jobs.api import JobActionsMixin
+from annotation import setup as project_setup
+from core.jobs.api import JobActionsMixin, job_payload
 from core.permissions import IsAdminRole, IsResearcherOrAdmin
 
 from .. import runs, selectors
@@ -152,6 +153,13 @@ class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
             )
         except selection_services.SelectionRequestError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        setup_job = project_setup.active_setup(project)
         return Response(
-            {"project_id": project.pk, **selection_selectors.selection_payload(record)}, status=status.HTTP_201_CREATED
+            {
+                "project_id": project.pk,
+                "preparing": project.preparing,
+                "setup_job": job_payload(setup_job) if setup_job is not None else None,
+                **selection_selectors.selection_payload(record),
+            },
+            status=status.HTTP_201_CREATED,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation import services as annotation_services
+from annotation import setup as project_setup
 from grading.models import SelectionRecord, VerifierConfig
 from grading.runs import RunRequestError, clean_scope_filters
 
@@ -12,6 +13,9 @@ from . import recipes as selection
 from . import selectors
 
 DEFAULT_HARD_TARGET = 2000
+# A selection of up to this many completions gets its items at once; a larger one gets them from a project-setup
+# job (the project stays "preparing" until then), so the request never writes an unbounded number of rows.
+INLINE_ITEMS = 2000
 
 
 class SelectionRequestError(ValueError):
@@ -38,7 +42,9 @@ def select_for_annotation(
 ):
     """Pick completions with a selection strategy, make a correctness project of them and keep the report.
 
-    Returns (project, SelectionRecord). Nothing is created when the strategy picks nothing.
+    Returns (project, SelectionRecord). Nothing is created when the strategy picks nothing. Over INLINE_ITEMS picks
+    the project's items come from a project-setup job queued when the caller's transaction commits
+    (`annotation.setup.active_setup(project)` is that job while the project is preparing).
     """
     if strategy not in selection.STRATEGIES:
         raise SelectionRequestError(f"unknown strategy {strategy!r}; choose from {', '.join(selection.STRATEGIES)}")
@@ -88,7 +94,10 @@ def select_for_annotation(
         )
     report = result.as_dict()
     with transaction.atomic():
-        project = annotation_services.create_project(
+        make_project = (
+            annotation_services.create_project if len(result.completion_ids) <= INLINE_ITEMS else _start_project
+        )
+        project = make_project(
             dataset=dataset,
             kind="correctness",
             name=name or f"{dataset.name} {strategy} selection",
@@ -109,3 +118,8 @@ def select_for_annotation(
         )
         record.verifiers.set(verifiers)
     return project, record
+
+
+def _start_project(**arguments):
+    project, _job = project_setup.start_project(**arguments)
+    return project

@@ -141,6 +141,7 @@ def test_selections_api_creates_the_project_for_researchers_only(
     body = response.json()
     project = AnnotationProject.objects.get(pk=body["project_id"])
     assert (project.name, project.labels_per_item, project.items.count()) == ("hard round", 3, 6)
+    assert body["preparing"] is False and body["setup_job"] is None  # a small selection's items are made at once
     assert body["report"]["picked"] == 6 and len(body["report"]["picks"]) == 6
     assert body["verifiers"] == JUDGES and body["created_by"] == researcher.username
     assert client.get(f"/api/grading/selections/{body['id']}/").json()["report"] == body["report"]
@@ -205,3 +206,39 @@ def test_select_for_annotation_command(judged, tmp_path):
         call_command(
             "select_for_annotation", "--dataset", dataset.name, "--strategy", "verifybench", "--verifiers", "j1", "j2"
         )
+
+
+def test_a_large_selection_gets_its_items_from_a_setup_job(
+    judged, researcher, monkeypatch, django_capture_on_commit_callbacks
+):
+    from annotation import setup
+    from core.jobs import runner
+
+    dataset, configs = judged
+    monkeypatch.setattr(services, "INLINE_ITEMS", 10)
+    with django_capture_on_commit_callbacks() as queued:
+        project, record = services.select_for_annotation(
+            dataset=dataset, strategy="verifybench", verifiers=configs[:1], seed=4, created_by=researcher
+        )
+    assert queued, "the setup job is queued when the selection commits"
+    job = setup.active_setup(project)
+    assert project.preparing and project.items.count() == 0 and job.status == "queued"
+    assert record.picked == 32 and job.subject_ids == [pick["completion_id"] for pick in record.report["picks"]]
+
+    runner.run("project-setup", job.pk)
+    project.refresh_from_db()
+    assert not project.preparing and setup.active_setup(project) is None
+    picked = set(Item.objects.filter(project=project).values_list("subject_id", flat=True))
+    assert picked == {pick["completion_id"] for pick in record.report["picks"]}
+
+
+def test_the_selections_api_names_the_setup_job_of_a_large_selection(judged, researcher, api_client_for, monkeypatch):
+    dataset, configs = judged
+    monkeypatch.setattr(services, "INLINE_ITEMS", 3)
+    payload = {"dataset": dataset.name, "strategy": "verifybench", "verifiers": ["j1"], "seed": 2}
+    response = api_client_for(researcher).post("/api/grading/selections/", payload, format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    project = AnnotationProject.objects.get(pk=body["project_id"])
+    assert body["preparing"] is True and project.items.count() == 0
+    assert body["setup_job"]["kind"] == "project-setup" and body["setup_job"]["status"] == "queued"

@@ -103,4 +103,5 @@ class Command(BaseCommand):
                 ) from None
         summary = selectors.selection_payload(record)
         summary["report"] = {key: value for key, value in record.report.items() if key != "picks"}
-        self.stdout.write(json.dumps({"project_id": project.pk, **summary}, indent=2))
+        # a large selection's items come from a project-setup job, which a worker runs (`manage.py jobs` shows it)
+        self.stdout.write(json.dumps({"project_id": project.pk, "preparing": project.preparing, **summary}, indent=2))
