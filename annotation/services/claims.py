@@ -48,6 +48,15 @@ def _current_lease(project: AnnotationProject, user, now) -> Task | None:
     )
 
 
+def _check_may_claim(project: AnnotationProject, user) -> None:
+    if project.preparing:
+        raise WorkflowError("this project is still being prepared; its items are not all created yet")
+    if not project.is_active:
+        raise WorkflowError("this project is closed")
+    if not is_member(project, user, ProjectMember.Role.ANNOTATOR):
+        raise NotAllowed("you are not an annotator on this project")
+
+
 def next_task(project: AnnotationProject, user) -> Task | None:
     """Give an annotator the next item to label, or None when nothing is left for them.
 
@@ -55,12 +64,7 @@ def next_task(project: AnnotationProject, user) -> Task | None:
     The item row is locked (SKIP LOCKED on PostgreSQL) and its capacity re-checked under the lock, so
     concurrent claims never lease more slots than an item needs.
     """
-    if project.preparing:
-        raise WorkflowError("this project is still being prepared; its items are not all created yet")
-    if not project.is_active:
-        raise WorkflowError("this project is closed")
-    if not is_member(project, user, ProjectMember.Role.ANNOTATOR):
-        raise NotAllowed("you are not an annotator on this project")
+    _check_may_claim(project, user)
     now = timezone.now()
     existing = _current_lease(project, user, now)
     if existing is not None:
@@ -156,12 +160,7 @@ def claim_queue(project: AnnotationProject, user, *, ahead: int = QUEUE_AHEAD) -
     leasing ahead never takes a slot an item does not have; the leases expire like any other or are released
     with `release_tasks` when the page is left.
     """
-    if project.preparing:
-        raise WorkflowError("this project is still being prepared; its items are not all created yet")
-    if not project.is_active:
-        raise WorkflowError("this project is closed")
-    if not is_member(project, user, ProjectMember.Role.ANNOTATOR):
-        raise NotAllowed("you are not an annotator on this project")
+    _check_may_claim(project, user)
     size = 1 + max(0, min(ahead, QUEUE_AHEAD))
     now = timezone.now()
     tasks = list(_live_leases(project, user, now)[:size])

@@ -13,6 +13,7 @@ from django.core.management import call_command
 
 from annotation import services as annotation_services
 from annotation import workflow
+from annotation.models import Label
 from core import roles
 from grading.models import ModelInfo, Rubric, RubricInUseError
 from grading.proofs import scoring as proof_scoring
@@ -112,7 +113,7 @@ def test_rubric_in_use_is_immutable_and_an_edit_makes_a_new_version(problem, pro
         first.save()
     with pytest.raises(RubricInUseError):
         Rubric.objects.get(pk=first.pk).delete()
-    label = annotation_services.Label.objects.get(annotator=graders[0])
+    label = Label.objects.get(annotator=graders[0])
     assert label.details["rubric_id"] == first.pk
 
 
@@ -186,7 +187,7 @@ def test_the_server_computes_the_score_and_refuses_bare_totals(project, graders,
     data = response.json()
     assert (data["score"], data["chain_total"], data["max_points"]) == (4, 5, 7)
     assert [line["awarded"] for line in data["breakdown"]] == [3, 2]
-    label = annotation_services.Label.objects.get(task=task)
+    label = Label.objects.get(task=task)
     assert label.value == 4.0 and label.details["chain"] == "clear"
     assert label.details["justifications"]["d_sign"] == "Divides by a - b."
     assert client.get(f"/api/tasks/{task.pk}/").json()["submission"]["anonymous_id"].startswith("P-")
@@ -208,7 +209,7 @@ def test_justifications_are_required_and_every_error_is_returned(project, grader
     assert any("only 1 of 3" in e for e in errors) and any("d_circ" in e for e in errors)
     zero = client.post(f"/api/grading/tasks/{task.pk}/grade/", {"chain": "amgm", "awarded": {}}, format="json")
     assert zero.status_code == 400 and "zero needs a written justification" in " ".join(zero.json()["errors"])
-    assert not annotation_services.Label.objects.filter(task=task).exists()
+    assert not Label.objects.filter(task=task).exists()
     ok = client.post(
         f"/api/grading/tasks/{task.pk}/grade/",
         {"chain": "amgm", "awarded": {}, "justifications": {"overall": "Restates the problem."}},
@@ -508,7 +509,7 @@ def test_grading_page_refuses_missing_justifications_and_leaderboard_pages_rende
         },
     )
     assert saved.status_code == 302
-    assert annotation_services.Label.objects.get(annotator=graders[0]).value == 3.0
+    assert Label.objects.get(annotator=graders[0]).value == 3.0
     client.force_login(researcher)
     competition = project.dataset.competition
     assert client.get(f"/grading/competitions/{competition.pk}/leaderboard/").status_code == 200
