@@ -142,3 +142,27 @@ def test_answer_type_decision_takes_a_code(client, make_user):
     assert response.status_code == 302
     item.refresh_from_db()
     assert item.final_value == "A3" and item.resolution == workflow.BY_ADJUDICATION
+
+
+def test_every_link_an_adjudicator_sees_on_the_project_pages_opens(client, conflicted):
+    """The project's dashboard, item browser and conflicts show an adjudicator only links they may follow (no
+    researcher-only settings, members or project list)."""
+    import re
+
+    project, judge = conflicted
+    client.force_login(judge)
+    pages = [
+        reverse("dashboard-project", args=[project.pk]),
+        reverse("item-browser", args=[project.pk]),
+        reverse("annotation-conflicts", args=[project.pk]),
+    ]
+    followed = set()
+    for page in pages:
+        html = client.get(page).content.decode()
+        for href in re.findall(r'href="(/[^"#?]*)', html):
+            if href in followed or href.startswith(("/static/", "/logout", "/api/")) or href.endswith(".csv"):
+                continue
+            followed.add(href)
+            assert client.get(href).status_code < 400, f"{page} links to {href}"
+    assert reverse("project-settings", args=[project.pk]) not in followed
+    assert reverse("annotation-conflicts", args=[project.pk]) in followed
