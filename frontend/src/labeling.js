@@ -9,6 +9,9 @@ const TEXT_FIELDS = "input:not([type=button]):not([type=submit]):not([type=radio
 const CODE_LETTERS = new Set(["a", "b", "c", "d"]);
 const RETRY_DELAYS = [1000, 2000, 4000, 8000, 15000];
 const HISTORY_LIMIT = 20;
+// Labeled items kept in the page, ready for `z`; older ones are rebuilt from their HTML when gone back to, which keeps
+// the page (and the work of the browser's garbage collector) small.
+const HISTORY_IN_PAGE = 3;
 
 function isTextField(element) {
   return element instanceof Element && element.matches(TEXT_FIELDS);
@@ -100,29 +103,107 @@ export function initLabeling(root) {
     delete root.dataset.message;
   }
 
-  // Items wait in the slot itself, folded away (no height, invisible, so neither seen, focused nor read out): laid out
-  // once while they wait, then kept with `content-visibility: hidden`, which keeps their layout, so showing one is
-  // cheap.
-  function prepare(entry) {
-    const node = document.createElement("div");
-    // First laid out while invisible (`warming`), then frozen with its layout kept (`queued`).
-    node.className = "task-holder warming";
-    node.innerHTML = entry.html;
-    typeset(node);
-    slot.append(node);
-    requestAnimationFrame(() => requestAnimationFrame(() => {
-      if (node.classList.contains("warming")) node.classList.replace("warming", "queued");
-    }));
-    return { ...entry, node };
+  // Every item stays in the slot, laid out at the slot's width, all stacked at its top; the slot takes the height of
+  // the one shown. The ones queued ahead are `waiting`: transparent, under the shown one, hidden from assistive
+  // technology and inert, but laid out and painted (each on its own compositing layer), so the key that shows one
+  // only swaps two layers' opacity instead of laying out and painting a page of formulas. Items already labeled
+  // (kept for `z`) are `stowed`: their layout kept, but neither painted, focusable nor in the accessibility tree
+  // (content-visibility: hidden). Making an item inert or not restyles every element in it, so that, stowing and
+  // focusing the item shown wait until the swap is painted and the page is idle (`settle`); until then the click
+  // handler ignores the controls of an item put away, the label keys act on the item shown, and a key that moves the
+  // focus into it settles at once.
+  const fitSlot = new ResizeObserver(() => {
+    slot.style.height = state.current ? `${state.current.node.offsetHeight}px` : "";
+  });
+  const whenIdle = window.requestIdleCallback
+    ? (callback) => requestIdleCallback(callback, { timeout: 250 })
+    : (callback) => setTimeout(callback, 50);
+  let settling = false;
+
+  function settle() {
+    if (!settling) return;
+    settling = false;
+    const waiting = new Set(state.queue.map((entry) => entry.node));
+    for (const node of slot.querySelectorAll(":scope > .task-holder")) {
+      if (waiting.has(node)) {
+        node.inert = true;
+      } else {
+        if (node !== state.current?.node) node.classList.replace("waiting", "stowed");
+        node.inert = false;
+      }
+    }
+    if (state.current && !state.current.node.contains(document.activeElement)) {
+      state.current.node.querySelector("[data-task]")?.focus({ preventScroll: true });
+    }
+    whenIdle(placeQueued);
   }
 
-  function fold(entry) {
+  function settleWhenPainted() {
+    if (settling) return;
+    settling = true;
+    requestAnimationFrame(() => whenIdle(settle));
+  }
+
+  function putAway(entry) {
     if (!entry) return;
-    entry.node.classList.add("queued");
+    entry.node.classList.replace("current", "waiting");
+    entry.node.setAttribute("aria-hidden", "true");
+    fitSlot.unobserve(entry.node);
   }
 
+  function reveal(node) {
+    node.classList.remove("waiting", "stowed");
+    node.classList.add("current");
+    node.removeAttribute("aria-hidden");
+  }
+
+  // Typesetting a long completion and laying it out take a while, so the items leased ahead get them one at a time
+  // while the page is idle after an item was shown (the annotator reads it then), not in the save's answer, where
+  // they would hold up the next key. An item shown before that gets them at once.
+  function build(entry) {
+    const node = document.createElement("div");
+    node.className = "task-holder waiting";
+    node.setAttribute("aria-hidden", "true");
+    node.inert = true;
+    node.innerHTML = entry.html;
+    return node;
+  }
+
+  function prepare(entry) {
+    return { ...entry, node: build(entry) };
+  }
+
+  function place(entry) {
+    if (!entry.node) entry.node = build(entry);
+    if (entry.node.parentNode === slot) return;
+    typeset(entry.node);
+    slot.append(entry.node);
+  }
+
+  function placeQueued() {
+    const next = state.queue.find((entry) => entry.node.parentNode !== slot);
+    if (!next) return;
+    place(next);
+    whenIdle(placeQueued);
+  }
+
+  const inUse = (entry) => entry === state.current || state.queue.includes(entry);
+
+  // Taking a long item out of the page takes a while too, so it waits until the page is idle.
   function dropNode(entry) {
-    if (entry && entry !== state.current && !state.queue.includes(entry)) entry.node.remove();
+    if (!entry) return;
+    whenIdle(() => {
+      if (!inUse(entry) && !state.history.some((done) => done.entry === entry)) entry.node?.remove();
+    });
+  }
+
+  function unload(entry) {
+    whenIdle(() => {
+      const recent = state.history.slice(-HISTORY_IN_PAGE).some((done) => done.entry === entry);
+      if (!entry.node || inUse(entry) || recent) return;
+      entry.node.remove();
+      entry.node = null;
+    });
   }
 
   const here = () => state.current?.node || slot;
@@ -155,7 +236,7 @@ export function initLabeling(root) {
   }
 
   function show(entry, { revisitOf = null } = {}) {
-    fold(state.current);
+    putAway(state.current);
     state.current = entry;
     state.startedAt = performance.now();
     state.pendingLetter = "";
@@ -163,12 +244,14 @@ export function initLabeling(root) {
     allDone.hidden = true;
     slot.querySelector("[data-testid=loading]")?.remove();
     if (entry) {
+      place(entry);
       resetControls(entry.node);
-      if (entry.node.parentNode !== slot) slot.append(entry.node);
-      entry.node.classList.remove("queued", "warming");
+      reveal(entry.node);
+      fitSlot.observe(entry.node);
       root.dataset.taskId = String(entry.id);
       root.dataset.state = "task";
     } else {
+      slot.style.height = "";
       root.dataset.taskId = "";
       root.dataset.state = state.exhausted ? "done" : "loading";
       if (state.exhausted) allDone.hidden = false;
@@ -183,12 +266,9 @@ export function initLabeling(root) {
     clearInterval(state.leaseTimer);
     updateLease();
     state.leaseTimer = setInterval(updateLease, 1000);
-    if (entry) {
-      window.scrollTo(0, 0);
-      entry.node.querySelector("[data-task]")?.focus({ preventScroll: true });
-    } else if (state.exhausted) {
-      allDone.focus({ preventScroll: true });
-    }
+    if (entry) window.scrollTo(0, 0);
+    else if (state.exhausted) allDone.focus({ preventScroll: true });
+    settleWhenPainted();
   }
 
   function showNext() {
@@ -322,6 +402,8 @@ export function initLabeling(root) {
     if (root.dataset.message !== "retrying") clearMessage();
     state.history.push({ entry, body: full });
     if (state.history.length > HISTORY_LIMIT) dropNode(state.history.shift().entry);
+    const older = state.history.at(-1 - HISTORY_IN_PAGE);
+    if (older) unload(older.entry);
     recordRecent(entry, full);
     showNext();
     send({ action: "label", task_id: entry.id, ...full });
@@ -362,6 +444,7 @@ export function initLabeling(root) {
   }
 
   function openUnsuitable() {
+    settle();
     const panel = here().querySelector("[data-unsuitable-panel]");
     if (!panel) return;
     panel.hidden = false;
@@ -380,6 +463,7 @@ export function initLabeling(root) {
   }
 
   function selectCode(code) {
+    settle();
     const choice = here().querySelector(`[data-code="${code}"]`);
     if (!choice) {
       showMessage(`${code} is not an answer type. Codes are A1–A8, B1–B5, C1–C3 and D1–D2.`);
@@ -462,7 +546,7 @@ export function initLabeling(root) {
     }
     if (key === "u") { event.preventDefault(); openUnsuitable(); }
     else if (key === "s") { event.preventDefault(); skip(); }
-    else if (key === "n") { event.preventDefault(); here().querySelector("[data-label-note]")?.focus(); }
+    else if (key === "n") { event.preventDefault(); settle(); here().querySelector("[data-label-note]")?.focus(); }
   }
 
   function onClick(event) {
@@ -474,6 +558,8 @@ export function initLabeling(root) {
       return;
     }
     if (!control || !root.contains(control)) return;
+    const holder = control.closest(".task-holder");
+    if (holder && holder !== state.current?.node) return;
     if (control.dataset.verdict) submit({ value: control.dataset.verdict === "correct" });
     else if (control.dataset.code) selectCode(control.dataset.code);
     else if (control.dataset.action === "submit-code" && state.selectedCode) submit({ value: state.selectedCode });

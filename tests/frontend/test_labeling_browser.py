@@ -82,16 +82,16 @@ def test_answer_type_labels_by_typing_the_code(page, live_server, login, app_url
     login(page, annotator)
     errors = open_label_page(page, app_url, project)
     first = page.locator("[data-labeling]").get_attribute("data-task-id")
-    assert page.locator(".task-holder:not(.queued, .warming) [data-code]").count() == 18
+    assert page.locator(".task-holder.current [data-code]").count() == 18
     page.keyboard.press("b")
     page.keyboard.press("3")
-    assert page.locator(".task-holder:not(.queued, .warming) [data-code=B3]").get_attribute("aria-pressed") == "true"
+    assert page.locator(".task-holder.current [data-code=B3]").get_attribute("aria-pressed") == "true"
     screenshot(page, "answer-type")
     page.keyboard.press("Enter")
     second = wait_for_next(page, first)
 
     page.keyboard.press("u")
-    assert page.locator(".task-holder:not(.queued, .warming) [data-unsuitable-reason]").is_visible()
+    assert page.locator(".task-holder.current [data-unsuitable-reason]").is_visible()
     page.keyboard.type("The question has two readings")
     page.keyboard.press("Enter")
     wait_for_next(page, second)
@@ -131,3 +131,44 @@ def test_a_stale_submit_explains_itself_and_offers_the_next_task(page, live_serv
     item = Item.objects.get(pk=task.item_id)
     assert item.state == workflow.IN_PROGRESS and item.label_count == 1
     assert item.events.filter(kind="late_submit_refused", actor=slow).exists()
+
+
+def test_items_leased_ahead_are_laid_out_but_neither_tabbable_nor_read_out(
+    page, live_server, login, app_url, make_user
+):
+    annotator = make_user(roles.ANNOTATOR, username="tabitha")
+    project = make_project(make_dataset(questions=5), annotators=[annotator])
+    login(page, annotator)
+    assert open_label_page(page, app_url, project) == []
+    settled = (
+        "() => { const holders = [...document.querySelectorAll('[data-task-slot] > .task-holder:not(.stowed)')];"
+        " return holders.length >= 2 && holders.every(node => node.inert !== node.classList.contains('current')); }"
+    )
+    page.wait_for_function(settled)
+    holders = page.evaluate(
+        "[...document.querySelectorAll('[data-task-slot] > .task-holder:not(.stowed)')].map(node => ({"
+        " current: node.classList.contains('current'), hidden: node.getAttribute('aria-hidden'),"
+        " width: node.getBoundingClientRect().width, opacity: getComputedStyle(node).opacity }))"
+    )
+    shown = [holder for holder in holders if holder["current"]]
+    ahead = [holder for holder in holders if not holder["current"]]
+    assert len(shown) == 1 and shown[0]["hidden"] is None and shown[0]["opacity"] == "1"
+    assert ahead and all(holder["hidden"] == "true" and holder["opacity"] == "0" for holder in ahead)
+    assert all(holder["width"] == shown[0]["width"] > 0 for holder in ahead)  # laid out at the shown one's width
+
+    current_question = page.locator(".task-holder.current [data-testid=question]").inner_text()
+    snapshot = page.locator("[data-task-slot]").aria_snapshot()
+    assert current_question.split(":")[0] in snapshot
+    for other in page.locator(".task-holder.waiting [data-testid=question]").all_inner_texts():
+        assert other.split(":")[0] not in snapshot
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => !document.activeElement.closest('.task-holder:not(.current)')")
+
+    first = page.locator("[data-labeling]").get_attribute("data-task-id")
+    page.keyboard.press("Escape")
+    page.locator("body").focus()
+    page.keyboard.press("1")
+    wait_for_next(page, first)
+    page.wait_for_function(settled)
+    assert page.locator(".task-holder.current [data-testid=question]").inner_text() != current_question
