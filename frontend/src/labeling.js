@@ -116,7 +116,7 @@ export function initLabeling(root) {
     slot.style.height = state.current ? `${state.current.node.offsetHeight}px` : "";
   });
   const whenIdle = window.requestIdleCallback
-    ? (callback) => requestIdleCallback(callback, { timeout: 250 })
+    ? (callback) => requestIdleCallback(callback, { timeout: 100 })
     : (callback) => setTimeout(callback, 50);
   let settling = false;
 
@@ -184,6 +184,7 @@ export function initLabeling(root) {
     const next = state.queue.find((entry) => entry.node.parentNode !== slot);
     if (!next) return;
     place(next);
+    void next.node.offsetHeight; // lay it out now, while idle, not in a frame that may follow a key
     whenIdle(placeQueued);
   }
 
