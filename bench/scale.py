@@ -79,6 +79,7 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
     from annotation.models import AnnotationProject, Item, Label, ProjectMember, ProjectTally, Task
     from core import roles
     from grading.models import Verdict, VerifierConfig
+    from verifybench import services as services_of_datasets
     from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
     rng = random.Random(seed)
@@ -368,6 +369,7 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
                 f"SELECT setval(pg_get_serial_sequence(%s, 'id'), (SELECT MAX(id) FROM {quote(table)}))", [table]
             )
         cursor.execute("ANALYZE")
+    services_of_datasets.recount(dataset)  # as an import does
     return {
         "project": project.pk,
         "dataset": dataset.pk,

@@ -508,7 +508,7 @@ def _counts_from_project(dataset: Dataset, project: AnnotationProject) -> Sample
         return sorted(found, key=lambda q: (type(q).__name__, str(q)))[: passk.QUESTIONS_NAMED]
 
     counts = SampleCounts(question_counts, selectors.greedy_counts(project), [], examples)
-    unlabeled = selectors.completion_count(dataset) - counts.samples
+    unlabeled = dataset.completion_count - counts.samples
     if unlabeled > 0:
         counts.warnings.append(
             f"{unlabeled} completion(s) of {dataset.name} have no final label in project {project.pk} "

@@ -19,6 +19,7 @@ from core.metrics import passk
 from grading import services as grading_services
 from grading.models import VerifierConfig
 from reports import evaluation
+from verifybench import services as dataset_services
 from verifybench.models import Completion
 
 from .conftest import build_dataset
@@ -133,6 +134,7 @@ def test_incremental_tallies_equal_rebuilt_ones(steps):
     dataset = build_dataset(questions=2, completions_per_question=3, name=f"tallies-{next(_names)}")
     # two of a question's three answers come from one model, so Pass@k sees questions with n = 2
     Completion.objects.filter(question__dataset=dataset, external_id="c2").update(model_name="secret-model-0")
+    dataset_services.recount(dataset)
     project = services.create_project(dataset=dataset, kind="correctness", seed=3)
     annotators = [person(roles.ANNOTATOR) for _ in range(4)]
     for user in annotators:
