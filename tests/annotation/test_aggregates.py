@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation import aggregates, selectors, services, workflow
-from annotation.models import Item, Label, ProjectMember, ProjectTally, Task
+from annotation.models import GroupTally, Item, Label, ProjectMember, ProjectTally, Task
 from core import roles
 from core.metrics import passk
 from grading import services as grading_services
@@ -217,6 +217,19 @@ def test_migrate_counts_the_tallies_of_projects_that_have_none(make_project):
     untouched = ProjectTally.objects.filter(project=project).count()
     call_command("migrate", verbosity=0)
     assert ProjectTally.objects.filter(project=project).count() == untouched
+
+
+@pytest.mark.django_db
+def test_migrate_counts_the_per_question_counters_of_projects_counted_before_them(make_project):
+    project, (alice, bob), _ = make_project(annotators=2)
+    for user in (alice, bob):
+        task = services.next_task(project, user)
+        services.submit_label(task, user, value=True, seconds_spent=3)
+    kept = aggregates.all_kept_tallies(project)
+    assert any(key.startswith(aggregates.GROUP_PREFIX) for key in kept)
+    GroupTally.objects.filter(project=project).delete()
+    call_command("migrate", verbosity=0)
+    assert aggregates.all_kept_tallies(project) == kept
 
 
 @pytest.mark.django_db
