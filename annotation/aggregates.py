@@ -4,7 +4,9 @@ Every write of the workflow that changes what a figure counts (a label given or 
 a tie-break, an adjudication, an override, an exclusion, a re-opening, gold marking, new items) goes through this
 module: `track` reads the changed items' contribution (core.metrics.tallies.item_tallies) before and after the
 change and adds the difference to the stored tallies. Pages then read a few hundred counter rows instead of every
-label (`project_tallies`). `rebuild` recomputes a project's tallies from its items and labels.
+label (`project_tallies`). `rebuild` recomputes a project's tallies from its items and labels. Counters that a
+project has one of per question and model (`q|` keys) are kept in GroupTally rows instead, which only the model
+evaluation reads.
 
 Writers take a shared advisory lock before they add to the tallies and `rebuild` takes it exclusive, so a rebuild
 never misses or doubles a concurrent change.
@@ -21,8 +23,9 @@ from django.db.models import Q, Sum
 
 from core.metrics import tallies
 
-from .models import AnnotationProject, Item, Label, ProjectTally
+from .models import AnnotationProject, GroupTally, Item, Label, ProjectTally
 
+GROUP_PREFIX = "q|"  # keys `q|n|<[series, group] as JSON>` and `q|c|...` are kept in GroupTally, not ProjectTally
 SHARDS = 8  # rows a project-wide counter is split over, so concurrent writers rarely wait on one row
 _REBUILD_LOCK_SPACE = 0x6D74
 
@@ -142,12 +145,49 @@ def _shard(key: str, actor_id: int | None) -> int:
     return (actor_id or 0) % SHARDS
 
 
-def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = None) -> None:
-    """Add `delta` to the project's tallies (in the caller's transaction)."""
-    rows = sorted((key, _shard(key, actor_id), count) for key, count in delta.items() if count)
+def group_counts(tally: Mapping[str, int]) -> dict[tuple[str, str], list[int]]:
+    """The `q|` keys of a tally as {(series, group): [n, c]}."""
+    found: dict[tuple[str, str], list[int]] = {}
+    for key, count in tally.items():
+        if count and key.startswith(GROUP_PREFIX):
+            _, counter, about = key.split("|", 2)
+            series, group = json.loads(about)
+            found.setdefault((series, group), [0, 0])["nc".index(counter)] += count
+    return found
+
+
+def _add_groups(project_id: int, groups: Mapping[tuple[str, str], list[int]]) -> None:
+    rows = sorted((series, group, n, c) for (series, group), (n, c) in groups.items() if n or c)
     if not rows:
         return
+    table = GroupTally._meta.db_table
+    values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(rows))
+    params: list = []
+    for series, group, n, c in rows:
+        params += [project_id, series, group, n, c]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'INSERT INTO {table} (project_id, series, "group", n, c) VALUES {values} '
+            f'ON CONFLICT (project_id, series, "group") DO UPDATE SET n = {table}.n + EXCLUDED.n, '
+            f"c = {table}.c + EXCLUDED.c",
+            params,
+        )
+
+
+def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = None) -> None:
+    """Add `delta` to the project's tallies (in the caller's transaction)."""
+    rows = sorted(
+        (key, _shard(key, actor_id), count)
+        for key, count in delta.items()
+        if count and not key.startswith(GROUP_PREFIX)
+    )
+    groups = group_counts(delta)
+    if not rows and not groups:
+        return
     _lock(project_id, exclusive=False)
+    _add_groups(project_id, groups)
+    if not rows:
+        return
     table = ProjectTally._meta.db_table
     values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
     params: list = []
@@ -245,6 +285,25 @@ def items_added(project: AnnotationProject, items: Sequence[Item], chunk: int = 
             add(project.pk, delta)
 
 
+def group_key(counter: str, series: str, group: str) -> str:
+    return f"{GROUP_PREFIX}{counter}|{json.dumps([series, group])}"
+
+
+def all_kept_tallies(project: AnnotationProject) -> dict[str, int]:
+    """Every tally kept for the project, the GroupTally rows as their `q|` keys: what `computed_tallies` gives when
+    nothing was missed (for checks; pages read `project_tallies` or aggregate GroupTally in SQL)."""
+    kept = project_tallies(project)
+    for series, group, n, c in GroupTally.objects.filter(project=project).values_list("series", "group", "n", "c"):
+        for counter, count in (("n", n), ("c", c)):
+            if count:
+                kept[group_key(counter, series, group)] = count
+    return kept
+
+
+def kinds_with_contributors() -> list[str]:
+    return sorted(_CONTRIBUTORS)
+
+
 def project_tallies(project: AnnotationProject, prefixes: Sequence[str] = ()) -> dict[str, int]:
     """The project's tallies summed over shards: {key: count}; only keys starting with one of `prefixes` if given.
     A page that shows many figures calls `read_once` first, and every later call on that instance reads no row."""
@@ -309,7 +368,19 @@ def rebuild(project: AnnotationProject) -> int:
         computed = computed_tallies(project)
         ProjectTally.objects.filter(project=project).delete()
         ProjectTally.objects.bulk_create(
-            [ProjectTally(project=project, key=key, shard=0, count=count) for key, count in computed.items() if count],
+            [
+                ProjectTally(project=project, key=key, shard=0, count=count)
+                for key, count in computed.items()
+                if count and not key.startswith(GROUP_PREFIX)
+            ],
+            batch_size=2000,
+        )
+        GroupTally.objects.filter(project=project).delete()
+        GroupTally.objects.bulk_create(
+            [
+                GroupTally(project=project, series=series, group=group, n=n, c=c)
+                for (series, group), (n, c) in group_counts(computed).items()
+            ],
             batch_size=2000,
         )
     return sum(1 for count in computed.values() if count)

@@ -1,13 +1,25 @@
 from django.apps import AppConfig
+from django.db.models import Exists, OuterRef, Q
 from django.db.models.signals import post_migrate
 
 
 def count_projects_without_tallies(sender, verbosity: int = 1, **kwargs) -> None:
-    """A database migrated from before the tallies existed gets them counted once, so no page shows zeros."""
+    """A database migrated from before the tallies (or the per-question counters) existed gets them counted once,
+    so no page shows zeros."""
     from . import aggregates
-    from .models import AnnotationProject
+    from .models import AnnotationProject, GroupTally, Item, ProjectTally
 
-    missing = AnnotationProject.objects.filter(items__isnull=False, tallies__isnull=True).distinct().order_by("pk")
+    of_project = {"project": OuterRef("pk")}
+    final = Item.objects.filter(**of_project, state="resolved", excluded=False, is_gold=False)
+    missing = AnnotationProject.objects.filter(
+        # no tallies at all, or (counted before the per-question counters existed) final labels and none of those
+        Q(Exists(Item.objects.filter(**of_project)), ~Exists(ProjectTally.objects.filter(**of_project)))
+        | Q(
+            Exists(final),
+            ~Exists(GroupTally.objects.filter(**of_project)),
+            kind__in=aggregates.kinds_with_contributors(),
+        )
+    ).order_by("pk")
     for project in missing.iterator():
         keys = aggregates.rebuild(project)
         if verbosity:

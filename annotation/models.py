@@ -506,3 +506,25 @@ class ProjectTally(models.Model):
 
     def __str__(self):
         return f"{self.key}={self.count} in project {self.project_id}"
+
+
+class GroupTally(models.Model):
+    """Two counters per (series, group) of a project that a higher layer keeps through the tallies: for grading,
+    per author model (series) and question (group), the sampled answers with a final human label (`n`) and the
+    correct ones among them (`c`), from which Pass@k and G-Pass@k are computed. They are kept apart from
+    `ProjectTally` because a project has one pair per question and model, and the pages that read every
+    `ProjectTally` row of a project must not read those. The tallies' keys ``q|n|<[series, group] as JSON>`` and
+    ``q|c|...`` land here (annotation.aggregates)."""
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="group_tallies")
+    series = models.TextField()
+    group = models.TextField()
+    n = models.BigIntegerField(default=0)
+    c = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "series", "group"], name="one_group_tally")]
+        indexes = [models.Index(fields=["project", "series", "n", "group"], name="group_tally_by_count")]
+
+    def __str__(self):
+        return f"{self.series}/{self.group}: {self.c} of {self.n} in project {self.project_id}"

@@ -249,14 +249,14 @@ def model_eval_page(request, dataset_id: int):
         try:
             source = evaluation.parse_source(source_spec)
             taus = evaluation.parse_taus(tau_text)
-            samples, left_out = evaluation.correctness_samples(dataset, source)
+            counts = evaluation.sample_counts(dataset, source)
             # Without k values from the form, they are chosen to fit the samples each question has.
-            choice = evaluation.choose_ks(samples)
+            choice = evaluation.choose_ks_from_counts(counts.question_counts)
             if k_given:
                 ks = evaluation.parse_ks(k_given)
             else:
                 ks = choice.ks if choice is not None else list(evaluation.DEFAULT_KS)
-            result = evaluation.evaluate_samples(samples, left_out, ks, taus)
+            result = evaluation.evaluate_counts(counts, ks, taus)
         except evaluation.EvaluationError as exc:
             context["error"] = str(exc)
         else:

@@ -4,7 +4,10 @@ Per item of a correctness project: ``vv|<verifier>`` for each verifier with a ve
 an item with a final human label (resolved, not excluded, not gold): ``vl``, then per verdict
 ``v|<verifier>|<answer class>|<answer type>|<human 1/0>|<status>|<model as JSON>`` (the confusion counts the meta-evaluation
 reads) and per pair of verifiers (ids in order, a verifier with itself included) ``vp|<a>|<b>|<status a>|<status
-b>`` (their agreement). A final value that is no correctness label counts as ``vb`` instead.
+b>`` (their agreement). A final value that is no correctness label counts as ``vb`` instead. A correctly labeled
+sampled answer also counts towards its author model and question, ``q|n|[model, question id]`` and, when correct,
+``q|c|...`` (kept as GroupTally rows: the n and c of Pass@k); a greedy one towards ``qg|n|<model as JSON>`` and
+``qg|c|...`` (greedy accuracy).
 """
 
 from __future__ import annotations
@@ -44,11 +47,14 @@ def verdict_contribution(project: AnnotationProject, items: Sequence[Item], read
     by_subject = reads.once(("verdicts", subjects), read_verdicts)
     labeled = tuple(item.subject_id for item in items if has_final_label(item))
 
-    def read_completions() -> dict[int, tuple[str, str, str]]:
+    def read_completions() -> dict[int, tuple[str, str, str, int, bool]]:
         rows = Completion.objects.filter(pk__in=labeled).values_list(
-            "pk", "model_name", "question__answer_class", "question__answer_type"
+            "pk", "model_name", "question__answer_class", "question__answer_type", "question_id", "is_greedy"
         )
-        return {pk: (model, answer_class or "", answer_type or "") for pk, model, answer_class, answer_type in rows}
+        return {
+            pk: (model, answer_class or "", answer_type or "", question_id, is_greedy)
+            for pk, model, answer_class, answer_type, question_id, is_greedy in rows
+        }
 
     about = reads.once(("completions", labeled), read_completions) if labeled else {}
     for item in items:
@@ -65,7 +71,13 @@ def verdict_contribution(project: AnnotationProject, items: Sequence[Item], read
         except InvalidValue:
             tally["vb"] += 1
             continue
-        model, answer_class, answer_type = about[item.subject_id]
+        model, answer_class, answer_type, question_id, is_greedy = about[item.subject_id]
+        if is_greedy:
+            tally[f"qg|n|{json.dumps(model)}"] += 1
+            tally[f"qg|c|{json.dumps(model)}"] += int(human)
+        else:
+            tally[aggregates.group_key("n", model, str(question_id))] += 1
+            tally[aggregates.group_key("c", model, str(question_id))] += int(human)
         ordered = sorted(verdicts.items())
         for index, (verifier_id, status) in enumerate(ordered):
             tally[f"v|{verifier_id}|{answer_class}|{answer_type}|{int(human)}|{status}|{json.dumps(model)}"] += 1

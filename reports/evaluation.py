@@ -10,9 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -418,30 +417,141 @@ class KChoice:
 
 def choose_ks(samples: Sequence[dict[str, Any]]) -> KChoice | None:
     """The k values for these samples (rows of `correctness_samples`); None when none is a sampled answer."""
-    per_question = Counter((row["model"], row["question_id"]) for row in samples if not row.get("greedy"))
-    if not per_question:
+    return choose_ks_from_counts(counts_of_samples(samples).question_counts)
+
+
+def choose_ks_from_counts(question_counts: Mapping[str, Mapping[tuple[int, int], int]]) -> KChoice | None:
+    """The k values for questions counted as {model: {(n, c): questions}}; None when there is none."""
+    histogram: Counter = Counter()
+    for by_counts in question_counts.values():
+        for (n, _), questions in by_counts.items():
+            histogram[n] += questions
+    total = sum(histogram.values())
+    if not total:
         return None
-    counts = sorted(per_question.values())
-    typical = statistics.median_low(counts)
-    return KChoice(ks=passk.suggested_ks(typical), samples_per_question=typical, fewest=counts[0], most=counts[-1])
+    ordered = sorted(histogram.items())
+    position, seen = (total - 1) // 2, 0  # the lower median, as statistics.median_low
+    typical = ordered[-1][0]
+    for n, questions in ordered:
+        seen += questions
+        if position < seen:
+            typical = n
+            break
+    return KChoice(
+        ks=passk.suggested_ks(typical), samples_per_question=typical, fewest=ordered[0][0], most=ordered[-1][0]
+    )
 
 
-def evaluate_samples(
-    samples: Sequence[dict[str, Any]],
-    warnings: Sequence[str],
+@dataclass
+class SampleCounts:
+    """What the model evaluation needs of a source's samples: per model, how many questions have n sampled answers
+    with a correctness value, c of them correct; the greedy answers and correct ones; what was left out; and a way
+    to name the first questions of a model with a given range of n (`passk.Examples`)."""
+
+    question_counts: dict[str, dict[tuple[int, int], int]]
+    greedy: dict[str, tuple[int, int]]
+    warnings: list[str]
+    examples: passk.Examples | None = None
+
+    @property
+    def samples(self) -> int:
+        sampled = sum(n * questions for by in self.question_counts.values() for (n, _), questions in by.items())
+        return sampled + sum(n for n, _ in self.greedy.values())
+
+
+def counts_of_samples(samples: Sequence[dict[str, Any]], warnings: Sequence[str] = ()) -> SampleCounts:
+    """Rows `{question_id, model, correct, greedy}` counted per model and question."""
+    per_question: dict[str, dict[Any, list[int]]] = {}
+    greedy: dict[str, list[int]] = {}
+    for row in samples:
+        if row.get("greedy"):
+            found = greedy.setdefault(row["model"], [0, 0])
+        else:
+            found = per_question.setdefault(row["model"], {}).setdefault(row["question_id"], [0, 0])
+        found[0] += 1
+        found[1] += int(bool(row["correct"]))
+    question_counts = {
+        model: dict(Counter((n, c) for n, c in questions.values())) for model, questions in per_question.items()
+    }
+
+    def examples(model: str, fewest: int, fewer_than: int) -> list:
+        found = [q for q, (n, _) in per_question.get(model, {}).items() if fewest <= n < fewer_than]
+        return sorted(found, key=lambda q: (type(q).__name__, str(q)))[: passk.QUESTIONS_NAMED]
+
+    return SampleCounts(
+        question_counts=question_counts,
+        greedy={model: (n, c) for model, (n, c) in greedy.items()},
+        warnings=list(warnings),
+        examples=examples,
+    )
+
+
+def _counts_from_project(dataset: Dataset, project: AnnotationProject) -> SampleCounts:
+    """The project's kept counts (grading.verdict_tallies): a few queries whatever the number of samples."""
+    if project.dataset_id != dataset.pk:
+        raise EvaluationError(f"project {project.pk} ({project.name}) belongs to another dataset than {dataset.name}")
+    _correctness_project(project)
+    if annotation_aggregates.project_tallies(project, ("vb",)):
+        bad = selectors.first_bad_final_value(project)
+        if bad is not None:
+            _human_label(bad)
+    question_counts = selectors.sample_counts(project)
+    shown: dict[tuple[str, int], list[str]] = {}
+
+    def examples(model: str, fewest: int, fewer_than: int) -> list:
+        found: list[int | str] = []
+        for n in sorted({n for n, _ in question_counts.get(model, {})}):
+            if fewest <= n < fewer_than:
+                if (model, n) not in shown:
+                    shown[(model, n)] = selectors.questions_with_samples(project, model, n, passk.QUESTIONS_NAMED)
+                found += [int(q) if q.isdigit() else q for q in shown[(model, n)]]
+        return sorted(found, key=lambda q: (type(q).__name__, str(q)))[: passk.QUESTIONS_NAMED]
+
+    counts = SampleCounts(question_counts, selectors.greedy_counts(project), [], examples)
+    unlabeled = dataset.completion_count - counts.samples
+    if unlabeled > 0:
+        counts.warnings.append(
+            f"{unlabeled} completion(s) of {dataset.name} have no final label in project {project.pk} "
+            "(unresolved, excluded, gold or not in the project) and are left out"
+        )
+    return counts
+
+
+def sample_counts(dataset: Dataset, source: CorrectnessSource) -> SampleCounts:
+    """The counts of `source`'s samples of the dataset, with warnings saying what was left out. A project's are
+    kept as its labels change; a verifier's are counted from its verdicts. Raises EvaluationError for a project of
+    another dataset or kind."""
+    if source.project is not None:
+        counts = _counts_from_project(dataset, source.project)
+    else:
+        counts = counts_of_samples(*_samples_from_verifier(dataset, source.verifier))
+    if not counts.samples:
+        counts.warnings.append(f"no completion of {dataset.name} has a correctness value from the {source.describe()}")
+    return counts
+
+
+def evaluate_counts(
+    counts: SampleCounts,
     ks: Sequence[int] = DEFAULT_KS,
     taus: Sequence[passk.TauLike] = DEFAULT_TAUS,
     *,
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """`passk.evaluate_models` over rows of `correctness_samples`, with its `warnings` first; raises
-    EvaluationError for bad k or tau values."""
+    """`passk.evaluate_counts` over `counts`, with its warnings first; raises EvaluationError for bad k or tau."""
     try:
-        result = passk.evaluate_models(samples, list(ks), list(taus), bootstrap=bootstrap, seed=seed)
+        result = passk.evaluate_counts(
+            counts.question_counts,
+            counts.greedy,
+            list(ks),
+            list(taus),
+            bootstrap=bootstrap,
+            seed=seed,
+            examples=counts.examples,
+        )
     except ValueError as error:
         raise EvaluationError(str(error)) from error
-    return {"models": result["models"], "warnings": [*warnings, *result["warnings"]]}
+    return {"models": result["models"], "warnings": [*counts.warnings, *result["warnings"]]}
 
 
 def model_evaluate(
@@ -456,11 +566,11 @@ def model_evaluate(
     """Accuracy, greedy accuracy, Pass@k, G-Pass@k_tau and mG-Pass@k per model of a dataset's completions.
 
     Returns the shape of `passk.evaluate_models` (`{"models": ..., "warnings": [...]}`); its warnings are
-    preceded by what was left out (completions without a label or verdict). Raises EvaluationError for a
-    project of another dataset or kind, and for bad k or tau values.
+    preceded by what was left out (completions without a label or verdict). Computed from the samples' counts per
+    model and question (`sample_counts`). Raises EvaluationError for a project of another dataset or kind, and for
+    bad k or tau values.
     """
-    samples, warnings = correctness_samples(dataset, source)
-    return evaluate_samples(samples, warnings, ks, taus, bootstrap=bootstrap, seed=seed)
+    return evaluate_counts(sample_counts(dataset, source), ks, taus, bootstrap=bootstrap, seed=seed)
 
 
 def parse_ks(values: Sequence[Any]) -> list[int]:

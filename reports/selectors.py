@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Subquery
+import json
+
+from django.db.models import Count, Exists, OuterRef, Subquery
 
 from annotation import aggregates, workflow
-from annotation.models import AnnotationProject, Item
+from annotation.models import AnnotationProject, GroupTally, Item
 from grading.models import Verdict, VerifierConfig
 from verifybench.label_rules import CORRECTNESS
 from verifybench.models import Completion
@@ -90,10 +92,44 @@ def verifiers_with_verdicts_on_project(project) -> list:
 
 
 def verifiers_with_verdicts_on_dataset(dataset) -> list:
-    """VerifierConfigs (by name) that judged at least one completion of the dataset."""
-    return list(
-        VerifierConfig.objects.filter(verdicts__completion__question__dataset=dataset).distinct().order_by("name")
+    """VerifierConfigs (by name) that judged at least one completion of the dataset ."""
+    # One query a verifier, each stopping at its first verdict on the dataset: as one query PostgreSQL reads every
+    # verdict of the dataset instead.
+    return [
+        verifier
+        for verifier in VerifierConfig.objects.order_by("name")
+        if Verdict.objects.filter(verifier=verifier, completion__question__dataset=dataset).exists()
+    ]
+
+
+def sample_counts(project) -> dict[str, dict[tuple[int, int], int]]:
+    """{author model: {(n, c): questions}}: how many of the model's questions have n sampled answers with a final
+    human label in the project, c of them correct (from the GroupTally rows grading.verdict_tallies keeps)."""
+    rows = (
+        GroupTally.objects.filter(project=project, n__gt=0)
+        .values_list("series", "n", "c")
+        .annotate(questions=Count("pk"))
+        .order_by()
     )
+    found: dict[str, dict[tuple[int, int], int]] = {}
+    for model, n, c, questions in rows:
+        found.setdefault(model, {})[(n, c)] = questions
+    return found
+
+
+def greedy_counts(project) -> dict[str, tuple[int, int]]:
+    """{author model: (greedy answers with a final human label, correct ones)} from the project's tallies."""
+    found: dict[str, list[int]] = {}
+    for key, count in aggregates.project_tallies(project, ("qg|",)).items():
+        _, counter, model = key.split("|", 2)
+        found.setdefault(json.loads(model), [0, 0])["nc".index(counter)] += count
+    return {model: (n, c) for model, (n, c) in found.items()}
+
+
+def questions_with_samples(project, model: str, n: int, limit: int) -> list[str]:
+    """Ids (as text, in the index's order) of the first `limit` of the model's questions with n labeled samples."""
+    rows = GroupTally.objects.filter(project=project, series=model, n=n).order_by("group")
+    return list(rows.values_list("group", flat=True)[:limit])
 
 
 def correctness_projects_of_dataset(dataset) -> list:

@@ -5,7 +5,6 @@ JSONL import page, which calls the same import service as the API and the comman
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -39,24 +38,6 @@ class DatasetAdmin(admin.ModelAdmin):
     search_fields = ["name", "description"]
     readonly_fields = ["created_by", "created_at"]
     fields = ["name", "description", "created_by", "created_at"]
-
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                question_count=Count("questions", distinct=True),
-                completion_count=Count("questions__completions", distinct=True),
-            )
-        )
-
-    @admin.display(ordering="question_count", description="questions")
-    def question_count(self, obj):
-        return obj.question_count
-
-    @admin.display(ordering="completion_count", description="completions")
-    def completion_count(self, obj):
-        return obj.completion_count
 
     def save_model(self, request, obj, form, change):
         if not change and obj.created_by_id is None:

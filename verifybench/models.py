@@ -32,6 +32,11 @@ class Dataset(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Kept by verifybench.services.recount after every import, so lists of datasets count no rows.
+    question_count = models.PositiveIntegerField(default=0, editable=False)
+    completion_count = models.PositiveIntegerField(default=0, editable=False)
+    model_count = models.PositiveIntegerField(default=0, editable=False, help_text="Distinct author model names.")
+    model_names = models.JSONField(default=list, editable=False, help_text="The author model names, in order.")
 
     class Meta:
         ordering = ["name"]

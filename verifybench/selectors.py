@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import BigIntegerField, Count, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count
 
 from .models import Completion, Dataset, PriorLabel, Question
 
@@ -44,22 +43,17 @@ def external_ids(question_ids, completion_ids) -> tuple[dict[int, str], dict[int
 
 
 def datasets_with_counts(datasets=None):
-    """Datasets annotated with question_count, completion_count and model_count, each a correlated count of one
-    dataset's own rows (index scans), instead of one join of every dataset with every completion."""
-    datasets = Dataset.objects.all() if datasets is None else datasets
-    questions = (
-        Question.objects.filter(dataset=OuterRef("pk")).order_by().values("dataset").annotate(n=Count("pk")).values("n")
-    )
-    completions = Completion.objects.filter(question__dataset=OuterRef("pk")).order_by().values("question__dataset")
-    return datasets.annotate(
-        question_count=Coalesce(Subquery(questions, output_field=BigIntegerField()), Value(0)),
-        completion_count=Coalesce(
-            Subquery(completions.annotate(n=Count("pk")).values("n"), output_field=BigIntegerField()), Value(0)
-        ),
-        model_count=Coalesce(
-            Subquery(
-                completions.annotate(n=Count("model_name", distinct=True)).values("n"), output_field=BigIntegerField()
-            ),
-            Value(0),
-        ),
-    )
+    """Datasets with their question_count, completion_count and model_count, kept by `services.recount`."""
+    return Dataset.objects.all() if datasets is None else datasets
+
+
+def counted(dataset: Dataset) -> dict:
+    """The dataset's question_count, completion_count, model_count and model_names counted from its rows."""
+    completions = Completion.objects.filter(question__dataset=dataset)
+    names = list(completions.order_by("model_name").values_list("model_name", flat=True).distinct())
+    return {
+        "question_count": Question.objects.filter(dataset=dataset).count(),
+        "completion_count": completions.count(),
+        "model_count": len(names),
+        "model_names": names,
+    }

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import transaction
 
+from . import selectors
 from .bulk_writer import DatabaseWriter
 from .importing import ImportReport, LineError, RecordReader, UnknownFormat, format_names, get_format
 from .models import Dataset
@@ -74,7 +75,7 @@ def import_jsonl(
     else:
         source_name = source_name or getattr(source, "name", "") or ""
     if fmt in _FILE_IMPORTERS:
-        return _FILE_IMPORTERS[fmt](
+        imported = _FILE_IMPORTERS[fmt](
             dataset_name=dataset_name,
             source=source,
             skip_invalid=skip_invalid,
@@ -82,6 +83,9 @@ def import_jsonl(
             created_by=created_by,
             source_name=source_name,
         )
+        if imported.dataset_id is not None:
+            recount(Dataset.objects.get(pk=imported.dataset_id))
+        return imported
     report = ImportReport(dataset_name=dataset_name, source_name=source_name, skip_invalid=skip_invalid)
 
     if not dataset_name or not dataset_name.strip():
@@ -154,11 +158,21 @@ def _import_in_transaction(
             raise ImportRejected(report)
         report.ok = True
         _remember_id_types(dataset, report)
+        recount(dataset)
         if before_commit is not None:
             if rejects is not None:
                 rejects.close()
                 report.rejects_path = str(rejects.path) if rejects.count else None
             before_commit(report)  # e.g. a job marked succeeded in the same transaction as the rows
+
+
+def recount(dataset: Dataset) -> None:
+    """Store the dataset's question, completion and author model counts (after anything that adds or removes
+    questions or completions), so that pages listing datasets read them instead of counting every completion."""
+    counts = selectors.counted(dataset)
+    Dataset.objects.filter(pk=dataset.pk).update(**counts)
+    for name, value in counts.items():
+        setattr(dataset, name, value)
 
 
 def _remember_id_types(dataset: Dataset, report: ImportReport) -> None:

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from core.metrics.bootstrap import bootstrap_mean_ci
+from core.metrics.bootstrap import bootstrap_grouped_mean_ci, bootstrap_mean_ci
 
 TauLike = float | int | str | Fraction | Decimal
+
+QUESTIONS_NAMED = 5  # a warning about some questions names this many of them
 
 # LiveMathBench recommends at least 3k samples per question for a stable estimate.
 RECOMMENDED_SAMPLES_PER_K = 3
@@ -199,7 +201,7 @@ def _as_bool(field: str, value: Any) -> bool:
     raise ValueError(f"{field} must be true or false, got {value!r}")
 
 
-def _describe_questions(question_ids: list[Hashable], limit: int = 5) -> str:
+def _describe_questions(question_ids: list[Hashable], limit: int = QUESTIONS_NAMED) -> str:
     shown = ", ".join(str(q) for q in question_ids[:limit])
     more = len(question_ids) - limit
     return f"{shown} and {more} more" if more > 0 else shown
@@ -207,6 +209,38 @@ def _describe_questions(question_ids: list[Hashable], limit: int = 5) -> str:
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+def _checked_parameters(
+    ks: Sequence[int], taus: Sequence[TauLike], bootstrap: int
+) -> tuple[list[int], list[tuple[str, Fraction]]]:
+    ks = list(dict.fromkeys(ks))
+    if not ks:
+        raise ValueError("at least one k is required")
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+    tau_items: list[tuple[str, Fraction]] = []
+    seen_labels: set[str] = set()
+    for tau in taus:
+        label = tau_label(tau)
+        if label not in seen_labels:
+            seen_labels.add(label)
+            tau_items.append((label, tau_fraction(tau)))
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
+    return ks, tau_items
+
+
+def _question_figures(n: int, c: int, k: int, tau_items: Sequence[tuple[str, Fraction]]) -> dict[str, float]:
+    """Pass@k, every G-Pass@k_tau and mG-Pass@k of one question answered n times, c of them correctly."""
+    counts = _subsets_with_at_least(n, c, k)
+    subsets = math.comb(n, k)
+    figures = {pass_key(k): float(Fraction(counts[1], subsets))}
+    for label, tau in tau_items:
+        figures[g_pass_key(k, label)] = float(Fraction(counts[math.ceil(tau * k)], subsets))
+    figures[mg_pass_key(k)] = float(Fraction(2 * sum(counts[_mg_start(k) : k + 1]), k * subsets))
+    return figures
 
 
 def evaluate_models(
@@ -240,21 +274,7 @@ def evaluate_models(
     Tau keys use the caller's spelling (`"0.25"` stays "0.25", `1.0` becomes "1.0").
     Raises ValueError for bad k or tau values, malformed rows or a repeated sample index.
     """
-    ks = list(dict.fromkeys(ks))
-    if not ks:
-        raise ValueError("at least one k is required")
-    for k in ks:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
-    tau_items: list[tuple[str, Fraction]] = []
-    seen_labels: set[str] = set()
-    for tau in taus:
-        label = tau_label(tau)
-        if label not in seen_labels:
-            seen_labels.add(label)
-            tau_items.append((label, tau_fraction(tau)))
-    if bootstrap < 0:
-        raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
+    ks, tau_items = _checked_parameters(ks, taus, bootstrap)
 
     sampled: dict[str, dict[Hashable, list[bool]]] = defaultdict(lambda: defaultdict(list))
     greedy: dict[str, list[bool]] = defaultdict(list)
@@ -301,12 +321,8 @@ def evaluate_models(
                 # With k = 1 every figure is the question's accuracy: there is no stability to estimate.
                 if k > 1 and n < RECOMMENDED_SAMPLES_PER_K * k:
                     too_few.append(question_id)
-                counts = _subsets_with_at_least(n, c, k)
-                subsets = math.comb(n, k)
-                per_question[pass_key(k)].append(float(Fraction(counts[1], subsets)))
-                for label, tau in tau_items:
-                    per_question[g_pass_key(k, label)].append(float(Fraction(counts[math.ceil(tau * k)], subsets)))
-                per_question[mg_pass_key(k)].append(float(Fraction(2 * sum(counts[_mg_start(k) : k + 1]), k * subsets)))
+                for key, value in _question_figures(n, c, k, tau_items).items():
+                    per_question[key].append(value)
             if skipped:
                 warnings.append(
                     f"{model}: k={k} exceeds the number of samples of {len(skipped)} question(s) "
@@ -337,3 +353,96 @@ def evaluate_models(
             entry["ci"][key] = list(interval) if interval is not None else None
         models[model] = entry
     return {"models": models, "warnings": warnings}
+
+
+Examples = Callable[[str, int, int], list[Hashable]]
+"""examples(model, fewest, fewer_than): the first few question ids (in the order `evaluate_models` names them) of
+the model's questions with fewest <= n < fewer_than sampled answers."""
+
+
+def evaluate_counts(
+    question_counts: Mapping[str, Mapping[tuple[int, int], int]],
+    greedy: Mapping[str, tuple[int, int]],
+    ks: Sequence[int],
+    taus: Sequence[TauLike],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    examples: Examples | None = None,
+) -> dict[str, Any]:
+    """`evaluate_models` from counts instead of samples: per model, `question_counts[model][(n, c)]` questions with
+    n sampled answers of which c are correct, and `greedy[model]` = (greedy answers, correct ones).
+
+    The figures of a question depend only on its n and c, so each is computed once per (n, c) and averaged with
+    the number of questions as weight: the same means, warnings and shape as `evaluate_models` over the samples
+    these counts come from, in time that grows with the number of distinct (n, c), not of questions. The bootstrap
+    intervals resample questions as `evaluate_models` does (`bootstrap_grouped_mean_ci`), with other draws.
+    Warnings name questions through `examples` (the first five, as `evaluate_models` does), or only count them.
+    """
+    ks, tau_items = _checked_parameters(ks, taus, bootstrap)
+    for model, by_counts in question_counts.items():
+        for (n, c), questions in by_counts.items():
+            if questions < 0 or (questions and not 0 <= c <= n) or (questions and n < 1):
+                raise ValueError(f"{model}: {questions} question(s) with c={c} of n={n} samples")
+
+    def describe(model: str, fewest: int, fewer_than: int, total: int) -> str:
+        shown = examples(model, fewest, fewer_than) if examples is not None else []
+        return _describe_count(shown, total)
+
+    warnings: list[str] = []
+    models: dict[str, Any] = {}
+    for model in sorted(set(question_counts) | set(greedy)):
+        groups = sorted((nc, questions) for nc, questions in question_counts.get(model, {}).items() if questions > 0)
+        entry_figures: dict[str, tuple[list[float], list[int]]] = {}
+        for k in ks:
+            keys = [pass_key(k), *(g_pass_key(k, label) for label, _ in tau_items), mg_pass_key(k)]
+            for key in keys:
+                entry_figures[key] = ([], [])
+            skipped = sum(questions for (n, _), questions in groups if n < k)
+            too_few = 0 if k == 1 else sum(questions for (n, _), questions in groups if k <= n < 3 * k)
+            for (n, c), questions in groups:
+                if n < k:
+                    continue
+                for key, value in _question_figures(n, c, k, tau_items).items():
+                    entry_figures[key][0].append(value)
+                    entry_figures[key][1].append(questions)
+            if skipped:
+                warnings.append(
+                    f"{model}: k={k} exceeds the number of samples of {skipped} question(s)"
+                    f"{describe(model, 1, k, skipped)}; k={k} is skipped for them"
+                )
+            if too_few:
+                warnings.append(
+                    f"{model}: {too_few} question(s) have fewer than {RECOMMENDED_SAMPLES_PER_K}k = "
+                    f"{RECOMMENDED_SAMPLES_PER_K * k} samples for k={k}"
+                    f"{describe(model, k, RECOMMENDED_SAMPLES_PER_K * k, too_few)}"
+                )
+        if not groups:
+            warnings.append(f"{model}: no sampled (non-greedy) answers; only greedy accuracy is reported")
+        samples = sum(n * questions for (n, _), questions in groups)
+        correct = sum(c * questions for (_, c), questions in groups)
+        greedy_n, greedy_c = greedy.get(model, (0, 0))
+        entry: dict[str, Any] = {
+            "n_questions": sum(questions for _, questions in groups),
+            "samples_per_question": {"min": groups[0][0][0], "max": max(n for (n, _), _ in groups)} if groups else None,
+            "accuracy": correct / samples if samples else None,
+            "greedy_accuracy": greedy_c / greedy_n if greedy_n else None,
+        }
+        for key, (values, weights) in entry_figures.items():
+            entry[key] = sum(v * w for v, w in zip(values, weights, strict=True)) / sum(weights) if weights else None
+        entry["questions"] = {key: sum(weights) for key, (_, weights) in entry_figures.items()}
+        entry["ci"] = {}
+        for key, (values, weights) in entry_figures.items():
+            interval = bootstrap_grouped_mean_ci(values, weights, resamples=bootstrap, seed=seed)
+            entry["ci"][key] = list(interval) if interval is not None else None
+        models[model] = entry
+    return {"models": models, "warnings": warnings}
+
+
+def _describe_count(shown: Sequence[Hashable], total: int) -> str:
+    """ " (a, b, c and 4 more)" after the number of questions, or nothing when none is named."""
+    if not shown:
+        return ""
+    more = total - len(shown)
+    text = ", ".join(str(q) for q in shown)
+    return f" ({text} and {more} more)" if more > 0 else f" ({text})"

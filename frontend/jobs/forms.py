@@ -14,7 +14,7 @@ from reports import services as export_services
 from reports.exports import COMMON_OPTIONS, FILE_TYPES, export_format_names, get_export_format
 from reports.models import ExportJob
 from verifybench.label_rules import CORRECTNESS
-from verifybench.models import Completion, Dataset, Domain
+from verifybench.models import Dataset, Domain
 
 # Labels of export options whose registry names are terse; the help text says the rest.
 OPTION_LABELS = {
@@ -36,12 +36,8 @@ def answer_type_choices() -> list[tuple[str, str]]:
 
 
 def dataset_model_names(dataset: Dataset) -> list[str]:
-    return list(
-        Completion.objects.filter(question__dataset=dataset)
-        .order_by("model_name")
-        .values_list("model_name", flat=True)
-        .distinct()
-    )
+    """The author models of the dataset's completions, as its last import counted them (verifybench.services)."""
+    return list(dataset.model_names)
 
 
 class ScopeFiltersMixin(forms.Form):

@@ -8,6 +8,7 @@ import pytest
 
 from annotation import services
 from annotation.models import ProjectMember
+from verifybench import services as dataset_services
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
 _dataset_counter = itertools.count(1)
@@ -33,6 +34,7 @@ def build_dataset(questions: int = 3, completions_per_question: int = 2, name: s
                 text=f"So the answer is \\boxed{{{q + c}}}",
                 content_hash=f"hash-q{q}-c{c}",
             )
+    dataset_services.recount(dataset)  # as an import does
     return dataset
 
 

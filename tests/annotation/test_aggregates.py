@@ -13,10 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation import aggregates, selectors, services, workflow
-from annotation.models import Item, Label, ProjectMember, ProjectTally, Task
+from annotation.models import GroupTally, Item, Label, ProjectMember, ProjectTally, Task
 from core import roles
+from core.metrics import passk
 from grading import services as grading_services
 from grading.models import VerifierConfig
+from reports import evaluation
+from verifybench import services as dataset_services
 from verifybench.models import Completion
 
 from .conftest import build_dataset
@@ -128,7 +131,10 @@ def run(step, project, annotators, staff, items):
 )
 @given(steps=st.lists(STEP, min_size=10, max_size=40))
 def test_incremental_tallies_equal_rebuilt_ones(steps):
-    dataset = build_dataset(questions=2, completions_per_question=2, name=f"tallies-{next(_names)}")
+    dataset = build_dataset(questions=2, completions_per_question=3, name=f"tallies-{next(_names)}")
+    # two of a question's three answers come from one model, so Pass@k sees questions with n = 2
+    Completion.objects.filter(question__dataset=dataset, external_id="c2").update(model_name="secret-model-0")
+    dataset_services.recount(dataset)
     project = services.create_project(dataset=dataset, kind="correctness", seed=3)
     annotators = [person(roles.ANNOTATOR) for _ in range(4)]
     for user in annotators:
@@ -147,9 +153,38 @@ def test_incremental_tallies_equal_rebuilt_ones(steps):
         == selectors.state_counts(project)["labels"]
         + Label.objects.filter(item__project=project, item__is_gold=True).count()
     )
-    kept = aggregates.project_tallies(project)
+    kept = aggregates.all_kept_tallies(project)
     rebuilt = {key: count for key, count in aggregates.computed_tallies(project).items() if count}
     assert kept == rebuilt
+    assert_model_eval_from_counts_equals_the_full_computation(project)
+
+
+def same_figures(one, other) -> bool:
+    if isinstance(one, dict) and isinstance(other, dict):
+        return one.keys() == other.keys() and all(same_figures(one[key], other[key]) for key in one)
+    if isinstance(one, float) and isinstance(other, float):
+        return one == pytest.approx(other, rel=1e-12, abs=1e-12)
+    return one == other
+
+
+def assert_model_eval_from_counts_equals_the_full_computation(project):
+    """The figures read from the kept counts equal those `passk.evaluate_models` gives over every labeled sample
+    (bootstrap intervals aside: they resample the same questions with other draws)."""
+    source = evaluation.CorrectnessSource(project=project)
+    try:
+        samples, left_out = evaluation.correctness_samples(project.dataset, source)
+    except evaluation.EvaluationError as error:
+        with pytest.raises(evaluation.EvaluationError, match=str(error)):
+            evaluation.sample_counts(project.dataset, source)
+        return
+    counts = evaluation.sample_counts(project.dataset, source)
+    for ks in ([1], [1, 2, 3]):
+        full = passk.evaluate_models(samples, ks, ["0.5", "1.0"], bootstrap=0)
+        kept = evaluation.evaluate_counts(counts, ks, ["0.5", "1.0"], bootstrap=0)
+        assert same_figures(kept["models"], full["models"])
+        assert kept["warnings"] == [*left_out, *full["warnings"]]
+    choice = evaluation.choose_ks(samples)
+    assert evaluation.choose_ks_from_counts(counts.question_counts) == choice
 
 
 @pytest.mark.django_db
@@ -163,7 +198,7 @@ def test_rebuild_command_gives_back_the_tallies(make_project):
     assert selectors.state_counts(project)["items"] == 0
     call_command("rebuild_aggregates", "--project", str(project.pk))
     assert selectors.progress(project) == before
-    assert aggregates.project_tallies(project) == {
+    assert aggregates.all_kept_tallies(project) == {
         key: count for key, count in aggregates.computed_tallies(project).items() if count
     }
 
@@ -185,6 +220,19 @@ def test_migrate_counts_the_tallies_of_projects_that_have_none(make_project):
 
 
 @pytest.mark.django_db
+def test_migrate_counts_the_per_question_counters_of_projects_counted_before_them(make_project):
+    project, (alice, bob), _ = make_project(annotators=2)
+    for user in (alice, bob):
+        task = services.next_task(project, user)
+        services.submit_label(task, user, value=True, seconds_spent=3)
+    kept = aggregates.all_kept_tallies(project)
+    assert any(key.startswith(aggregates.GROUP_PREFIX) for key in kept)
+    GroupTally.objects.filter(project=project).delete()
+    call_command("migrate", verbosity=0)
+    assert aggregates.all_kept_tallies(project) == kept
+
+
+@pytest.mark.django_db
 def test_verdicts_recorded_before_the_project_count_when_its_items_are_added(make_project, corpus):
     verifier = VerifierConfig.objects.create(name=f"tally-rule-{next(_names)}", kind=VerifierConfig.Kind.RULE)
     for completion in Completion.objects.filter(question__dataset=corpus):
@@ -198,10 +246,10 @@ def test_verdicts_recorded_before_the_project_count_when_its_items_are_added(mak
         aggregates.project_tallies(project)[f"vv|{verifier.pk}"]
         == Completion.objects.filter(question__dataset=corpus).count()
     )
-    assert aggregates.project_tallies(project) == {
+    assert aggregates.all_kept_tallies(project) == {
         key: count for key, count in aggregates.computed_tallies(project).items() if count
     }
     assert services.add_items(project, subject_ids=list(project.items.values_list("subject_id", flat=True))) == 0
-    assert aggregates.project_tallies(project) == {
+    assert aggregates.all_kept_tallies(project) == {
         key: count for key, count in aggregates.computed_tallies(project).items() if count
     }

@@ -10,6 +10,7 @@ from django.db import transaction
 from annotation import aggregates, services
 from annotation.models import AnnotationProject, Item
 from grading.models import PromptTemplate, Verdict, VerifierConfig
+from verifybench import services as dataset_services
 from verifybench.label_rules import CORRECTNESS
 from verifybench.models import Completion, Dataset, Question
 
@@ -32,7 +33,7 @@ def make_question(dataset: Dataset, external_id: str, answer_class: str = "") ->
 def make_completion(
     question: Question, external_id: str, model: str, *, sample_index: int = 0, is_greedy: bool = False
 ) -> Completion:
-    return Completion.objects.create(
+    completion = Completion.objects.create(
         question=question,
         external_id=external_id,
         model_name=model,
@@ -41,6 +42,8 @@ def make_completion(
         text=f"answer {external_id}",
         content_hash=f"hash-{question.pk}-{external_id}",
     )
+    dataset_services.recount(question.dataset)  # as an import does
+    return completion
 
 
 def rule_verifier(name: str) -> VerifierConfig:

@@ -59,11 +59,13 @@ def test_warns_when_fewer_than_3k_samples(sample_fixture):
 
 
 def test_unlabeled_completions_are_reported(sample_fixture):
+    from annotation import aggregates
     from annotation.models import Item
     from verifybench.models import Completion
 
     b3 = Completion.objects.filter(question__dataset=sample_fixture.dataset, external_id="b3").values("pk")
     Item.objects.filter(project=sample_fixture.project, subject_id__in=b3).update(state="in_progress")
+    aggregates.rebuild(sample_fixture.project)  # a raw update moves no tally
     source = evaluation.CorrectnessSource(project=sample_fixture.project)
     result = evaluation.model_evaluate(sample_fixture.dataset, source, [1], ["1.0"], bootstrap=0)
     assert result["models"]["beta"]["samples_per_question"] == {"min": 3, "max": 3}

@@ -6,6 +6,7 @@ import hashlib
 import itertools
 from pathlib import Path
 
+from verifybench import services
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ def make_completion(
         content_hash=_hash(question_text),
     )
     ReferenceAnswer.objects.create(question=question, final_answer=final_answer, solution=solution)
-    return Completion.objects.create(
+    completion = Completion.objects.create(
         question=question,
         external_id=f"c{serial}",
         model_name=model_name,
@@ -49,6 +50,8 @@ def make_completion(
         content_hash=_hash(completion_text),
         sampling={"temperature": 0.7},
     )
+    services.recount(dataset)  # as an import does
+    return completion
 
 
 def save_screenshot(page, name: str, *, full_page: bool = True) -> Path:

@@ -8,6 +8,7 @@ import itertools
 from annotation import services
 from annotation.models import ProjectMember
 from grading.models import VerifierConfig
+from verifybench import services as dataset_services
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
 _serial = itertools.count(1)
@@ -51,6 +52,7 @@ def make_verifiable_dataset(questions: int = 3, per_question: int = 4, *, name: 
                 text=body,
                 content_hash=_hash(f"{serial}-{q}-{k}-{body}"),
             )
+    dataset_services.recount(dataset)  # as an import does
     return dataset
 
 

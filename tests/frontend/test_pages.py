@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import AnnotationProject, ProjectMember
@@ -103,6 +105,21 @@ def test_researcher_home_lists_datasets_with_counts_and_tools(client, researcher
     assert reverse("dataset-detail", args=[first.question.dataset_id]) in html
     assert reverse("api-docs") in html
     assert reverse("admin:index") not in html  # not staff
+
+
+@pytest.mark.django_db
+def test_home_and_dataset_list_read_the_counts_each_dataset_keeps(client, researcher, api_client_for):
+    for text, model in (("One.", "model-a"), ("Two.", "model-b"), ("Three.", "model-b")):
+        make_completion(text, dataset_name="Counted", model_name=model)
+    client.force_login(researcher)
+    with CaptureQueriesContext(connection) as home:
+        assert client.get(reverse("home")).status_code == 200
+    with CaptureQueriesContext(connection) as listed:
+        body = api_client_for(researcher).get("/api/datasets/").json()
+    row = next(row for row in body["results"] if row["name"] == "Counted")
+    assert (row["question_count"], row["completion_count"], row["model_count"]) == (3, 3, 2)
+    for captured in (home, listed):
+        assert not any("verifybench_completion" in query["sql"] for query in captured.captured_queries)
 
 
 @pytest.mark.django_db

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from core import roles
+from verifybench import services
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 
 
@@ -83,6 +84,8 @@ def data(db):
     add_completion(q2, "c3", "model-a")
     add_completion(q3, "c4", "model-c")
     PriorLabel.objects.create(completion=c1, is_correct=True, source_format="verifybench", annotators=["a1", "a2"])
+    for dataset in (algebra, logic):
+        services.recount(dataset)  # as an import does
     return {"algebra": algebra, "logic": logic, "q1": q1, "q2": q2, "q3": q3, "c1": c1}
 
 

@@ -59,6 +59,11 @@ def test_verifybench_import_writes_every_row(admin_role_user):
     ) == (2, 3, 2, 3)
     dataset = Dataset.objects.get(name="vb")
     assert dataset.created_by == admin_role_user and report.dataset_id == dataset.pk
+    assert (dataset.question_count, dataset.completion_count) == (2, 3)  # kept for the pages that list datasets
+    assert (
+        dataset.model_count
+        == Completion.objects.filter(question__dataset=dataset).values("model_name").distinct().count()
+    )
     question = Question.objects.get(dataset=dataset, external_id="102")
     assert (question.answer_type, question.answer_class, question.domain) == ("C3", "C", "logic_reasoning")
     assert question.primary_reference.final_answer == "No"
