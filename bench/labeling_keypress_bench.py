@@ -7,8 +7,9 @@ completions of about --chars characters with math), one annotator, and serves th
 The browser labels --labels items with the `1` key. For each key it measures, in the page, from the keydown
 event's timestamp to the first moment after the next item was painted (requestAnimationFrame, then a task), and it
 counts the requests the page sends to the server while labeling. Between keys it waits until the label's save has
-been answered, as an annotator who reads each item does (the queue is then topped up). Prints p50/p95/max of key to
-paint and the requests per label.
+been answered, as an annotator who reads each item does (the queue is then topped up), and then --read-ms more
+(default 0: the next key the instant the save is answered; real annotators read for 20-90 s). Prints p50/p95/max
+of key to paint and the requests per label.
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--labels", type=int, default=100)
     parser.add_argument("--chars", type=int, default=4000)
+    parser.add_argument(
+        "--read-ms",
+        type=int,
+        default=0,
+        help="after each save is answered, wait this long before the next key (an annotator reading the item); "
+        "0 presses the next key the instant the save is answered",
+    )
     args = parser.parse_args()
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         sys.exit("run on PostgreSQL: set DATABASE_URL=postgres://...")
@@ -141,6 +149,8 @@ def run(args, base_url: str) -> None:
             page.keyboard.press("1")
             page.wait_for_function("n => window.__keyToPaint.length >= n", arg=done)
             page.wait_for_selector("[data-labeling][data-unsaved='0']")
+            if args.read_ms:
+                page.wait_for_timeout(args.read_ms)
         samples = page.evaluate("window.__keyToPaint")
         browser.close()
     stored = Label.objects.filter(annotator=annotator).count()
@@ -148,6 +158,7 @@ def run(args, base_url: str) -> None:
     p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
     print(
         f"database: postgresql, {args.labels} labels, completions of {args.chars} chars, "
+        f"next key {args.read_ms} ms after each save is answered, "
         f"load average {open('/proc/loadavg').read().split()[0]}"
     )
     print(
