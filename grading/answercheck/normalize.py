@@ -133,7 +133,7 @@ def strip_assignment(text: str) -> str:
     return text
 
 
-_TRAILING_UNIT_WORDS = re.compile(r"(?:\s*\\text\{[^{}]*\}|\s+(?:[a-zA-Z]+\.?\s*){1,3}(?:\^\{?\d\}?)?)$")
+_TRAILING_UNIT_WORDS = re.compile(r"(?:\s*\\text\{[^{}]*\}(?:\^\{?\d\}?)?|\s+(?:[a-zA-Z]+\.?\s*){1,3}(?:\^\{?\d\}?)?)$")
 
 
 def strip_trailing_units(text: str) -> str:
@@ -144,12 +144,21 @@ def strip_trailing_units(text: str) -> str:
 
 _THOUSANDS = re.compile(r"^([-+]?)([1-9]\d{0,2}(?:(?:,| )\d{3})+)(\.\d+)?$")
 _DECIMAL_COMMA = re.compile(r"^([-+]?\d+),(\d+)$")
+_E_NOTATION = re.compile(r"^([-+]?\d+(?:\.\d+)?)[eE]([-+]?\d{1,3})$")
+_NUMBER_IN_TEXT = re.compile(r"^\\(?:text|mathrm|textrm|textbf|mathbf)\s*\{\s*([-+]?[\d.,]+)\s*\}$")
 
 
 def plain_number(text: str) -> str:
     """Digit groupings read as one number: "7,425,000" and "1 000" -> "7425000" / "1000";
-    a decimal comma ("1000,99", "0,111") -> "1000.99" / "0.111". Anything else is returned as is."""
+    a decimal comma ("1000,99", "0,111") -> "1000.99" / "0.111"; E-notation ("1.2e9") -> "1.2\\times 10^{9}";
+    a number wrapped in text ("\\text{24}") -> "24". Anything else is returned as is."""
     compact = text.strip()
+    wrapped = _NUMBER_IN_TEXT.match(compact)
+    if wrapped:
+        compact = wrapped.group(1)
+    scientific = _E_NOTATION.match(compact)
+    if scientific:
+        return f"{scientific.group(1)}\\times 10^{{{scientific.group(2)}}}"
     thousands = _THOUSANDS.match(compact)
     if thousands:
         sign, digits, fraction = thousands.groups()
@@ -157,7 +166,7 @@ def plain_number(text: str) -> str:
     decimal = _DECIMAL_COMMA.match(compact)
     if decimal and (len(decimal.group(2)) == 2 or len(decimal.group(2)) > 3 or decimal.group(1).lstrip("+-") == "0"):
         return f"{decimal.group(1)}.{decimal.group(2)}"
-    return text
+    return compact if wrapped else text
 
 
 # ---------------------------------------------------------------- labelled answers

@@ -1,9 +1,11 @@
-"""Answer forms: retracted answers and concluding "Hence:" lines."""
+"""Answer forms: retracted answers and concluding "Hence:" lines; numbers in text wrappers or E-notation, powers of a variable in an exponent."""
 
 import pytest
 
 from grading.answercheck import verify
 from grading.answercheck.extract import extract_final_answer
+from grading.answercheck.normalize import plain_number
+from grading.answercheck.parsing import TooExpensive, check_cost
 
 
 def status(completion, reference, answer_type=None, question=None):
@@ -44,6 +46,21 @@ def test_a_retracted_result_is_replaced_by_the_corrected_one(completion, referen
     assert status(completion, reference, answer_type, question) == expected
 
 
+# Number forms.
+def test_numbers_in_text_wrappers_and_e_notation():
+    assert plain_number("\\text{36}") == "36"
+    assert plain_number("\\mathrm{2,500}") == "2500"
+    assert plain_number("3.5e-4") == "3.5\\times 10^{-4}"
+    assert plain_number("7E3") == "7\\times 10^{3}"
+    assert plain_number("2e") == "2e"
+    assert plain_number("\\text{abc}") == "\\text{abc}"
+    assert status("The answer is **$\\text{36}$**.", "36", "A1") == "correct"
+    assert status("The answer is $\\boxed{\\text{37}}$.", "36", "A1") == "incorrect"
+    assert status("The answer is $\\boxed{3.5e-4}$.", "3.5\\times 10^{-4}", "A3") == "correct"
+    assert status("The answer is $\\boxed{3.5e-3}$.", "3.5\\times 10^{-4}", "A3") == "incorrect"
+    assert status("The answer is $\\boxed{\\text{180}}$.", "180^\\circ", "A6") == "correct"
+
+
 # A concluding word and a colon introduce the answer.
 @pytest.mark.parametrize(
     ("completion", "reference", "answer_type"),
@@ -63,3 +80,14 @@ def test_a_concluding_colon_line_in_a_reference_gives_its_answer():
     assert status("The answer is C, A.", reference, "C2", question) == "correct"
     assert status("The answer is A.", reference, "C2", question) == "incorrect"
     assert extract_final_answer("The steps are done. Hence: $[1, 2)$") == "[1, 2)"
+
+
+# A power of a variable in an exponent is cheap to evaluate; a tower of numbers is not.
+def test_bounded_exponent_towers_are_evaluated():
+    check_cost("e^{x^2} + C")
+    check_cost("e^{-x^{2}/2}")
+    for text in ("2^{3^{4}}", "x^{x^{x^{x}}}", "2^{x^{40}}"):
+        with pytest.raises(TooExpensive):
+            check_cost(text)
+    assert status("So $\\boxed{e^{x^{2}} + C}$.", "e^{x^2}+C", "B1") == "correct"
+    assert status("So $\\boxed{e^{x^{3}} + C}$.", "e^{x^2}+C", "B1") == "incorrect"
