@@ -13,7 +13,13 @@ import re
 from grading.answercheck import choices, compare, strings, units
 from grading.answercheck.detect import detect_answer_type
 from grading.answercheck.normalize import clean_latex, plain_text, split_labelled, strip_labels
-from grading.answercheck.question_wording import ASKS_FOR_LOWEST_TERMS, places_asked, rounding_allowed
+from grading.answercheck.question_wording import (
+    ASKS_FOR_LOWEST_TERMS,
+    exactness_mismatch,
+    finer_than_asked,
+    places_asked,
+    rounding_allowed,
+)
 from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison
 
 _PLAIN_FRACTION = re.compile(r"^-?\s*(?:\\frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}|(\d+)\s*/\s*(\d+))$")
@@ -120,13 +126,22 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
         and not relation.search(predicted + reference)
     ):
         predicted = _last_side(predicted)
+    if answer_type in ("A1", "A2", "A3", "A4", "A6"):
+        mismatch = exactness_mismatch(predicted, reference, question)
+        if mismatch is not None:
+            return mismatch
     if answer_type in ("A1", "A2", "A3", "A4"):
         # "a:b:c", and a clock time or a ratio with a zero part ("12:00"), compare part by part.
         if re.fullmatch(r"\s*-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)+\s*|\s*-?\d+\s*:\s*0+\s*", clean_latex(reference)):
             return compare.compare_collections(predicted.replace(":", ","), reference.replace(":", ","), ordered=True)
+        places = places_asked(question)
         result = compare.compare_numbers(
-            predicted, reference, allow_rounding=rounding_allowed(reference, question), places=places_asked(question)
+            predicted, reference, allow_rounding=rounding_allowed(reference, question), places=places
         )
+        if result.status == CORRECT and finer_than_asked(predicted, reference, places):
+            return Comparison(
+                INCORRECT, f"{predicted!r} is not rounded to {places} decimal places, as the question asks"
+            )
         if (
             result.status == CORRECT
             and answer_type == "A3"

@@ -1,4 +1,4 @@
-"""Answer forms: retracted answers and concluding "Hence:" lines; numbers in text wrappers or E-notation, powers of a variable in an exponent."""
+"""Answer forms: retracted answers and concluding "Hence:" lines; numbers in text wrappers or E-notation, powers of a variable in an exponent; decimals against exact values, roundings asked for, wrong units."""
 
 import pytest
 
@@ -6,10 +6,78 @@ from grading.answercheck import verify
 from grading.answercheck.extract import extract_final_answer
 from grading.answercheck.normalize import plain_number
 from grading.answercheck.parsing import TooExpensive, check_cost
+from grading.answercheck.question_wording import exactness_mismatch
+from grading.answercheck.units import answer_unit, unit_conflict
 
 
 def status(completion, reference, answer_type=None, question=None):
     return verify(completion, reference, answer_type=answer_type, question=question).status
+
+
+# A decimal is not the exact value the question asks for.
+@pytest.mark.parametrize(
+    ("completion", "reference", "answer_type", "question"),
+    [
+        ("The answer is $\\boxed{12.566}$.", "4\\pi", "A2", "Find the exact circumference of a circle of radius 2."),
+        ("So $x = 2.236$.", "\\sqrt{5}", "A4", "Find the exact length of the hypotenuse with legs 1 and 2."),
+        ("Therefore the answer is 7.389.", "e^2", "A2", "Evaluate $\\int_0^2 e^x\\,dx + 1$ exactly."),
+        (
+            "The angle is $\\boxed{1.047}$.",
+            "\\frac{\\pi}{3}",
+            "A6",
+            "Convert $60^\\circ$ to radians. Give an exact answer.",
+        ),
+        ("It is $\\boxed{0.693}$.", "\\ln 2", "A2", "Give the exact value of $\\int_1^2 \\frac{dx}{x}$."),
+    ],
+)
+def test_a_decimal_is_wrong_where_an_exact_value_is_asked_for(completion, reference, answer_type, question):
+    assert status(completion, reference, answer_type, question) == "incorrect"
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "answer_type", "question"),
+    [
+        # The exact value itself, in another form.
+        (
+            "The answer is $\\boxed{\\frac{\\pi}{3}}$.",
+            "\\frac{\\pi}{3}",
+            "A6",
+            "Convert $60^\\circ$ to radians exactly.",
+        ),
+        ("So the circumference is $\\boxed{4\\pi}$.", "4\\pi", "A2", "Find the exact circumference of radius 2."),
+        # Without the word "exact" a correct rounding still counts.
+        ("So the circumference is $\\boxed{12.57}$.", "4\\pi", "A2", "Find the circumference of a circle of radius 2."),
+        # A rounding asked for is met by the decimal.
+        ("So it is $\\boxed{12.57}$.", "4\\pi", "A2", "Find the circumference, rounded to two decimal places."),
+    ],
+)
+def test_exact_values_and_asked_roundings_still_count(completion, reference, answer_type, question):
+    assert status(completion, reference, answer_type, question) == "correct"
+
+
+def test_exactly_about_a_quantity_is_not_a_request_for_an_exact_value():
+    assert exactness_mismatch("1.414", "\\sqrt{2}", "Spend exactly $52 on two items.") is None
+    assert exactness_mismatch("1.414", "\\sqrt{2}", "Find the diagonal exactly.") is not None
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "question"),
+    [
+        # More places than asked: not the rounding the question wants.
+        ("The answer is $\\boxed{2.718}$.", "2.72", "Round $e$ to two decimal places."),
+        ("So it is $1.4142$.", "1.414", "Give $\\sqrt{2}$ to three decimal places."),
+        # The exact value where a rounding is asked.
+        ("The answer is $\\boxed{\\sqrt{2}}$.", "1.41", "Round $\\sqrt 2$ to two decimal places."),
+        ("So the answer is $e$.", "2.72", "Round $e$ to the nearest hundredth."),
+    ],
+)
+def test_an_answer_not_rounded_as_asked_is_wrong(completion, reference, question):
+    assert status(completion, reference, "A3", question) == "incorrect"
+
+
+def test_the_rounding_asked_for_is_correct():
+    assert status("The answer is $\\boxed{2.72}$.", "2.72", "A3", "Round $e$ to two decimal places.") == "correct"
+    assert status("The answer is $\\boxed{2.720}$.", "2.72", "A3", "Round $e$ to two decimal places.") == "correct"
 
 
 # A result given and then retracted is not the final answer.
@@ -44,6 +112,22 @@ def status(completion, reference, answer_type=None, question=None):
 )
 def test_a_retracted_result_is_replaced_by_the_corrected_one(completion, reference, answer_type, question, expected):
     assert status(completion, reference, answer_type, question) == expected
+
+
+# Units: a length where an area is asked for.
+def test_square_units_are_read_after_the_number():
+    assert answer_unit("12\\text{ cm}^2") == ("area", "cm^2")
+    assert answer_unit("12 square meters") == ("area", "m^2")
+    assert answer_unit("12 m^{2}") == ("area", "m^2")
+    assert answer_unit("12\\text{ m}") == ("length", "m")
+
+
+def test_a_length_for_an_area_conflicts():
+    question = "A square has side 4 cm. What is its area in square centimeters?"
+    assert unit_conflict("16\\text{ cm}", "16", question) is not None
+    assert unit_conflict("16\\text{ cm}^2", "16", question) is None
+    assert status("So the area is $\\boxed{16 \\text{ cm}}$.", "16", "A1", question) != "correct"
+    assert status("So the area is $\\boxed{16 \\text{ cm}^2}$.", "16", "A1", question) == "correct"
 
 
 # Number forms.
