@@ -12,7 +12,15 @@ import re
 
 from grading.answercheck import choices, compare, strings, units
 from grading.answercheck.detect import detect_answer_type
-from grading.answercheck.normalize import clean_latex, plain_text, split_labelled, strip_labels
+from grading.answercheck.normalize import (
+    clean_latex,
+    lettered_parts,
+    named_value,
+    plain_text,
+    split_labelled,
+    strip_labels,
+    word_labelled,
+)
 from grading.answercheck.question_wording import (
     ASKS_FOR_LOWEST_TERMS,
     exactness_mismatch,
@@ -61,10 +69,42 @@ def _labelled_in_reference_order(predicted: str, reference: str) -> tuple[str, s
     return "(" + ", ".join(ordered) + ")", "(" + ", ".join(value for _, value in reference_items) + ")"
 
 
+def _parts_named_in_words(predicted: str, reference: str) -> tuple[str, str]:
+    """Multi-part answers whose parts are named in words ('the mean is $4$ and the median is $3$',
+    'quotient 14, remainder 2') rewritten as labelled values ('mean = 4, median = 3'). When only the
+    reference names its parts, each is looked up in the answer by its name ('..., so the quotient is
+    $14$ and the remainder is $2$')."""
+
+    def labelled(parts: list[tuple[str, str]]) -> str:
+        return ", ".join(f"{label} = {value}" for label, value in parts)
+
+    reference_parts = word_labelled(reference)
+    predicted_parts = word_labelled(predicted)
+    if reference_parts is not None and predicted_parts is None:
+        found = [(label, named_value(predicted, label)) for label, _ in reference_parts]
+        if all(value is not None for _, value in found):
+            predicted_parts = [(label, value) for label, value in found if value is not None]
+    return (
+        labelled(predicted_parts) if predicted_parts else predicted,
+        labelled(reference_parts) if reference_parts else reference,
+    )
+
+
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Identical answers, labelled values and option letters first, then the comparison of the type."""
     if _same_text(predicted, reference):
         return Comparison(CORRECT, "identical after removing presentation")
+    if answer_type == "A8":
+        predicted, reference = _parts_named_in_words(predicted, reference)
+        reference_in_parts = lettered_parts(reference)
+        predicted_named = word_labelled(predicted)
+        if reference_in_parts is not None and predicted_named is not None:
+            # '(a) 26, (b) 40' against 'perimeter = 26, area = 40': the parts in the order asked.
+            return compare.compare_collections(
+                "(" + ", ".join(value for _, value in predicted_named) + ")",
+                "(" + ", ".join(reference_in_parts) + ")",
+                ordered=True,
+            )
     if answer_type not in ("C1", "C2"):
         labelled_option = choices.resolve_option_labels(predicted, reference)
         if isinstance(labelled_option, Comparison):

@@ -1,10 +1,10 @@
-"""Answer forms: retracted answers and concluding "Hence:" lines; numbers in text wrappers or E-notation, powers of a variable in an exponent; decimals against exact values, roundings asked for, wrong units."""
+"""Answer forms: retracted answers and concluding "Hence:" lines; numbers in text wrappers or E-notation, powers of a variable in an exponent; decimals against exact values, roundings asked for, wrong units; multi-part answers in words."""
 
 import pytest
 
 from grading.answercheck import verify
 from grading.answercheck.extract import extract_final_answer
-from grading.answercheck.normalize import plain_number
+from grading.answercheck.normalize import lettered_parts, named_value, plain_number, word_labelled
 from grading.answercheck.parsing import TooExpensive, check_cost
 from grading.answercheck.question_wording import exactness_mismatch
 from grading.answercheck.units import answer_unit, unit_conflict
@@ -128,6 +128,36 @@ def test_a_length_for_an_area_conflicts():
     assert unit_conflict("16\\text{ cm}^2", "16", question) is None
     assert status("So the area is $\\boxed{16 \\text{ cm}}$.", "16", "A1", question) != "correct"
     assert status("So the area is $\\boxed{16 \\text{ cm}^2}$.", "16", "A1", question) == "correct"
+
+
+# Multi-part answers whose parts are named in words.
+def test_parts_named_in_words_are_read_as_labelled_values():
+    assert word_labelled("the sum is $9$ and the product is $20$") == [("sum", "9"), ("product", "20")]
+    assert word_labelled("Sum: 9; Product: 20") == [("sum", "9"), ("product", "20")]
+    assert word_labelled("width 3, height 5") == [("width", "3"), ("height", "5")]
+    assert word_labelled("3, 5") is None
+    assert word_labelled("x = 3, y = 5") is None
+    assert named_value("first $x = 1$, so the width is $3$ and the height is $5$", "height") == "5"
+    assert named_value("the height is not 5", "height") is None
+    assert lettered_parts("(a) 12, (b) 30") == ["12", "30"]
+    assert lettered_parts("(b) 12, (a) 30") is None
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("Thus, the answer is sum $=9$, product $=20$.", "sum 9, product 20", "correct"),
+        ("Hence: **Product: 20; Sum: 9**", "sum 9, product 20", "correct"),
+        ("So the answer is the sum is $9$ and the product is $20$.", "sum 9, product 20", "correct"),
+        ("The answer is $4 + 5 = 9$, so the sum is $9$ and the product is $20$.", "sum 9, product 20", "correct"),
+        ("So the answer is the sum is $20$ and the product is $9$.", "sum 9, product 20", "incorrect"),
+        ("So the answer is the product is $20$.", "sum 9, product 20", "incorrect"),
+        ("Hence: **sum = 9, product = 20**", "(a) 9, (b) 20", "correct"),
+        ("Hence: **sum = 20, product = 9**", "(a) 9, (b) 20", "incorrect"),
+    ],
+)
+def test_multi_part_answers_in_words(completion, reference, expected):
+    assert status(completion, reference, "A8") == expected
 
 
 # Number forms.
