@@ -232,7 +232,9 @@ def _string_or_math(predicted: str, reference: str, *, semantic: bool) -> Compar
     result = strings.compare_strings(predicted, reference, semantic=semantic)
     if result.status != INCONCLUSIVE:
         return result
-    if re.search(r"[\\^_=0-9]", plain_text(reference)):
+    # A sentence with a number in it ("A horizontal line through (0, 3)") is not math to evaluate.
+    words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", reference))
+    if len(words) < 3 and re.search(r"[\\^_=0-9]", plain_text(reference)):
         detected = detect_answer_type(reference)
         if detected[0] in "AB":
             return compare_answers(predicted, reference, detected, None)

@@ -1,4 +1,6 @@
-"""Answer forms: retracted answers and concluding "Hence:" lines; numbers in text wrappers or E-notation, powers of a variable in an exponent; decimals against exact values, roundings asked for, wrong units; multi-part answers in words."""
+"""Decimals against exact values, roundings asked for, retracted answers, wrong units, multi-part
+answers in words, numbers in text wrappers or E-notation, option values, concluding "Hence:" lines,
+short text answers in other word forms, and powers of a variable in an exponent."""
 
 import pytest
 
@@ -7,6 +9,7 @@ from grading.answercheck.extract import extract_final_answer
 from grading.answercheck.normalize import lettered_parts, named_value, plain_number, word_labelled
 from grading.answercheck.parsing import TooExpensive, check_cost
 from grading.answercheck.question_wording import exactness_mismatch
+from grading.answercheck.strings import compare_strings
 from grading.answercheck.units import answer_unit, unit_conflict
 
 
@@ -175,6 +178,26 @@ def test_numbers_in_text_wrappers_and_e_notation():
     assert status("The answer is $\\boxed{\\text{180}}$.", "180^\\circ", "A6") == "correct"
 
 
+# Option letters against option values.
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("Final answer: $\\sqrt{x}$", "B", "correct"),
+        ("Final answer: $x^2$", "B", "incorrect"),
+        ("Final answer: $\\boxed{\\text{(B) } \\sqrt{x}}$", "So the answer follows. Therefore: B.", "correct"),
+    ],
+)
+def test_option_values_and_letters(completion, reference, expected):
+    question = "Which grows slowest? (A) $x^2$ (B) $\\sqrt{x}$ (C) $2^x$ (D) $x$"
+    assert status(completion, reference, "C1", question) == expected
+
+
+def test_an_option_value_shared_by_two_options_once_normalised_names_neither():
+    question = "Pick one: (A) $x$ (B) $\\ln x$ (C) $e^x$"
+    assert status("Final answer: $\\ln x$", "B", "C1", question) == "correct"
+    assert status("Final answer: $x$", "A", "C1", question) == "correct"
+
+
 # A concluding word and a colon introduce the answer.
 @pytest.mark.parametrize(
     ("completion", "reference", "answer_type"),
@@ -194,6 +217,38 @@ def test_a_concluding_colon_line_in_a_reference_gives_its_answer():
     assert status("The answer is C, A.", reference, "C2", question) == "correct"
     assert status("The answer is A.", reference, "C2", question) == "incorrect"
     assert extract_final_answer("The steps are done. Hence: $[1, 2)$") == "[1, 2)"
+
+
+# Short text answers in another word form.
+@pytest.mark.parametrize(
+    ("predicted", "reference", "semantic", "expected"),
+    [
+        ("Euclid's algorithm", "Euclidean algorithm", False, "correct"),
+        ("the algorithm of Euclid", "Euclidean algorithm", False, "correct"),
+        ("the orthocentre", "orthocenter", False, "correct"),
+        ("Euclidean geometry", "Euclidean algorithm", False, "incorrect"),
+        ("the algorithm of Euclid", "Euclidean geometry", False, "incorrect"),
+        ("Converges", "The series converges.", True, "correct"),
+        ("Converges", "The series diverges.", True, "incorrect"),
+        ("Converges", "Both series converge.", True, "inconclusive"),
+        ("the series converges (its terms shrink fast enough)", "The series converges.", True, "correct"),
+        ("the series converges (it does not converge)", "The series converges.", True, "inconclusive"),
+    ],
+)
+def test_short_text_answers_in_another_word_form(predicted, reference, semantic, expected):
+    assert compare_strings(predicted, reference, semantic=semantic).status == expected
+
+
+def test_an_aside_that_hedges_is_not_an_explanation():
+    reference = "The series converges."
+    assert status("The answer is: the series converges (or maybe it diverges).", reference, "D2") == "inconclusive"
+    assert status("The answer is: the series converges (its terms shrink fast).", reference, "D2") == "correct"
+
+
+def test_a_sentence_reference_with_a_number_is_not_compared_as_math():
+    assert status(
+        "The answer is: a vertical line 2 units right of the y-axis.", "A vertical line through (2, 0)", "D2"
+    ) == ("inconclusive")
 
 
 # A power of a variable in an exponent is cheap to evaluate; a tower of numbers is not.
