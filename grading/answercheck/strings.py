@@ -90,6 +90,8 @@ _QUANTIFIERS = {"both", "neither", "only", "all", "none", "each", "every", "some
 def _without_aside(predicted: str, reference_words: str) -> str | None:
     """'the sequence diverges (it oscillates and has no limit)' -> 'the sequence diverges', when the
     aside names none of the reference's words and neither doubts nor corrects."""
+    if len(predicted) > 300:
+        return None
     match = _ASIDE.match(predicted.strip())
     if match is None or _ASIDE_DOUBT.search(match.group("aside")):
         return None
