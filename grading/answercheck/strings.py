@@ -84,7 +84,30 @@ _ASIDE = re.compile(r"^(?P<head>[^()]+?)\s*\((?P<aside>[^()]+)\)\s*\.?\s*$")
 _ASIDE_DOUBT = re.compile(
     r"\b(?:or|but|wait|actually|maybe|perhaps|probably|possibly|however|unless|sure|no\b\s*,)|\?", re.IGNORECASE
 )
-_QUANTIFIERS = {"both", "neither", "only", "all", "none", "each", "every", "some", "either", "one", "two", "no"}
+# First words that qualify the predicate rather than name a subject ("sometimes true", "both converge").
+_QUALIFIERS = {
+    "both",
+    "neither",
+    "only",
+    "all",
+    "none",
+    "each",
+    "every",
+    "some",
+    "either",
+    "one",
+    "two",
+    "no",
+    "sometimes",
+    "always",
+    "never",
+    "usually",
+    "often",
+    "rarely",
+    "also",
+    "exactly",
+    "almost",
+}
 
 
 def _without_aside(predicted: str, reference_words: str) -> str | None:
@@ -109,7 +132,8 @@ def _states_the_predicate(predicted_words: str, reference_words: str) -> bool:
     return (
         len(predicted_list) == 1
         and len(reference_list) == 2
-        and reference_list[0] not in _QUANTIFIERS
+        and reference_list[0] not in _QUALIFIERS
+        and not reference_list[0].endswith("ly")
         and _same_word_form(predicted_list[0], reference_list[1])
     )
 

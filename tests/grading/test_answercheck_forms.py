@@ -231,6 +231,8 @@ def test_a_concluding_colon_line_in_a_reference_gives_its_answer():
         ("Converges", "The series converges.", True, "correct"),
         ("Converges", "The series diverges.", True, "incorrect"),
         ("Converges", "Both series converge.", True, "inconclusive"),
+        ("Converges", "Conditionally converges.", True, "inconclusive"),
+        ("True", "Sometimes true.", True, "inconclusive"),
         ("the series converges (its terms shrink fast enough)", "The series converges.", True, "correct"),
         ("the series converges (it does not converge)", "The series converges.", True, "inconclusive"),
     ],
