@@ -262,3 +262,17 @@ def test_bounded_exponent_towers_are_evaluated():
             check_cost(text)
     assert status("So $\\boxed{e^{x^{2}} + C}$.", "e^{x^2}+C", "B1") == "correct"
     assert status("So $\\boxed{e^{x^{3}} + C}$.", "e^{x^2}+C", "B1") == "incorrect"
+
+
+# An integration constant written first is the same constant.
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("So $\\boxed{C + \\sin x}$.", "\\sin x + C", "correct"),
+        ("So $\\boxed{\\sin x + C}$.", "C + \\sin x", "correct"),
+        ("So $\\boxed{C + \\cos x}$.", "\\sin x + C", "incorrect"),
+        ("So $\\boxed{C + e^{x^2}}$.", "e^{x^2}+C", "correct"),
+    ],
+)
+def test_a_leading_integration_constant(completion, reference, expected):
+    assert status(completion, reference, "B1") == expected
