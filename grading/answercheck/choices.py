@@ -49,11 +49,26 @@ def choice_letters(answer: str, options: dict[str, str] | None = None) -> set[st
     if named:
         return {named.group(1).upper()}
     if options:
-        normalized = normalize_words(text)
+        # Braces matter to the option's words ("\\frac{1}{x}" reads "1 x"); an answer that matches
+        # several options once normalized ("x" and "\\ln x") names none of them.
+        normalized = normalize_words(plain_text(answer).strip().strip("*").strip())
         matches = {letter for letter, option in options.items() if option and option == normalized}
-        if matches:
+        if len(matches) == 1:
             return matches
     return None
+
+
+def _math_key(text: str) -> str:
+    return re.sub(r"\s+|\$|\\left|\\right|\\[,;!]|\\[dt](?=frac)", "", text).rstrip(".")
+
+
+def option_by_value(answer: str, question: str | None) -> str | None:
+    """The one option whose text, as written, is the answer ("\\frac{1}{x}" for "(B) $\\frac{1}{x}$")."""
+    key = _math_key(answer)
+    if not key:
+        return None
+    matches = [letter for letter, text in _raw_options(question).items() if _math_key(text) == key]
+    return matches[0] if len(matches) == 1 else None
 
 
 _BARE_LETTER = re.compile(r"^\s*(?:(?:options?|choices?)\s*)?\(?\s*([A-J])\s*\)?\s*[.:]?\s*$", re.IGNORECASE)
@@ -176,6 +191,9 @@ def compare_choices(predicted: str, reference: str, *, multiple: bool, question:
     if reference_letters is None:
         return Comparison(INCONCLUSIVE, f"cannot read option letters in the reference {reference!r}")
     predicted_letters = choice_letters(predicted, options)
+    if predicted_letters is None and not multiple:
+        by_value = option_by_value(predicted, question)
+        predicted_letters = {by_value} if by_value else None
     if predicted_letters is None:
         return Comparison(INCONCLUSIVE, f"cannot read option letters in the answer {predicted!r}")
     shown = lambda letters: ", ".join(sorted(letters))  # noqa: E731

@@ -12,8 +12,22 @@ import re
 
 from grading.answercheck import choices, compare, strings, units
 from grading.answercheck.detect import detect_answer_type
-from grading.answercheck.normalize import clean_latex, plain_text, split_labelled, strip_labels
-from grading.answercheck.question_wording import ASKS_FOR_LOWEST_TERMS, places_asked, rounding_allowed
+from grading.answercheck.normalize import (
+    clean_latex,
+    lettered_parts,
+    named_value,
+    plain_text,
+    split_labelled,
+    strip_labels,
+    word_labelled,
+)
+from grading.answercheck.question_wording import (
+    ASKS_FOR_LOWEST_TERMS,
+    exactness_mismatch,
+    finer_than_asked,
+    places_asked,
+    rounding_allowed,
+)
 from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison
 
 _PLAIN_FRACTION = re.compile(r"^-?\s*(?:\\frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}|(\d+)\s*/\s*(\d+))$")
@@ -55,10 +69,42 @@ def _labelled_in_reference_order(predicted: str, reference: str) -> tuple[str, s
     return "(" + ", ".join(ordered) + ")", "(" + ", ".join(value for _, value in reference_items) + ")"
 
 
+def _parts_named_in_words(predicted: str, reference: str) -> tuple[str, str]:
+    """Multi-part answers whose parts are named in words ('the mean is $4$ and the median is $3$',
+    'quotient 14, remainder 2') rewritten as labelled values ('mean = 4, median = 3'). When only the
+    reference names its parts, each is looked up in the answer by its name ('..., so the quotient is
+    $14$ and the remainder is $2$')."""
+
+    def labelled(parts: list[tuple[str, str]]) -> str:
+        return ", ".join(f"{label} = {value}" for label, value in parts)
+
+    reference_parts = word_labelled(reference)
+    predicted_parts = word_labelled(predicted)
+    if reference_parts is not None and predicted_parts is None:
+        found = [(label, named_value(predicted, label)) for label, _ in reference_parts]
+        if all(value is not None for _, value in found):
+            predicted_parts = [(label, value) for label, value in found if value is not None]
+    return (
+        labelled(predicted_parts) if predicted_parts else predicted,
+        labelled(reference_parts) if reference_parts else reference,
+    )
+
+
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Identical answers, labelled values and option letters first, then the comparison of the type."""
     if _same_text(predicted, reference):
         return Comparison(CORRECT, "identical after removing presentation")
+    if answer_type == "A8":
+        predicted, reference = _parts_named_in_words(predicted, reference)
+        reference_in_parts = lettered_parts(reference)
+        predicted_named = word_labelled(predicted)
+        if reference_in_parts is not None and predicted_named is not None:
+            # '(a) 26, (b) 40' against 'perimeter = 26, area = 40': the parts in the order asked.
+            return compare.compare_collections(
+                "(" + ", ".join(value for _, value in predicted_named) + ")",
+                "(" + ", ".join(reference_in_parts) + ")",
+                ordered=True,
+            )
     if answer_type not in ("C1", "C2"):
         labelled_option = choices.resolve_option_labels(predicted, reference)
         if isinstance(labelled_option, Comparison):
@@ -120,13 +166,22 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
         and not relation.search(predicted + reference)
     ):
         predicted = _last_side(predicted)
+    if answer_type in ("A1", "A2", "A3", "A4", "A6"):
+        mismatch = exactness_mismatch(predicted, reference, question)
+        if mismatch is not None:
+            return mismatch
     if answer_type in ("A1", "A2", "A3", "A4"):
         # "a:b:c", and a clock time or a ratio with a zero part ("12:00"), compare part by part.
         if re.fullmatch(r"\s*-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)+\s*|\s*-?\d+\s*:\s*0+\s*", clean_latex(reference)):
             return compare.compare_collections(predicted.replace(":", ","), reference.replace(":", ","), ordered=True)
+        places = places_asked(question)
         result = compare.compare_numbers(
-            predicted, reference, allow_rounding=rounding_allowed(reference, question), places=places_asked(question)
+            predicted, reference, allow_rounding=rounding_allowed(reference, question), places=places
         )
+        if result.status == CORRECT and finer_than_asked(predicted, reference, places):
+            return Comparison(
+                INCORRECT, f"{predicted!r} is not rounded to {places} decimal places, as the question asks"
+            )
         if (
             result.status == CORRECT
             and answer_type == "A3"
@@ -177,7 +232,9 @@ def _string_or_math(predicted: str, reference: str, *, semantic: bool) -> Compar
     result = strings.compare_strings(predicted, reference, semantic=semantic)
     if result.status != INCONCLUSIVE:
         return result
-    if re.search(r"[\\^_=0-9]", plain_text(reference)):
+    # A sentence with a number in it ("A horizontal line through (0, 3)") is not math to evaluate.
+    words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", reference))
+    if len(words) < 3 and re.search(r"[\\^_=0-9]", plain_text(reference)):
         detected = detect_answer_type(reference)
         if detected[0] in "AB":
             return compare_answers(predicted, reference, detected, None)

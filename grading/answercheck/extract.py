@@ -24,8 +24,10 @@ _ANSWER_PHRASES: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"the\s+(?:correct\s+)?(?:answer|option|choice)\s+(?:is|would\s+be|should\s+be)\s*[:：]?\s*", re.IGNORECASE
     ),
-    re.compile(r"the\s+(?:final\s+)?result\s+is\s*[:：]?\s*", re.IGNORECASE),
+    re.compile(r"the\s+(?:final\s+|correct\s+)?result\s+is\s*[:：]?\s*", re.IGNORECASE),
     re.compile(r"(?:answer|result)\s*[:：]\s*", re.IGNORECASE),
+    # "Hence: (-2, 2)", "Therefore: A, C.": a concluding word followed by a colon states the answer.
+    re.compile(r"(?:^|(?<=[\n.!]))[ \t]*\**(?:hence|therefore|thus|so)\**[ \t]*[:：][ \t]*", re.IGNORECASE),
 )
 
 # "Final answer: ..." and a line starting "Answer:" are explicit enough to override an earlier box
@@ -195,6 +197,14 @@ def _sentence_end(text: str, start: int, limit: int) -> int:
     return limit
 
 
+_PART_VALUE = r"(?:\$[^$]{1,80}\$?|[-+]?\d[\d.,/]*\d|\d)"
+# "the mean is $4$ and the median is $3$": several named values, kept whole rather than narrowed to the last.
+_NAMED_PARTS = re.compile(
+    rf"\s*(?:the\s+)?[A-Za-z]{{3,}}\s+(?:is|equals|=)\s+{_PART_VALUE}"
+    rf"(?:\s*(?:,\s*(?:and\s+)?|;\s*|\s+and\s+)(?:the\s+)?[A-Za-z]{{3,}}\s+(?:is|equals|=)\s+{_PART_VALUE})+\s*",
+    re.IGNORECASE,
+)
+
 _LEAD_IN = re.compile(r"^(?:that\s+|then\s+|therefore,?\s+|thus,?\s+|so,?\s+)", re.IGNORECASE)
 
 
@@ -203,6 +213,8 @@ def _answer_in_sentence(text: str, start: int, end: int) -> tuple[int, int]:
     words, keep what follows its last verb ("is", "are", "=", ...) at the top level."""
     segment = text[start:end]
     if not re.match(r"\s*[A-Za-z]{2,}", segment) or re.match(r"\s*\\", segment):
+        return start, end
+    if len(segment) <= 400 and _NAMED_PARTS.fullmatch(segment):
         return start, end
     words = re.findall(r"[A-Za-z]{2,}", re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\[a-zA-Z]+(?:\{[^{}]*\})?", " ", segment))
     # "AB = 4, BC = 5" is a labelled answer, not a sentence: its labels are not words.

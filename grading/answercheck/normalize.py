@@ -133,7 +133,7 @@ def strip_assignment(text: str) -> str:
     return text
 
 
-_TRAILING_UNIT_WORDS = re.compile(r"(?:\s*\\text\{[^{}]*\}|\s+(?:[a-zA-Z]+\.?\s*){1,3}(?:\^\{?\d\}?)?)$")
+_TRAILING_UNIT_WORDS = re.compile(r"(?:\s*\\text\{[^{}]*\}(?:\^\{?\d\}?)?|\s+(?:[a-zA-Z]+\.?\s*){1,3}(?:\^\{?\d\}?)?)$")
 
 
 def strip_trailing_units(text: str) -> str:
@@ -144,12 +144,21 @@ def strip_trailing_units(text: str) -> str:
 
 _THOUSANDS = re.compile(r"^([-+]?)([1-9]\d{0,2}(?:(?:,| )\d{3})+)(\.\d+)?$")
 _DECIMAL_COMMA = re.compile(r"^([-+]?\d+),(\d+)$")
+_E_NOTATION = re.compile(r"^([-+]?\d+(?:\.\d+)?)[eE]([-+]?\d{1,3})$")
+_NUMBER_IN_TEXT = re.compile(r"^\\(?:text|mathrm|textrm|textbf|mathbf)\s*\{\s*([-+]?[\d.,]+)\s*\}$")
 
 
 def plain_number(text: str) -> str:
     """Digit groupings read as one number: "7,425,000" and "1 000" -> "7425000" / "1000";
-    a decimal comma ("1000,99", "0,111") -> "1000.99" / "0.111". Anything else is returned as is."""
+    a decimal comma ("1000,99", "0,111") -> "1000.99" / "0.111"; E-notation ("1.2e9") -> "1.2\\times 10^{9}";
+    a number wrapped in text ("\\text{24}") -> "24". Anything else is returned as is."""
     compact = text.strip()
+    wrapped = _NUMBER_IN_TEXT.match(compact)
+    if wrapped:
+        compact = wrapped.group(1)
+    scientific = _E_NOTATION.match(compact)
+    if scientific:
+        return f"{scientific.group(1)}\\times 10^{{{scientific.group(2)}}}"
     thousands = _THOUSANDS.match(compact)
     if thousands:
         sign, digits, fraction = thousands.groups()
@@ -157,7 +166,7 @@ def plain_number(text: str) -> str:
     decimal = _DECIMAL_COMMA.match(compact)
     if decimal and (len(decimal.group(2)) == 2 or len(decimal.group(2)) > 3 or decimal.group(1).lstrip("+-") == "0"):
         return f"{decimal.group(1)}.{decimal.group(2)}"
-    return text
+    return compact if wrapped else text
 
 
 # ---------------------------------------------------------------- labelled answers
@@ -263,3 +272,58 @@ def strip_labels(text: str) -> str:
             return ", ".join(values)
         return text
     return answer_value(text)
+
+
+# ---------------------------------------------------------------- values named in words
+
+_NAMED_VALUE = r"[-+]?(?:\d|\\|\.\d)[^\s,;]*"
+_WORD_LABEL = r"[A-Za-z]{3,}(?:\s+[A-Za-z]{3,})?"
+_NAMING = r"\s*(?:\s(?:is|equals)\s|=|:|\s)\s*=?\s*"
+_WORD_LABEL_ITEM = re.compile(rf"(?:the\s+)?({_WORD_LABEL}){_NAMING}({_NAMED_VALUE})", re.IGNORECASE)
+_WORD_LIST_SEPARATORS = re.compile(r"\s*[,;]\s*(?:and\s+)?|\s+and\s+")
+# Words that introduce an answer rather than name one of its parts.
+_NOT_PART_NAMES = {"answer", "result", "value", "values", "hence", "therefore", "thus", "and", "then", "final"}
+
+
+def word_labelled(text: str) -> list[tuple[str, str]] | None:
+    """The parts of a multi-part answer named in words, in order: 'the mean is $4$ and the median is
+    $3$', 'Mean: 4; Median: 3' and 'quotient 14, remainder 2' -> [('mean', '4'), ...]; None unless
+    the text is nothing but two or more such parts."""
+    bare = text.replace("$", "").replace("*", "").strip().rstrip(".")
+    items = [item.strip() for item in _top_level_split(bare, _WORD_LIST_SEPARATORS) if item.strip()]
+    if len(items) < 2:
+        return None
+    parts = []
+    for item in items:
+        match = _WORD_LABEL_ITEM.fullmatch(item)
+        if match is None or match.group(1).lower() in _NOT_PART_NAMES:
+            return None
+        parts.append((re.sub(r"\s+", " ", match.group(1).lower()), match.group(2)))
+    if len({label for label, _ in parts}) != len(parts):
+        return None
+    return parts
+
+
+def named_value(text: str, label: str) -> str | None:
+    """The value the last statement naming `label` gives ('so the quotient is $14$' -> '14')."""
+    bare = text.replace("$", "").replace("*", "")
+    found = None
+    for match in re.finditer(rf"\b{re.escape(label)}{_NAMING}({_NAMED_VALUE})", bare, re.IGNORECASE):
+        found = match.group(1).rstrip(".")
+    return found
+
+
+_LETTERED_PART = re.compile(rf"\(?([a-h])\)\s*({_NAMED_VALUE})")
+
+
+def lettered_parts(text: str) -> list[str] | None:
+    """The values of an answer in lettered parts, '(a) 26, (b) 40' -> ['26', '40']; None otherwise."""
+    bare = text.replace("$", "").strip().rstrip(".")
+    items = [item.strip() for item in _top_level_split(bare, _WORD_LIST_SEPARATORS) if item.strip()]
+    matches = [_LETTERED_PART.fullmatch(item) for item in items]
+    if len(items) < 2 or any(match is None for match in matches):
+        return None
+    letters = "".join(match.group(1) for match in matches if match is not None)
+    if letters != "abcdefgh"[: len(letters)]:
+        return None
+    return [match.group(2) for match in matches if match is not None]

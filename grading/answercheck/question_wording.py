@@ -8,13 +8,15 @@ import re
 
 from grading.answercheck import choices, units
 from grading.answercheck.normalize import clean_latex
+from grading.answercheck.parsing import decimal_places
+from grading.answercheck.verdict import INCORRECT, Comparison
 
 _ASKS_TO_ROUND = re.compile(
     r"\bround|\bnearest\b|decimal places?|\bapproximat|significant (?:figures|digits)|\bestimate|\bto \w+ decimals?\b",
     re.IGNORECASE,
 )
 _ASKS_FOR_EXACT = re.compile(
-    r"\bexact (?:value|answer|form|expression)|simplest (?:radical )?form|lowest terms|in terms of \\?pi|common fraction",
+    r"\bexact\b|\bexactly\s*(?:[.?!,;]|$)|simplest (?:radical )?form|lowest terms|in terms of \\?pi|common fraction",
     re.IGNORECASE,
 )
 ASKS_FOR_LOWEST_TERMS = re.compile(r"lowest terms|simplest form|reduced fraction|common fraction", re.IGNORECASE)
@@ -72,6 +74,60 @@ def rounding_allowed(reference: str, question: str | None) -> bool:
     return not re.fullmatch(r"\s*-?\d*\.\d{1,3}\s*%?\s*", clean_latex(reference))
 
 
+# Parts that make an exact value irrational: pi, radicals, e, logarithms, fractional powers.
+_IRRATIONAL_PART = re.compile(
+    r"\\pi|π|\\sqrt|√|\\ln|\\log|(?<![A-Za-z\\])e(?![A-Za-z])|\\mathrm\{e\}|\^\s*\{?\s*-?\s*\\?d?t?frac|\^\s*\{?\s*-?\d+\s*/"
+)
+_BARE_DECIMAL = re.compile(r"[-+]?\d*\.\d+")
+_HAS_DECIMAL = re.compile(r"\d\.\d")
+
+
+def _irrational(text: str) -> bool:
+    return bool(_IRRATIONAL_PART.search(clean_latex(text)))
+
+
+def _bare_decimal(text: str) -> bool:
+    return bool(_BARE_DECIMAL.fullmatch(re.sub(r"\s+|\\[,;!]", "", clean_latex(text))))
+
+
+def exactness_mismatch(predicted: str, reference: str, question: str | None) -> Comparison | None:
+    """A decimal where an exact value is asked for, or an exact value where a rounding is asked.
+
+    When the question asks for an exact value ("Find the exact area", "Evaluate ... exactly") and
+    the reference is exact with irrational parts (3/4 pi, sqrt 10, e - 1), a decimal can only be an
+    approximation and is wrong. Without that wording a decimal may stand for the value (the
+    question did not rule it out). An exact irrational value is not the answer when the question
+    asks for a rounding and the reference is the rounded decimal. None when neither applies."""
+    wording = question or ""
+    asks_to_round = bool(_ASKS_TO_ROUND.search(wording))
+    if (
+        _ASKS_FOR_EXACT.search(wording)
+        and not asks_to_round
+        and _bare_decimal(predicted)
+        and not _bare_decimal(reference)
+        and _irrational(reference)
+    ):
+        return Comparison(
+            INCORRECT, f"{predicted!r} is a decimal approximation; the question asks for the exact value {reference!r}"
+        )
+    if asks_to_round and _bare_decimal(reference) and not _HAS_DECIMAL.search(predicted) and _irrational(predicted):
+        return Comparison(INCORRECT, f"the question asks for a rounded value; {predicted!r} is the exact value")
+    return None
+
+
+def finer_than_asked(predicted: str, reference: str, places: int | None) -> bool:
+    """'3.141' where two decimal places are asked and the reference is '3.14': not rounded as asked."""
+    if places is None or not _bare_decimal(predicted):
+        return False
+    predicted_places = decimal_places(clean_latex(predicted).strip())
+    if predicted_places is None or predicted_places <= places:
+        return False
+    try:
+        return float(clean_latex(predicted)) != float(clean_latex(reference))
+    except ValueError:
+        return False
+
+
 def question_for_comparison(
     code: str, question: str | None, extracted: str | None = None, reference: str | None = None
 ) -> str | None:
@@ -86,6 +142,6 @@ def question_for_comparison(
         and choices.question_options(question)
     ):
         return question
-    if code in ("A1", "A2", "A3", "A4"):
+    if code in ("A1", "A2", "A3", "A4", "A6"):
         return numeric_wording(question)
     return None

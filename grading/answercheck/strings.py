@@ -44,6 +44,100 @@ def _content_words(text: str) -> set[str]:
     return {word for word in text.split() if word not in _STOPWORDS}
 
 
+def _content_list(text: str) -> list[str]:
+    return [word for word in text.split() if word not in _STOPWORDS]
+
+
+def _same_word_form(first: str, second: str) -> bool:
+    """Two forms of one word or name: 'pythagoras' / 'pythagorean', 'orthocenter' / 'orthocentre'
+    (a shared stem of six letters or more, and endings of at most three)."""
+    if first == second:
+        return True
+    shared = 0
+    for a, b in zip(first, second):
+        if a != b:
+            break
+        shared += 1
+    return shared >= 6 and len(first) - shared <= 3 and len(second) - shared <= 3
+
+
+def _same_name(predicted_words: str, reference_words: str) -> bool:
+    """The same name in another word form or order: "pythagoras theorem", "the theorem of
+    pythagoras" and "pythagorean theorem". Only the possessive inversion "B of A" = "A B" of two
+    words is allowed as a change of order."""
+    # A possessive "'s" is its own word once punctuation is gone ("euclid s algorithm").
+    predicted_list = re.sub(r"(?<=\w) s\b", "", predicted_words).split()
+    reference_list = re.sub(r"(?<=\w) s\b", "", reference_words).split()
+    if len(predicted_list) == len(reference_list) and all(
+        _same_word_form(a, b) for a, b in zip(predicted_list, reference_list)
+    ):
+        return True
+    for one, other in ((predicted_list, reference_list), (reference_list, predicted_list)):
+        if len(one) == 3 and one[1] == "of" and len(other) == 2:
+            if _same_word_form(one[0], other[1]) and _same_word_form(one[2], other[0]):
+                return True
+    return False
+
+
+# A trailing aside that explains the answer; it must not take the answer back or hedge.
+_ASIDE = re.compile(r"^(?P<head>[^()]+?)\s*\((?P<aside>[^()]+)\)\s*\.?\s*$")
+_ASIDE_DOUBT = re.compile(
+    r"\b(?:or|but|wait|actually|maybe|perhaps|probably|possibly|however|unless|sure|no\b\s*,)|\?", re.IGNORECASE
+)
+# First words that qualify the predicate rather than name a subject ("sometimes true", "both converge").
+_QUALIFIERS = {
+    "both",
+    "neither",
+    "only",
+    "all",
+    "none",
+    "each",
+    "every",
+    "some",
+    "either",
+    "one",
+    "two",
+    "no",
+    "sometimes",
+    "always",
+    "never",
+    "usually",
+    "often",
+    "rarely",
+    "also",
+    "exactly",
+    "almost",
+}
+
+
+def _without_aside(predicted: str, reference_words: str) -> str | None:
+    """'the sequence diverges (it oscillates and has no limit)' -> 'the sequence diverges', when the
+    aside names none of the reference's words and neither doubts nor corrects."""
+    if len(predicted) > 300:
+        return None
+    match = _ASIDE.match(predicted.strip())
+    if match is None or _ASIDE_DOUBT.search(match.group("aside")):
+        return None
+    aside_words = set(_content_list(normalize_words(match.group("aside"))))
+    reference_content = _content_list(reference_words)
+    if any(_same_word_form(word, reference) for word in aside_words for reference in reference_content):
+        return None
+    return normalize_words(match.group("head"))
+
+
+def _states_the_predicate(predicted_words: str, reference_words: str) -> bool:
+    """'diverges' against 'the sequence diverges': the reference names its subject and one
+    predicate, and the answer gives that predicate alone."""
+    predicted_list, reference_list = _content_list(predicted_words), _content_list(reference_words)
+    return (
+        len(predicted_list) == 1
+        and len(reference_list) == 2
+        and reference_list[0] not in _QUALIFIERS
+        and not reference_list[0].endswith("ly")
+        and _same_word_form(predicted_list[0], reference_list[1])
+    )
+
+
 def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Comparison:
     predicted_words, reference_words = normalize_words(predicted), normalize_words(reference)
     if not reference_words:
@@ -54,6 +148,18 @@ def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Compar
         return Comparison(CORRECT, f"same wording after normalization: {reference_words!r}")
     predicted_negated = bool(_NEGATIONS & set(predicted_words.split()))
     reference_negated = bool(_NEGATIONS & set(reference_words.split()))
+    if predicted_negated == reference_negated and _same_name(predicted_words, reference_words):
+        return Comparison(CORRECT, f"{predicted_words!r} is {reference_words!r} in another word form")
+    head = _without_aside(predicted, reference_words)
+    if head is not None and head == reference_words:
+        return Comparison(CORRECT, f"the answer states {reference_words!r} and explains it in an aside")
+    if (
+        semantic
+        and not predicted_negated
+        and not reference_negated
+        and _states_the_predicate(predicted_words, reference_words)
+    ):
+        return Comparison(CORRECT, f"{predicted_words!r} is the predicate of {reference_words!r}")
     contains = re.search(rf"(?<!\w){re.escape(reference_words)}(?!\w)", predicted_words) is not None
     if (
         contains

@@ -20,6 +20,13 @@ _UNITS: dict[str, dict[str, tuple[str, ...]]] = {
         "ft": ("ft", "foot", "feet"),
         "mi": ("mile", "miles"),
     },
+    "area": {
+        "mm^2": ("mm^2", "square millimeters", "square millimetres", "sq mm"),
+        "cm^2": ("cm^2", "square centimeters", "square centimetres", "sq cm"),
+        "m^2": ("m^2", "square meters", "square metres", "sq m"),
+        "km^2": ("km^2", "square kilometers", "square kilometres", "sq km"),
+        "ft^2": ("ft^2", "square feet", "sq ft"),
+    },
     "time": {
         "s": ("s", "sec", "secs", "second", "seconds"),
         "min": ("min", "mins", "minute", "minutes"),
@@ -54,10 +61,19 @@ def _unit(spelling: str) -> tuple[str, str] | None:
     return _SPELLING.get(spelling.lower()) or _SPELLING.get(spelling)
 
 
+# A square written after a length unit: "m^2", "\\text{ m}^2", "m^{2}", "m²".
+_SQUARED = re.compile(r"\s*\}?\s*(?:\^\s*\{?\s*2(?!\d)|²)")
+
+
 def answer_unit(text: str) -> tuple[str, str] | None:
     """(what it measures, canonical unit) of the unit written after the answer's number, if any."""
-    found = _AFTER_NUMBER.findall(text or "")
-    return _unit(found[-1]) if found else None
+    found = list(_AFTER_NUMBER.finditer(text or ""))
+    if not found:
+        return None
+    unit = _unit(found[-1].group(1))
+    if unit is not None and unit[0] == "length" and _SQUARED.match(text, found[-1].end()):
+        return _unit(f"{unit[1]}^2")
+    return unit
 
 
 def asked_unit(question: str | None) -> tuple[str, str] | None:
@@ -76,12 +92,15 @@ def asked_phrase(question: str | None) -> str | None:
 
 
 def unit_conflict(predicted: str, reference: str, question: str | None) -> str | None:
-    """Why the answer's unit differs from the one asked for ("60 m/s" where km/h is asked), or None.
-    Units of different kinds, or a side without a unit, are no conflict."""
+    """Why the answer's unit differs from the one asked for ("60 m/s" where km/h is asked, "60 m"
+    where an area in square meters is asked), or None. A side without a unit is no conflict, nor
+    are units of unrelated kinds (a stray word read as a unit); a length given for an area is."""
     given = answer_unit(predicted)
     if given is None:
         return None
     expected = answer_unit(reference) or asked_unit(question)
-    if expected is None or expected[0] != given[0] or expected[1] == given[1]:
+    if expected is None or expected[1] == given[1]:
+        return None
+    if expected[0] != given[0] and {expected[0], given[0]} != {"length", "area"}:
         return None
     return f"the answer is in {given[1]}, the question asks for {expected[1]}"

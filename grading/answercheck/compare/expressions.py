@@ -14,6 +14,12 @@ from grading.answercheck.parsing import Unparseable, is_plain_number, numeric_va
 from grading.answercheck.verdict import Comparison
 
 _INTEGRATION_CONSTANT = re.compile(r"\s*\+\s*(?:\\text\{\s*)?\b[CcK]\b(?:\s*\})?\s*$")
+# The same constant written first: "C + e^{x^2}".
+_LEADING_CONSTANT = re.compile(r"^\s*(?:\\text\{\s*)?\b[CcK]\b(?:\s*\})?\s*\+\s*")
+
+
+def _without_constant(text: str) -> str:
+    return _LEADING_CONSTANT.sub("", _INTEGRATION_CONSTANT.sub("", text))
 
 
 def random_points(symbols, count: int, seed: int):
@@ -118,10 +124,10 @@ def _symbolically_equal(predicted, reference) -> bool:
 
 def compare_expressions(predicted: str, reference: str) -> Comparison:
     predicted_text, reference_text = strip_assignment(clean_latex(predicted)), strip_assignment(clean_latex(reference))
-    up_to_constant = bool(_INTEGRATION_CONSTANT.search(reference_text))
+    up_to_constant = bool(_INTEGRATION_CONSTANT.search(reference_text) or _LEADING_CONSTANT.search(reference_text))
     if up_to_constant:
-        reference_text = _INTEGRATION_CONSTANT.sub("", reference_text)
-        predicted_text = _INTEGRATION_CONSTANT.sub("", predicted_text)
+        reference_text = _without_constant(reference_text)
+        predicted_text = _without_constant(predicted_text)
     try:
         reference_value = parse_latex(reference_text)
     except Unparseable as error:
