@@ -1,7 +1,9 @@
-"""The claim's look-ups as fixed SQL: the next item an annotator may be given, and an item's live leases.
+"""The look-ups of every claim and submit as fixed SQL: the next item an annotator may be given, an item's live
+leases, the current lease, the membership check and the task being submitted.
 
-They run on every claim. Built with the ORM (two correlated subqueries, an annotation, a list of ids), compiling
-them cost the web process more CPU than PostgreSQL spends running them, and under load that CPU is what annotators
+They run on every label. Built with the ORM (the candidate query has two correlated subqueries, an annotation, a
+list of ids; the others join wide rows), compiling them cost the web process more CPU than PostgreSQL spends
+running them, and under load that CPU is what annotators
 wait for; so the statements are written once, here, with parameters. They hold the same rules as the workflow:
 an item is a candidate when it is open, not gold, the annotator has no task on it other than a lease that ran out
 (the one task per item and annotator is unique), and its live leases leave a slot free.
@@ -16,7 +18,7 @@ from datetime import datetime
 from django.db import connection
 
 from . import workflow
-from .models import Item, Task
+from .models import AnnotationProject, Item, ProjectMember, Task
 
 # started items a claim looks at before it turns to the unstarted ones
 STARTED_LOOKAHEAD = 256
@@ -98,3 +100,39 @@ def live_leases(item_id: int, now: datetime, *, other_than: int | None = None) -
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()[0]
+
+
+def current_lease_id(project_id: int, user_id: int, now: datetime) -> int | None:
+    """The user's oldest live lease in the project on an item that still takes labels (or is gold), or None."""
+    sql = f"""
+        SELECT t.id FROM {_TASK} t JOIN {_ITEM} i ON i.id = t.item_id
+        WHERE t.annotator_id = %(user)s AND t.status = '{_LEASED}' AND t.expires_at > %(now)s
+        AND i.project_id = %(project)s AND (i.state IN ({_OPEN}) OR i.is_gold)
+        ORDER BY t.leased_at, t.id LIMIT 1
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"project": project_id, "user": user_id, "now": _stored(now)})
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def is_active_member(project_id: int, user_id: int, role: str) -> bool:
+    """Whether the user is an active member of the project in this role (checked on every claim)."""
+    sql = (
+        f"SELECT 1 FROM {ProjectMember._meta.db_table} "
+        "WHERE project_id = %s AND user_id = %s AND role = %s AND is_active LIMIT 1"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [project_id, user_id, role])
+        return cursor.fetchone() is not None
+
+
+def task_with_project_id(task_id: int, user_id: int) -> Task | None:
+    """The user's task with its project's id and kind as `project_id` and `project_kind`, without loading the
+    item or the project (a submit reads both itself, under lock)."""
+    sql = (
+        f"SELECT t.*, i.project_id, p.kind AS project_kind FROM {_TASK} t JOIN {_ITEM} i ON i.id = t.item_id "
+        f"JOIN {AnnotationProject._meta.db_table} p ON p.id = i.project_id WHERE t.id = %s AND t.annotator_id = %s"
+    )
+    found = list(Task.objects.raw(sql, [task_id, user_id]))
+    return found[0] if found else None

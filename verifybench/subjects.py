@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.db import connection
 from django.db.models import Prefetch
 
 from core import subjects
@@ -61,15 +62,30 @@ def completion_answer_types(ids: Sequence[int]) -> dict[int, str]:
     return {pk: answer_type or "" for pk, answer_type in rows.iterator(chunk_size=5000)}
 
 
+_TASK_VIEW_SQL = f"""
+    SELECT c.text, c.model_name, q.text, q.answer_type, q.subject, r.final_answer, r.solution
+    FROM {Completion._meta.db_table} c
+    JOIN {Question._meta.db_table} q ON q.id = c.question_id
+    LEFT JOIN {ReferenceAnswer._meta.db_table} r ON r.question_id = q.id AND r.is_primary
+    WHERE c.id = %s
+"""
+
+
 def completion_task_view(completion_id: int, context: ViewContext) -> dict:
-    completion = _completion(completion_id)
-    question = completion.question
-    shown = {"text": completion.text}
+    # one fixed statement: this runs on every claim, and building it with the ORM (model instances and a
+    # prefetch) cost more CPU than the look-up itself
+    with connection.cursor() as cursor:
+        cursor.execute(_TASK_VIEW_SQL, [completion_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise Completion.DoesNotExist(f"no completion {completion_id}")
+    text, model_name, question_text, answer_type, subject, final_answer, solution = row
+    shown = {"text": text}
     if context.show_model_names:
-        shown["model_name"] = completion.model_name
+        shown["model_name"] = model_name
     return {
-        "question": {"text": question.text, "answer_type": question.answer_type, "subject": question.subject},
-        "reference": _reference(question),
+        "question": {"text": question_text, "answer_type": answer_type, "subject": subject},
+        "reference": {"final_answer": final_answer or "", "solution": solution or ""},
         "completion": shown,
         "my_label": context.my_label,
         "verdicts": _verdicts(context, completion_id),

@@ -173,6 +173,12 @@ class SubmitSerializer(serializers.Serializer):
     unsuitable = serializers.BooleanField(required=False, default=False)
     unsuitable_reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
     seconds_spent = serializers.FloatField(required=False, allow_null=True, min_value=0)
+    next = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="also claim your next task in the project: the answer's `next_task` (null when nothing is left "
+        "for you, with `next_task_detail` when the claim was refused)",
+    )
 
     def validate(self, data):
         if not data.get("unsuitable") and data.get("value") is None:

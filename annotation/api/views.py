@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 
-from core import labels, roles
+from core import labels, roles, subjects
 from core.jobs.api import job_payload
 from core.permissions import IsResearcherOrAdmin
 from core.serializers import NoBodySerializer
@@ -25,6 +25,15 @@ def invitation_path(token: str) -> str:
 
 def _workflow_error(exc: services.WorkflowError) -> Response:
     return Response({"detail": str(exc)}, status=exc.status_code)
+
+
+def _next_task_body(project, user) -> dict:
+    """The annotator's next task, claimed after a submit in the same request (one request per label)."""
+    try:
+        task = services.next_task(project, user)
+    except services.WorkflowError as exc:
+        return {"next_task": None, "next_task_detail": str(exc)}
+    return {"next_task": selectors.task_payload(task) if task is not None else None}
 
 
 class ProjectViewSet(
@@ -401,21 +410,28 @@ class TaskViewSet(viewsets.GenericViewSet):
     @extend_schema(
         request=serializers.SubmitSerializer,
         responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
-        summary="Submit your label (201; 200 when it repeats one already stored)",
+        summary="Submit your label (201; 200 when it repeats one already stored); with `next` the answer also "
+        "carries your next task, claimed in the same request",
     )
     @action(detail=True, methods=["post"], serializer_class=serializers.SubmitSerializer)
     def submit(self, request, pk=None):
-        task = self.get_task(pk)
-        elsewhere = task.item.project.subject_kind.submit_elsewhere
+        task = selectors.own_task_to_submit(request.user, pk)
+        if task is None:
+            raise NotFound()
+        elsewhere = subjects.get(task.project_kind).submit_elsewhere
         if elsewhere and not request.data.get("unsuitable"):
             return Response({"detail": elsewhere.format(task_id=task.pk)}, status=status.HTTP_400_BAD_REQUEST)
         serializer = serializers.SubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        fields = dict(serializer.validated_data)
+        claim_next = fields.pop("next")
         try:
-            result = services.submit_label(task, request.user, **serializer.validated_data)
+            result = services.submit_label(task, request.user, **fields)
         except services.WorkflowError as exc:
             return _workflow_error(exc)
         body = {"task_id": task.pk, "label": selectors.label_dict(result.label, with_annotator=False)}
+        if claim_next:
+            body.update(_next_task_body(result.item.project, request.user))
         return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Release the task at once")

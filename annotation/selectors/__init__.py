@@ -66,6 +66,7 @@ from .progress import (
 )
 from .tasks import (
     own_task,
+    own_task_to_submit,
     own_tasks,
     task_payload,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "member_rows",
     "my_progress",
     "own_task",
+    "own_task_to_submit",
     "own_tasks",
     "page_key",
     "parse_page_key",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.subjects import ViewContext
 
+from .. import claim_queries
 from ..models import (
     AnnotationProject,
     Label,
@@ -14,6 +15,17 @@ from .items import label_dict
 
 def own_task(user, task_id: int) -> Task | None:
     return Task.objects.select_related("item__project").filter(pk=task_id, annotator=user).first()
+
+
+def own_task_to_submit(user, task_id) -> Task | None:
+    """The user's task, for submitting to: without its item and project, which the submit reads under lock."""
+    try:
+        task_id = int(task_id)
+    except (TypeError, ValueError):
+        return None
+    if not 0 < task_id < 2**63:
+        return None
+    return claim_queries.task_with_project_id(task_id, user.pk)
 
 
 def own_tasks(user, task_ids) -> list[Task]:

@@ -19,7 +19,6 @@ from ..models import (
 )
 from .errors import NotAllowed, WorkflowError
 from .project_settings import policy_lock
-from .projects import is_member
 
 
 @dataclass
@@ -38,14 +37,11 @@ _PAYLOAD_RELATIONS = ("item__project",)
 
 
 def _current_lease(project: AnnotationProject, user, now) -> Task | None:
-    return (
-        Task.objects.select_related(*_PAYLOAD_RELATIONS)
-        .filter(item__project=project, annotator=user, status=Task.Status.LEASED, expires_at__gt=now)
-        # a lease on an item that stopped taking labels (e.g. resolved by a label change) is not work to hand out
-        .filter(Q(item__state__in=workflow.OPEN_STATES) | Q(item__is_gold=True))
-        .order_by("leased_at")
-        .first()
-    )
+    # a lease on an item that stopped taking labels (e.g. resolved by a label change) is not work to hand out
+    task_id = claim_queries.current_lease_id(project.pk, user.pk, now)
+    if task_id is None:
+        return None
+    return Task.objects.select_related(*_PAYLOAD_RELATIONS).filter(pk=task_id).first()
 
 
 def _check_may_claim(project: AnnotationProject, user) -> None:
@@ -53,7 +49,7 @@ def _check_may_claim(project: AnnotationProject, user) -> None:
         raise WorkflowError("this project is still being prepared; its items are not all created yet")
     if not project.is_active:
         raise WorkflowError("this project is closed")
-    if not is_member(project, user, ProjectMember.Role.ANNOTATOR):
+    if not claim_queries.is_active_member(project.pk, user.pk, ProjectMember.Role.ANNOTATOR):
         raise NotAllowed("you are not an annotator on this project")
 
 

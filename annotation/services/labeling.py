@@ -49,24 +49,16 @@ def submit_label(
     the same task before the item is resolved is recorded as a change. A submission after the lease expired
     is accepted if the item still has a free slot, refused otherwise.
     """
-    project = task.item.project
-    kind = project.judgement
-    if unsuitable:
-        if not unsuitable_reason.strip() and not note.strip():
-            raise InvalidSubmission("say why the item is unsuitable")
-        cleaned = None
-    else:
-        try:
-            cleaned = kind.clean(value)
-        except labels.InvalidValue as exc:
-            raise InvalidSubmission(str(exc)) from exc
+    if unsuitable and not unsuitable_reason.strip() and not note.strip():
+        raise InvalidSubmission("say why the item is unsuitable")
     now = timezone.now()
     with transaction.atomic():
-        policy_lock(project.pk)
+        policy_lock(_project_id_of(task))
         # the policy cannot change while this transaction holds the policy lock: the project read with the
         # item is the one in force
         item = Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=task.item_id)
         project = item.project
+        cleaned = _cleaned_value(project, value, unsuitable=unsuitable)
         task = Task.objects.select_for_update().get(pk=task.pk)
         if task.annotator_id != user.pk:
             raise NotAllowed("this task is not yours")
@@ -125,6 +117,26 @@ def submit_label(
         "your lease on this item expired and the item has since been given to someone else; "
         "your label was not stored — take the next task"
     )
+
+
+def _project_id_of(task: Task) -> int:
+    if Task.item.is_cached(task):
+        return task.item.project_id
+    # read with the task by claim_queries.task_with_project_id, so the item need not be loaded twice
+    project_id = getattr(task, "project_id", None)
+    if project_id is None:
+        project_id = Item.objects.values_list("project_id", flat=True).get(pk=task.item_id)
+    return project_id
+
+
+def _cleaned_value(project: AnnotationProject, value, *, unsuitable: bool):
+    """The value as the project's judgement stores it (None for an unsuitable item)."""
+    if unsuitable:
+        return None
+    try:
+        return project.judgement.clean(value)
+    except labels.InvalidValue as exc:
+        raise InvalidSubmission(str(exc)) from exc
 
 
 def _check_still_annotator(project: AnnotationProject, user) -> None:

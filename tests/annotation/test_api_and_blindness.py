@@ -230,6 +230,41 @@ class TestTaskFlow:
         assert client.post(url, {"unsuitable": True}, format="json").status_code == 400
         assert not Label.objects.exists()
 
+    def test_submit_with_next_returns_the_next_task_in_the_same_request(self, make_project, api_client_for):
+        dataset = build_dataset(questions=1, completions_per_question=2)
+        project, (alice, _), _ = make_project(dataset=dataset)
+        client = api_client_for(alice)
+        first = claim(client, project)
+        answer = submit(client, first["task_id"], True, next=True)
+        assert answer.status_code == 201, answer.content
+        following = answer.json()["next_task"]
+        assert following["item_id"] != first["item_id"] and following["status"] == "leased"
+        assert following["completion"]["text"] and "model_name" not in following["completion"]
+        # the task handed out is the one a claim would give: the lease just taken, not a second one
+        assert claim(client, project)["task_id"] == following["task_id"]
+        last = submit(client, following["task_id"], False, next=True)
+        assert last.status_code == 201 and last.json()["next_task"] is None
+        assert Label.objects.filter(annotator=alice).count() == 2
+
+    def test_submit_without_next_claims_nothing(self, make_project, api_client_for):
+        dataset = build_dataset(questions=1, completions_per_question=2)
+        project, (alice, _), _ = make_project(dataset=dataset)
+        client = api_client_for(alice)
+        answer = submit(client, claim(client, project)["task_id"], True)
+        assert answer.status_code == 201 and "next_task" not in answer.json()
+        assert project.items.filter(tasks__annotator=alice).count() == 1
+
+    def test_a_refused_next_claim_keeps_the_label_and_says_why(self, make_project, api_client_for):
+        dataset = build_dataset(questions=1, completions_per_question=2)
+        project, (alice, _), _ = make_project(dataset=dataset)
+        client = api_client_for(alice)
+        task = claim(client, project)
+        AnnotationProject.objects.filter(pk=project.pk).update(is_active=False)
+        answer = submit(client, task["task_id"], True, next=True)
+        assert answer.status_code == 201
+        assert answer.json()["next_task"] is None and "closed" in answer.json()["next_task_detail"]
+        assert Label.objects.filter(annotator=alice).count() == 1
+
     def test_skip_then_nothing_left_is_204(self, make_project, api_client_for):
         dataset = build_dataset(questions=1, completions_per_question=1)
         project, (alice, _), _ = make_project(dataset=dataset)
