@@ -71,6 +71,12 @@ def parse_args() -> argparse.Namespace:
         metavar=("MIN", "MAX"),
         help="time an annotator spends between claiming and submitting",
     )
+    parser.add_argument(
+        "--separate-claim",
+        action="store_true",
+        help="claim each next task with its own request (POST next-task) instead of asking for it with the submit "
+        "(`next`: one request per label, as the labeling page works)",
+    )
     parser.add_argument("--explain", action="store_true", help="print EXPLAIN ANALYZE of the claim query")
     parser.add_argument(
         "--connection-per-request",
@@ -229,6 +235,25 @@ def wait_until_up(port: int, token: str, server: subprocess.Popen, timeout: floa
     raise SystemExit("gunicorn did not answer in time")
 
 
+def server_cpu_seconds(server: subprocess.Popen) -> float:
+    """CPU time (user + system) used so far by the gunicorn master and its workers, from /proc (Linux)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    pids = [server.pid]
+    try:
+        children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+    except OSError:
+        return float("nan")
+    pids += [int(pid) for pid in children]
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime and stime, in clock ticks
+    return total / ticks
+
+
 def stop_gunicorn(server: subprocess.Popen) -> None:
     if server.poll() is None:
         os.killpg(server.pid, signal.SIGTERM)
@@ -259,14 +284,17 @@ class Stats:
                 self.error_samples.append(f"{what} -> {status}: {body[:200]!r}")
 
 
-def client_process(port, project_id, tokens_and_seeds, stop_at, connection_per_request, think, results) -> None:
+def client_process(
+    port, project_id, tokens_and_seeds, stop_at, connection_per_request, separate_claim, think, results
+) -> None:
     """One load-generator process: a thread per annotator; sends its measurements back through `results`."""
     global THINK_SECONDS
     THINK_SECONDS = think
     stats = Stats()
     threads = [
         threading.Thread(
-            target=annotator_loop, args=(port, project_id, token, seed, stop_at, stats, connection_per_request)
+            target=annotator_loop,
+            args=(port, project_id, token, seed, stop_at, stats, connection_per_request, separate_claim),
         )
         for token, seed in tokens_and_seeds
     ]
@@ -297,7 +325,16 @@ def run_clients(port: int, project_id: int, tokens: list[str], args, stop_at: fl
     processes = [
         context.Process(
             target=client_process,
-            args=(port, project_id, group, stop_at, args.connection_per_request, THINK_SECONDS, results),
+            args=(
+                port,
+                project_id,
+                group,
+                stop_at,
+                args.connection_per_request,
+                args.separate_claim,
+                THINK_SECONDS,
+                results,
+            ),
         )
         for group in groups
         if group
@@ -325,6 +362,7 @@ def annotator_loop(
     stop_at: float,
     stats: Stats,
     connection_per_request: bool = False,
+    separate_claim: bool = False,
 ) -> None:
     rng = random.Random(seed)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
@@ -349,32 +387,39 @@ def annotator_loop(
             data = response.read()
         return response.status, data, (time.perf_counter() - started) * 1000
 
+    task = None
     while time.monotonic() < stop_at:
-        status, data, elapsed = post(f"/api/projects/{project_id}/next-task/")
-        with stats.lock:
-            stats.next_task_ms.append(elapsed)
-        if status == 204:
+        if task is None:
+            status, data, elapsed = post(f"/api/projects/{project_id}/next-task/")
             with stats.lock:
-                stats.no_task += 1
-            time.sleep(0.2)
-            continue
-        if status != 200:
-            stats.error("next-task", status, data)
-            time.sleep(0.05)
-            continue
-        task = json.loads(data)
+                stats.next_task_ms.append(elapsed)
+            if status == 204:
+                with stats.lock:
+                    stats.no_task += 1
+                time.sleep(0.2)
+                continue
+            if status != 200:
+                stats.error("next-task", status, data)
+                time.sleep(0.05)
+                continue
+            task = json.loads(data)
         time.sleep(rng.uniform(*THINK_SECONDS))
         majority_answer = task["item_id"] % 3 != 0
         value = (not majority_answer) if rng.random() < DISAGREEMENT_RATE else majority_answer
-        status, data, elapsed = post(
-            f"/api/tasks/{task['task_id']}/submit/",
-            {"value": value, "note": "", "seconds_spent": round(rng.uniform(5, 90), 1)},
-        )
+        body = {"value": value, "note": "", "seconds_spent": round(rng.uniform(5, 90), 1)}
+        if not separate_claim:
+            body["next"] = True
+        status, data, elapsed = post(f"/api/tasks/{task['task_id']}/submit/", body)
+        task = None
         with stats.lock:
             stats.submit_ms.append(elapsed)
+            if not separate_claim:
+                stats.next_task_ms.append(elapsed)  # the submit's answer is what the annotator waits for
         if status in (200, 201):
             with stats.lock:
                 stats.labels += status == 201
+            if not separate_claim:
+                task = json.loads(data).get("next_task")
         else:
             stats.error("submit", status, data)
     connection.close()
@@ -491,9 +536,11 @@ def main() -> None:
         warm_up(port, project.pk, [token for _, token in annotators])
         stop_at = time.monotonic() + args.seconds
         load_before = os.getloadavg()[0]
+        cpu_before = server_cpu_seconds(server)
         run_started = time.perf_counter()
         stats = run_clients(port, project.pk, [token for _, token in annotators], args, stop_at)
         elapsed = time.perf_counter() - run_started
+        server_cpu = server_cpu_seconds(server) - cpu_before
     finally:
         stop_gunicorn(server)
 
@@ -505,9 +552,17 @@ def main() -> None:
         f"{load_before:.1f}, after {os.getloadavg()[0]:.1f}"
         + (", a new connection per request" if args.connection_per_request else ", keep-alive connections")
     )
+    if args.separate_claim:
+        print("one request to submit, one to claim the next task")
+    else:
+        print("one request per label: the submit's answer carries the next task (a claim only when none came)")
     print(f"next-task  {percentiles(stats.next_task_ms)}")
     print(f"submit     {percentiles(stats.submit_ms)}")
     print(f"throughput {stats.labels / elapsed:.1f} labels/s ({stats.labels} labels); next-task 204: {stats.no_task}")
+    print(
+        f"web CPU   {server_cpu / elapsed * 100:.0f}% of one core, "
+        f"{server_cpu / max(stats.labels, 1) * 1000:.1f} ms per label (gunicorn master and workers)"
+    )
     print(f"errors     {stats.errors} (5xx: {stats.server_errors})")
     for sample in stats.error_samples:
         print(f"           {sample}")
