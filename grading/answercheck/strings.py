@@ -40,6 +40,21 @@ _STOPWORDS = {
 }
 
 
+# Subjects and verbs that only frame a statement: "they are perpendicular" states "perpendicular".
+_FRAMING_WORDS = {"it", "they", "is", "are", "this", "answer", "final", "therefore", "thus", "so"}
+
+
+def _same_statement(predicted_words: str, reference_words: str) -> bool:
+    """The same words once framing subjects and verbs are dropped ('perpendicular' / 'they are
+    perpendicular', 'it diverges it oscillates' / 'it diverges oscillates')."""
+
+    def core(text: str) -> list[str]:
+        return [word for word in text.split() if word not in _FRAMING_WORDS]
+
+    predicted_core = core(predicted_words)
+    return bool(predicted_core) and predicted_core == core(reference_words)
+
+
 def _content_words(text: str) -> set[str]:
     return {word for word in text.split() if word not in _STOPWORDS}
 
@@ -48,11 +63,21 @@ def _content_list(text: str) -> list[str]:
     return [word for word in text.split() if word not in _STOPWORDS]
 
 
+_ROMAN_NUMERALS = {
+    numeral: value
+    for value, numeral in enumerate(("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii"), start=1)
+}
+
+
 def _same_word_form(first: str, second: str) -> bool:
     """Two forms of one word or name: 'pythagoras' / 'pythagorean', 'orthocenter' / 'orthocentre'
-    (a shared stem of six letters or more, and endings of at most three)."""
+    (a shared stem of six letters or more, and endings of at most three), and a numeral written in
+    Roman or Arabic digits ('type ii' / 'type 2')."""
     if first == second:
         return True
+    for roman, arabic in ((first, second), (second, first)):
+        if arabic.isdigit() and _ROMAN_NUMERALS.get(roman) == int(arabic):
+            return True
     shared = 0
     for a, b in zip(first, second):
         if a != b:
@@ -150,6 +175,8 @@ def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Compar
     reference_negated = bool(_NEGATIONS & set(reference_words.split()))
     if predicted_negated == reference_negated and _same_name(predicted_words, reference_words):
         return Comparison(CORRECT, f"{predicted_words!r} is {reference_words!r} in another word form")
+    if _same_statement(predicted_words, reference_words):
+        return Comparison(CORRECT, f"{predicted_words!r} states {reference_words!r} without its framing words")
     head = _without_aside(predicted, reference_words)
     if head is not None and head == reference_words:
         return Comparison(CORRECT, f"the answer states {reference_words!r} and explains it in an aside")
@@ -160,7 +187,8 @@ def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Compar
         and _states_the_predicate(predicted_words, reference_words)
     ):
         return Comparison(CORRECT, f"{predicted_words!r} is the predicate of {reference_words!r}")
-    contains = re.search(rf"(?<!\w){re.escape(reference_words)}(?!\w)", predicted_words) is not None
+    # A hyphen joins a modifier to the word ('skew-symmetric', 'non-linear'): a different term.
+    contains = re.search(rf"(?<![\w-]){re.escape(reference_words)}(?![\w-])", predicted_words) is not None
     if (
         contains
         and predicted_negated == reference_negated
