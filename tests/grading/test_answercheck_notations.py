@@ -3,6 +3,7 @@
 import pytest
 
 from grading.answercheck import verify
+from grading.answercheck.stated_answers import reference_final_answer
 
 
 def status(completion, reference, answer_type=None, question=None):
@@ -25,3 +26,52 @@ def status(completion, reference, answer_type=None, question=None):
 )
 def test_word_answers(completion, reference, answer_type, expected):
     assert status(completion, reference, answer_type) == expected
+
+
+# A concluding sentence without a box: its one bold phrase is the term it states.
+@pytest.mark.parametrize(
+    ("completion", "reference", "answer_type", "expected"),
+    [
+        ("The values it takes form the **range** of the function.", "\\boxed{\\text{range}}", "D1", "correct"),
+        ("It is known as the **median**; the mean differs.", "\\boxed{\\text{mode}}", "D1", "incorrect"),
+        ("Try $n = 1$, or rather $n = 2$. The claim is **true**.", "\\boxed{\\text{True}}", "C3", "correct"),
+        ("The matrix is not **singular** here.", "\\boxed{\\text{invertible}}", "D1", "inconclusive"),
+        ("The claim is **true** or **false** depending on $n$.", "\\boxed{\\text{True}}", "C3", "inconclusive"),
+    ],
+)
+def test_the_bold_term_of_a_concluding_sentence(completion, reference, answer_type, expected):
+    assert status(completion, reference, answer_type) == expected
+
+
+# Numerals with a programming prefix name their base.
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("**Answer:** 0x1F", "$\\boxed{1F_{16}}$", "correct"),
+        ("**Answer:** 0x1E", "$\\boxed{1F_{16}}$", "incorrect"),
+        ("**Answer:** 0b1011", "$\\boxed{1011_2}$", "correct"),
+        ("**Answer:** 0b1011", "$\\boxed{11}$", "correct"),
+        ("**Answer:** 0o17", "$\\boxed{15}$", "correct"),
+        ("**Answer:** 0b1", "$\\boxed{B1_{12}}$", "correct"),  # the digits 0B1, not a binary numeral
+    ],
+)
+def test_prefixed_numerals(completion, reference, expected):
+    assert status(completion, reference, "A7") == expected
+
+
+# A worked reference whose short last paragraph states the answer in words.
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [
+        (
+            "Each term halves the distance to $2$, so the partial sums increase towards $2$.\n\nIt converges to $2$.",
+            "It converges to $2$.",
+        ),
+        ("The map preserves angles and lengths.\n\nIt is an isometry.", "It is an isometry."),
+        ("The map preserves angles.\n\nNote: lengths too.", None),
+        ("The map preserves angles.\n\nIt is an isometry. It is linear.", None),
+    ],
+)
+def test_the_concluding_paragraph_of_a_worded_reference(reference, expected):
+    stated = reference_final_answer(reference, reference_is_solution=False, answer_type="D2")
+    assert stated == (expected if expected is not None else reference)
