@@ -30,6 +30,7 @@ _UNICODE_MATH = {
     "∪": "\\cup ",
     "∩": "\\cap ",
     "∈": "\\in ",
+    "∅": "\\emptyset ",
     "±": "\\pm ",
     "θ": "\\theta ",
     "α": "\\alpha ",
@@ -99,6 +100,7 @@ def clean_latex(text: str) -> str:
     text = re.sub(r",\\!\s*|\s*\{\s*,\s*\}\s*", ",", text)
     text = _SPACING_COMMANDS.sub(" ", text)
     text = re.sub(r"\\(?:d|t|c)frac", r"\\frac", text)
+    text = re.sub(r"\\varnothing(?![a-zA-Z])", r"\\emptyset", text)
     text = text.replace("\\%", "%")
     text = _PERCENT_WORDS.sub(r"\1%", text)
     text = re.sub(r"\s+", " ", text).strip()

@@ -3,6 +3,7 @@
 import pytest
 
 from grading.answercheck import verify
+from grading.answercheck.compare.sets import compare_elements
 from grading.answercheck.stated_answers import reference_final_answer
 
 
@@ -75,3 +76,32 @@ def test_prefixed_numerals(completion, reference, expected):
 def test_the_concluding_paragraph_of_a_worded_reference(reference, expected):
     stated = reference_final_answer(reference, reference_is_solution=False, answer_type="D2")
     assert stated == (expected if expected is not None else reference)
+
+
+# Several values written as a set membership, and the empty set in its other spellings.
+@pytest.mark.parametrize(
+    ("completion", "reference", "answer_type", "expected"),
+    [
+        ("**Answer:** $t \\in \\{-1, 4\\}$", "$\\boxed{4, -1}$", "A8", "correct"),
+        ("**Answer:** $t \\in \\left\\{\\tfrac{1}{3}, 2\\right\\}$", "$\\boxed{\\frac13, 2}$", "A8", "correct"),
+        ("**Answer:** $t \\in \\{-1, 5\\}$", "$\\boxed{4, -1}$", "A8", "incorrect"),
+        ("**Answer:** $\\varnothing, \\{a\\}$", "$\\boxed{\\emptyset, \\{a\\}}$", "B4", "correct"),
+        ("**Answer:** $∅, \\{a\\}$", "$\\boxed{\\emptyset, \\{a\\}}$", "B4", "correct"),
+        ("**Answer:** $\\varnothing, \\{2\\}$", "$\\boxed{\\emptyset, \\{1\\}}$", "B4", "incorrect"),
+    ],
+)
+def test_set_membership_and_empty_set(completion, reference, answer_type, expected):
+    assert status(completion, reference, answer_type) == expected
+
+
+@pytest.mark.parametrize(
+    ("element", "reference_element", "expected"),
+    [
+        ("\\emptyset", "\\{ \\}", "correct"),
+        ("\\emptyset", "\\{1\\}", "incorrect"),
+        ("\\{2\\}", "\\{1\\}", "incorrect"),
+        ("\\{1\\}", "\\{1\\}", "correct"),
+    ],
+)
+def test_sets_as_elements(element, reference_element, expected):
+    assert compare_elements(element, reference_element).status == expected
