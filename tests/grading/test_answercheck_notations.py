@@ -105,3 +105,25 @@ def test_set_membership_and_empty_set(completion, reference, answer_type, expect
 )
 def test_sets_as_elements(element, reference_element, expected):
     assert compare_elements(element, reference_element).status == expected
+
+
+# Equations: tuples of unknowns, function notation on the left, arbitrary constants under another name.
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("**Answer:** $(a, b) = (7, -2)$", "$\\boxed{a = 7,\\ b = -2}$", "correct"),
+        ("**Answer:** $(a, b) = (-2, 7)$", "$\\boxed{a = 7,\\ b = -2}$", "incorrect"),
+        ("**Answer:** $(5, 1)$", "$\\boxed{p = 5,\\ q = 1}$", "correct"),
+        ("**Answer:** $(1, 5)$", "$\\boxed{p = 5,\\ q = 1}$", "incorrect"),
+        ("**Answer:** $(5, 1, 0)$", "$\\boxed{p = 5,\\ q = 1}$", "incorrect"),
+        ("**Answer:** $u(t) = 1 - t^2$", "$\\boxed{u = -t^2 + 1}$", "correct"),
+        ("**Answer:** $u(t) = 1 + t^2$", "$\\boxed{u = -t^2 + 1}$", "incorrect"),
+        ("**Answer:** $g(t) = 1 - t^2$", "$\\boxed{u = -t^2 + 1}$", "incorrect"),
+        ("**Answer:** $y = Ke^{-4x}$", "$\\boxed{y = Ce^{-4x}}$", "correct"),
+        ("**Answer:** $y = C_1 \\sin x$", "$\\boxed{y = A\\sin x}$", "correct"),
+        ("**Answer:** $y = Ke^{-4x} + 1$", "$\\boxed{y = Ce^{-4x}}$", "incorrect"),
+        ("**Answer:** $y = Ke^{-4x}$", "$\\boxed{y = 3e^{-4x}}$", "incorrect"),
+    ],
+)
+def test_equation_forms(completion, reference, expected):
+    assert status(completion, reference, "B2") == expected
