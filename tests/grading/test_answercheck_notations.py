@@ -127,3 +127,22 @@ def test_sets_as_elements(element, reference_element, expected):
 )
 def test_equation_forms(completion, reference, expected):
     assert status(completion, reference, "B2") == expected
+
+
+# Intervals written in set-builder notation.
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("**Answer:** $\\{t \\mid -2 \\le t < 5\\}$", "$\\boxed{[-2, 5)}$", "correct"),
+        ("**Answer:** $\\{t \\mid -2 < t < 5\\}$", "$\\boxed{[-2, 5)}$", "incorrect"),
+        ("**Answer:** $\\{u \\in \\mathbb{R} : u > 7\\}$", "$\\boxed{(7, \\infty)}$", "correct"),
+        ("**Answer:** $\\{u : u \\ge 7\\}$", "$\\boxed{(7, \\infty)}$", "incorrect"),
+        (
+            "**Answer:** $\\{t \\mid t < 0 \\text{ or } t > 2\\}$",
+            "$\\boxed{(-\\infty, 0) \\cup (2, \\infty)}$",
+            "correct",
+        ),
+    ],
+)
+def test_set_builder_intervals(completion, reference, expected):
+    assert status(completion, reference, "B3") == expected
