@@ -146,3 +146,22 @@ def test_equation_forms(completion, reference, expected):
 )
 def test_set_builder_intervals(completion, reference, expected):
     assert status(completion, reference, "B3") == expected
+
+
+# Vectors: a transposed row, a scalar in front of a tuple, components along i, j, k.
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("**Answer:** $(2, -7)^T$", "$\\boxed{\\begin{pmatrix}2\\\\-7\\end{pmatrix}}$", "correct"),
+        ("**Answer:** $(2, 7)^{\\top}$", "$\\boxed{\\begin{pmatrix}2\\\\-7\\end{pmatrix}}$", "incorrect"),
+        ("**Answer:** $\\frac13(1, 2, 2)$", "$\\boxed{\\left(\\frac13, \\frac23, \\frac23\\right)}$", "correct"),
+        ("**Answer:** $\\frac13(2, 1, 2)$", "$\\boxed{\\left(\\frac13, \\frac23, \\frac23\\right)}$", "incorrect"),
+        ("**Answer:** $3(1, -2)$", "$\\boxed{(3, -6)}$", "correct"),
+        ("**Answer:** $4\\mathbf{i} - \\mathbf{j} + 2\\mathbf{k}$", "$\\boxed{(4, -1, 2)}$", "correct"),
+        ("**Answer:** $4\\mathbf{i} + \\mathbf{j} + 2\\mathbf{k}$", "$\\boxed{(4, -1, 2)}$", "incorrect"),
+        ("**Answer:** $5\\hat{i} - \\hat{j}$", "$\\boxed{(5, -1, 0)}$", "correct"),
+        ("**Answer:** $5\\hat{i} - \\hat{j} + 1$", "$\\boxed{(5, -1)}$", "inconclusive"),
+    ],
+)
+def test_vector_notations(completion, reference, expected):
+    assert status(completion, reference, "B5") == expected
