@@ -138,6 +138,8 @@ def completion_final_answer(completion: str, answer_type: str | None) -> str | N
         listed = _trailing_line_list(completion)
         if listed is not None:
             return listed
+    if answer_type in MULTI_PART_TYPES or answer_type == "A5":
+        # Complex answers are often the several roots of one equation, each in its own box.
         group = boxed_group(completion)
         if len(group) > 1:
             return ", ".join(group)

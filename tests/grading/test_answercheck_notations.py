@@ -165,3 +165,16 @@ def test_set_builder_intervals(completion, reference, expected):
 )
 def test_vector_notations(completion, reference, expected):
     assert status(completion, reference, "B5") == expected
+
+
+# Complex roots, each in its own box.
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("The roots are $\\boxed{3+i}$ and $\\boxed{3-i}$.", "$\\boxed{3 \\pm i}$", "correct"),
+        ("The roots are $\\boxed{3+i}$ and $\\boxed{-3-i}$.", "$\\boxed{3 \\pm i}$", "incorrect"),
+        ("The roots are $\\boxed{3+i}$ and $\\boxed{3-i}$.", "$\\boxed{3+i}$", "incorrect"),
+    ],
+)
+def test_complex_roots_in_separate_boxes(completion, reference, expected):
+    assert status(completion, reference, "A5") == expected
