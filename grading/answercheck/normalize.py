@@ -135,11 +135,13 @@ def strip_assignment(text: str) -> str:
     return text
 
 
-_TRAILING_UNIT_WORDS = re.compile(r"(?:\s*\\text\{[^{}]*\}(?:\^\{?\d\}?)?|\s+(?:[a-zA-Z]+\.?\s*){1,3}(?:\^\{?\d\}?)?)$")
+_TRAILING_UNIT_WORDS = re.compile(
+    r"(?:\s*\\text\{[^{}]*\}(?:\^\{?\d\}?)?|\s+(?:[a-zA-Z]+(?:/[a-zA-Z]+)?\.?\s*){1,3}(?:\^\{?\d\}?)?)$"
+)
 
 
 def strip_trailing_units(text: str) -> str:
-    """`5 \\text{ cm}` / `12 apples` -> the number; only a trailing run of words is removed."""
+    """`5 \\text{ cm}` / `12 apples` / `12 km/h` -> the number; only a trailing run of words is removed."""
     stripped = _TRAILING_UNIT_WORDS.sub("", text).strip()
     return stripped or text
 

@@ -178,3 +178,20 @@ def test_vector_notations(completion, reference, expected):
 )
 def test_complex_roots_in_separate_boxes(completion, reference, expected):
     assert status(completion, reference, "A5") == expected
+
+
+# Units: a compound unit after the number, volumes, and a unit other than the one asked for.
+@pytest.mark.parametrize(
+    ("completion", "reference", "question", "expected"),
+    [
+        ("**Answer:** 45 km/h", "$\\boxed{45}$", "How fast does the train go, in km per hour?", "correct"),
+        ("**Answer:** 44 km/h", "$\\boxed{45}$", "How fast does the train go, in km per hour?", "incorrect"),
+        ("**Answer:** 45 m/s", "$\\boxed{45}$", "How fast does the train go, in km per hour?", "inconclusive"),
+        ("$\\boxed{300 \\text{ mL}}$", "$\\boxed{300}$", "How many litres does the jug hold?", "inconclusive"),
+        ("$\\boxed{300 \\text{ litres}}$", "$\\boxed{300}$", "How many litres does the jug hold?", "correct"),
+        ("$\\boxed{0.3 \\text{ m}^3}$", "$\\boxed{300}$", "How many litres does the jug hold?", "inconclusive"),
+        ("$\\boxed{27 \\text{ cm}^3}$", "$\\boxed{27}$", "Find its volume in cubic centimetres.", "correct"),
+    ],
+)
+def test_units_of_numeric_answers(completion, reference, question, expected):
+    assert status(completion, reference, "A1", question) == expected
