@@ -202,7 +202,7 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
             return compare.compare_multiple_values(predicted, reference)
         return compare.compare_numbers(predicted, reference, imaginary_unit=True)
     if answer_type == "A6":
-        return compare.compare_angles(predicted, reference)
+        return compare.compare_angles(predicted, reference, question)
     if answer_type == "A7":
         return compare.compare_bases(predicted, reference)
     if answer_type == "A8":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from grading.answercheck import choices, units
+from grading.answercheck.compare.angles import ASKED_ANGLE_UNIT
 from grading.answercheck.normalize import clean_latex
 from grading.answercheck.parsing import decimal_places
 from grading.answercheck.verdict import INCORRECT, Comparison
@@ -59,6 +60,9 @@ def numeric_wording(question: str | None) -> str | None:
     unit = units.asked_phrase(question)
     if unit:
         found.append(unit)
+    angle_unit = ASKED_ANGLE_UNIT.search(question)
+    if angle_unit:
+        found.append(f"in {angle_unit.group(1).lower()}")
     return "; ".join(sorted(set(found))) or None
 
 

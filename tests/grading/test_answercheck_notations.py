@@ -195,3 +195,18 @@ def test_complex_roots_in_separate_boxes(completion, reference, expected):
 )
 def test_units_of_numeric_answers(completion, reference, question, expected):
     assert status(completion, reference, "A1", question) == expected
+
+
+# Angles: the unit the question asks for.
+@pytest.mark.parametrize(
+    ("completion", "reference", "question", "expected"),
+    [
+        ("$\\boxed{4\\pi}$", "$\\boxed{720^\\circ}$", "Find the angle sum of a hexagon, in degrees.", "inconclusive"),
+        ("$\\boxed{720}$", "$\\boxed{720^\\circ}$", "Find the angle sum of a hexagon, in degrees.", "correct"),
+        ("$\\boxed{4\\pi}$", "$\\boxed{720^\\circ}$", "Find the angle sum of a hexagon.", "correct"),
+        ("$\\boxed{60^\\circ}$", "$\\boxed{\\frac{\\pi}{3}}$", "Give the angle in radians.", "inconclusive"),
+        ("$\\boxed{\\frac{\\pi}{3}}$", "$\\boxed{\\frac{\\pi}{3}}$", "Give the angle in radians.", "correct"),
+    ],
+)
+def test_angle_in_the_unit_asked(completion, reference, question, expected):
+    assert status(completion, reference, "A6", question) == expected
