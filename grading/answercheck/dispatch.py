@@ -23,6 +23,7 @@ from grading.answercheck.normalize import (
 )
 from grading.answercheck.question_wording import (
     ASKS_FOR_LOWEST_TERMS,
+    ASKS_FOR_PERCENT,
     exactness_mismatch,
     finer_than_asked,
     places_asked,
@@ -156,6 +157,18 @@ def _last_side(text: str) -> str:
     return parts[-1].strip() if len(parts) > 1 and parts[-1].strip() else text
 
 
+def _fraction_for_percentage(predicted: str, reference: str, question: str | None) -> bool:
+    """'0.15' against '15%' where the question asks for a percentage: the answer matched only as
+    the hundredth of the reference, so it gives a fraction of one where a percentage is asked."""
+    if not ASKS_FOR_PERCENT.search(question or ""):
+        return False
+    reference_text, predicted_text = clean_latex(reference), clean_latex(predicted)
+    if not reference_text.endswith("%") or "%" in predicted_text:
+        return False
+    as_written = compare.compare_numbers(predicted_text, reference_text[:-1].strip())
+    return as_written.status != CORRECT
+
+
 def _compare_by_type(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Dispatch on the fine type code. Runs inside the deadline."""
     relation = re.compile(r"[<>]=?|!=|\\(?:n?eq|ne|[lg]eq?|neq)(?![a-zA-Z])|\\(?:lt|gt)(?![a-zA-Z])")
@@ -190,6 +203,10 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
         ):
             return Comparison(
                 INCORRECT, f"{predicted!r} has the right value but is not in lowest terms, as the question asks"
+            )
+        if result.status == CORRECT and _fraction_for_percentage(predicted, reference, question):
+            return Comparison(
+                INCORRECT, f"the question asks for a percentage; {predicted!r} is the value as a fraction of one"
             )
         if result.status == INCONCLUSIVE and answer_type == "A2":
             return compare.compare_expressions(predicted, reference)

@@ -20,6 +20,7 @@ _ASKS_FOR_EXACT = re.compile(
     r"\bexact\b|\bexactly\s*(?:[.?!,;]|$)|simplest (?:radical )?form|lowest terms|in terms of \\?pi|common fraction",
     re.IGNORECASE,
 )
+ASKS_FOR_PERCENT = re.compile(r"\bpercentage\b|\b(?:as|in|what)\s+(?:a\s+)?percent\b", re.IGNORECASE)
 ASKS_FOR_LOWEST_TERMS = re.compile(r"lowest terms|simplest form|reduced fraction|common fraction", re.IGNORECASE)
 _PLACES_ASKED = re.compile(
     r"\b(\d|one|two|three|four|five|six)\s+decimal\s+places?\b|\bnearest\s+(tenth|hundredth|thousandth)\b",
@@ -54,7 +55,7 @@ def numeric_wording(question: str | None) -> str | None:
         return None
     found = [
         match.group(0).lower()
-        for pattern in (_ASKS_TO_ROUND, _ASKS_FOR_EXACT, ASKS_FOR_LOWEST_TERMS, _PLACES_ASKED)
+        for pattern in (_ASKS_TO_ROUND, _ASKS_FOR_EXACT, ASKS_FOR_LOWEST_TERMS, _PLACES_ASKED, ASKS_FOR_PERCENT)
         for match in pattern.finditer(question)
     ]
     unit = units.asked_phrase(question)

@@ -210,3 +210,18 @@ def test_units_of_numeric_answers(completion, reference, question, expected):
 )
 def test_angle_in_the_unit_asked(completion, reference, question, expected):
     assert status(completion, reference, "A6", question) == expected
+
+
+# Percentages: where the question asks for one, a fraction of one is not the answer.
+@pytest.mark.parametrize(
+    ("completion", "reference", "question", "expected"),
+    [
+        ("$\\boxed{0.4}$", "$\\boxed{40\\%}$", "What percentage of the class passed?", "incorrect"),
+        ("$\\boxed{40}$", "$\\boxed{40\\%}$", "What percentage of the class passed?", "correct"),
+        ("$\\boxed{40\\%}$", "$\\boxed{40\\%}$", "Express the share passing as a percent.", "correct"),
+        ("$\\boxed{\\frac{2}{5}}$", "$\\boxed{40\\%}$", "Express the share passing as a percent.", "incorrect"),
+        ("$\\boxed{0.4}$", "$\\boxed{40\\%}$", "What share of the class passed?", "correct"),
+    ],
+)
+def test_percentage_asked(completion, reference, question, expected):
+    assert status(completion, reference, "A3", question) == expected
