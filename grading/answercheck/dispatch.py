@@ -237,7 +237,7 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
     if answer_type in ("C1", "C2"):
         return choices.compare_choices(predicted, reference, multiple=answer_type == "C2", question=question)
     if answer_type == "C3":
-        return choices.compare_finite_states(predicted, reference)
+        return choices.compare_finite_states(predicted, reference, question)
     if answer_type == "D1":
         return _string_or_math(predicted, reference, semantic=False)
     if answer_type == "D2":

@@ -149,4 +149,7 @@ def question_for_comparison(
         return question
     if code in ("A1", "A2", "A3", "A4", "A6"):
         return numeric_wording(question)
+    if code == "C3" and extracted and choices.polarity_in_question(extracted, question) is not None:
+        # "Dependent" answers "Is the set linearly independent?"; only then is the question read.
+        return question
     return None

@@ -225,3 +225,42 @@ def test_angle_in_the_unit_asked(completion, reference, question, expected):
 )
 def test_percentage_asked(completion, reference, question, expected):
     assert status(completion, reference, "A3", question) == expected
+
+
+# Choices given as an option's value, and a yes-no question answered by the property it names.
+_SOLVE_OPTIONS = "Which value solves $5t + 1 = 4t + 9$?\n\n(A) $t = 1$\n(B) $t = 8$\n(C) $t = -8$\n(D) $t = 10$"
+_SPEED_OPTIONS = "Its speed is\n\n(A) $40$ km/h  (B) $48$ km/h  (C) $50$ km/h"
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "question", "expected"),
+    [
+        ("**Final Answer:** $t=8$", "$\\boxed{B}$", _SOLVE_OPTIONS, "correct"),
+        ("**Final Answer:** $8$", "$\\boxed{B}$", _SOLVE_OPTIONS, "correct"),
+        ("**Final Answer:** $t=-8$", "$\\boxed{B}$", _SOLVE_OPTIONS, "incorrect"),
+        ("**Final Answer:** 48 km/h, i.e. (B)", "B", _SPEED_OPTIONS, "correct"),
+        ("**Final Answer:** 50 km/h, i.e. (C)", "B", _SPEED_OPTIONS, "incorrect"),
+    ],
+)
+def test_options_named_by_value(completion, reference, question, expected):
+    assert status(completion, reference, "C1", question) == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "question", "expected"),
+    [
+        (
+            "$\\boxed{\\text{Dependent}}$",
+            "$\\boxed{\\text{No}}$",
+            "Are the rows independent? Answer yes or no.",
+            "correct",
+        ),
+        ("$\\boxed{\\text{Independent}}$", "$\\boxed{\\text{No}}$", "Are the rows independent?", "incorrect"),
+        ("$\\boxed{\\text{Surjective}}$", "$\\boxed{\\text{Yes}}$", "Is the map surjective?", "correct"),
+        ("$\\boxed{\\text{Bounded}}$", "$\\boxed{\\text{No}}$", "Is the sequence unbounded?", "correct"),
+        ("$\\boxed{\\text{Bounded}}$", "$\\boxed{\\text{No}}$", "Is the sequence not unbounded?", "incorrect"),
+        ("$\\boxed{\\text{Even}}$", "$\\boxed{\\text{Yes}}$", "Is the function even or odd?", "incorrect"),
+    ],
+)
+def test_yes_no_answered_by_the_property_named(completion, reference, question, expected):
+    assert status(completion, reference, "C3", question) == expected
