@@ -45,7 +45,7 @@ def reference_final_answer(
         return ", ".join(group)
     if group:
         return group[0]
-    if _given_code(answer_type) in WORD_TYPES:
+    if _given_code(answer_type) in WORD_TYPES and answer_phrase_span(text) is None:
         concluding = _concluding_paragraph(text)
         if concluding is not None:
             return concluding

@@ -264,3 +264,8 @@ def test_options_named_by_value(completion, reference, question, expected):
 )
 def test_yes_no_answered_by_the_property_named(completion, reference, question, expected):
     assert status(completion, reference, "C3", question) == expected
+
+
+def test_an_answer_phrase_in_the_last_paragraph_still_names_the_answer():
+    reference = "Sorting by height: Dan > Eve > Fay.\n\nThe answer is Fay."
+    assert reference_final_answer(reference, reference_is_solution=False, answer_type="D1") == "Fay"
