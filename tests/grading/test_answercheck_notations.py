@@ -197,14 +197,15 @@ def test_units_of_numeric_answers(completion, reference, question, expected):
     assert status(completion, reference, "A1", question) == expected
 
 
-# Angles: the unit the question asks for.
+# Angles: a value without a unit is in the unit the question asks for; a marked unit converts.
 @pytest.mark.parametrize(
     ("completion", "reference", "question", "expected"),
     [
-        ("$\\boxed{4\\pi}$", "$\\boxed{720^\\circ}$", "Find the angle sum of a hexagon, in degrees.", "inconclusive"),
+        ("$\\boxed{4\\pi}$", "$\\boxed{720^\\circ}$", "Find the angle sum of a hexagon, in degrees.", "incorrect"),
         ("$\\boxed{720}$", "$\\boxed{720^\\circ}$", "Find the angle sum of a hexagon, in degrees.", "correct"),
         ("$\\boxed{4\\pi}$", "$\\boxed{720^\\circ}$", "Find the angle sum of a hexagon.", "correct"),
-        ("$\\boxed{60^\\circ}$", "$\\boxed{\\frac{\\pi}{3}}$", "Give the angle in radians.", "inconclusive"),
+        ("$\\boxed{60^\\circ}$", "$\\boxed{\\frac{\\pi}{3}}$", "Give the angle in radians.", "correct"),
+        ("$\\boxed{60}$", "$\\boxed{\\frac{\\pi}{3}}$", "Give the angle in radians.", "incorrect"),
         ("$\\boxed{\\frac{\\pi}{3}}$", "$\\boxed{\\frac{\\pi}{3}}$", "Give the angle in radians.", "correct"),
     ],
 )

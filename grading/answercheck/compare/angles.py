@@ -36,8 +36,11 @@ def compare_angles(predicted: str, reference: str, question: str | None = None) 
     reference_text, reference_unit = _angle(reference)
     predicted_text, predicted_unit = _angle(predicted)
     asked = ASKED_ANGLE_UNIT.search(question or "")
-    if asked and predicted_unit is not None and predicted_unit != asked.group(1).lower():
-        return unsure(f"the answer is in {predicted_unit}, the question asks for {asked.group(1).lower()}")
+    marked = _DEGREE_MARK.search(clean_latex(predicted)) or _RADIAN_MARK.search(clean_latex(predicted))
+    if asked and not marked:
+        # An angle written without a unit is in the unit asked for: "10\pi" where degrees are asked
+        # is 10\pi degrees, not 1800.
+        predicted_unit = asked.group(1).lower()
     reference_unit = reference_unit or "degrees"
     predicted_unit = predicted_unit or reference_unit
     if predicted_unit == reference_unit:
