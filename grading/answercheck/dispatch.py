@@ -24,6 +24,7 @@ from grading.answercheck.normalize import (
 from grading.answercheck.question_wording import (
     ASKS_FOR_LOWEST_TERMS,
     ASKS_FOR_PERCENT,
+    ASKS_TO_FACTOR_COMPLETELY,
     exactness_mismatch,
     finer_than_asked,
     places_asked,
@@ -225,7 +226,14 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
     if answer_type == "A8":
         return compare.compare_multiple_values(predicted, reference)
     if answer_type == "B1":
-        return compare.compare_expressions(predicted, reference)
+        result = compare.compare_expressions(predicted, reference)
+        if (
+            result.status == CORRECT
+            and ASKS_TO_FACTOR_COMPLETELY.search(question or "")
+            and compare.factored_less_than(predicted, reference)
+        ):
+            return Comparison(INCORRECT, f"{predicted!r} has a factor that factors further; the question asks for all")
+        return result
     if answer_type == "B2":
         return compare.compare_equations(predicted, reference)
     if answer_type == "B3":

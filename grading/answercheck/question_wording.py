@@ -21,6 +21,10 @@ _ASKS_FOR_EXACT = re.compile(
     re.IGNORECASE,
 )
 ASKS_FOR_PERCENT = re.compile(r"\bpercentage\b|\b(?:as|in|what)\s+(?:a\s+)?percent\b", re.IGNORECASE)
+ASKS_TO_FACTOR_COMPLETELY = re.compile(
+    r"\bfactori[sz]e\s+(?:completely|fully)|\bfactor\s+(?:completely|fully)|\b(?:completely|fully)\s+factor",
+    re.IGNORECASE,
+)
 ASKS_FOR_LOWEST_TERMS = re.compile(r"lowest terms|simplest form|reduced fraction|common fraction", re.IGNORECASE)
 _PLACES_ASKED = re.compile(
     r"\b(\d|one|two|three|four|five|six)\s+decimal\s+places?\b|\bnearest\s+(tenth|hundredth|thousandth)\b",
@@ -149,6 +153,8 @@ def question_for_comparison(
         return question
     if code in ("A1", "A2", "A3", "A4", "A6"):
         return numeric_wording(question)
+    if code == "B1" and question and ASKS_TO_FACTOR_COMPLETELY.search(question):
+        return "factor completely"
     if code == "C3" and extracted and choices.polarity_in_question(extracted, question) is not None:
         # "Dependent" answers "Is the set linearly independent?"; only then is the question read.
         return question

@@ -270,3 +270,18 @@ def test_yes_no_answered_by_the_property_named(completion, reference, question, 
 def test_an_answer_phrase_in_the_last_paragraph_still_names_the_answer():
     reference = "Sorting by height: Dan > Eve > Fay.\n\nThe answer is Fay."
     assert reference_final_answer(reference, reference_is_solution=False, answer_type="D1") == "Fay"
+
+
+# Factoring completely: a factor left that splits further is not the complete factorisation.
+@pytest.mark.parametrize(
+    ("completion", "reference", "question", "expected"),
+    [
+        ("The answer is $(a^2 - 9)(a^2 + 9)$.", "$(a-3)(a+3)(a^2+9)$", "Factor completely: $a^4 - 81$.", "incorrect"),
+        ("The answer is $(a+3)(a-3)(a^2 + 9)$.", "$(a-3)(a+3)(a^2+9)$", "Factor completely: $a^4 - 81$.", "correct"),
+        ("The answer is $(a^2 - 9)(a^2 + 9)$.", "$(a-3)(a+3)(a^2+9)$", "Factor $a^4 - 81$.", "correct"),
+        ("The answer is $a(a^2 - 1)$.", "$a(a-1)(a+1)$", "Fully factor $a^3 - a$.", "incorrect"),
+        ("The answer is $3(a - 2)^2$.", "$3(a-2)^2$", "Factor completely: $3a^2 - 12a + 12$.", "correct"),
+    ],
+)
+def test_complete_factorisation(completion, reference, question, expected):
+    assert status(completion, reference, "B1", question) == expected
