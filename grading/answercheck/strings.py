@@ -86,6 +86,13 @@ def _same_word_form(first: str, second: str) -> bool:
     return shared >= 6 and len(first) - shared <= 3 and len(second) - shared <= 3
 
 
+_GENERIC_HEADS = {"property", "law", "rule", "principle"}
+
+
+def _without_generic_head(words: list[str]) -> list[str]:
+    return words[:-1] if len(words) == 2 and words[-1] in _GENERIC_HEADS else words
+
+
 def _same_name(predicted_words: str, reference_words: str) -> bool:
     """The same name in another word form or order: "pythagoras theorem", "the theorem of
     pythagoras" and "pythagorean theorem". Only the possessive inversion "B of A" = "A B" of two
@@ -93,6 +100,9 @@ def _same_name(predicted_words: str, reference_words: str) -> bool:
     # A possessive "'s" is its own word once punctuation is gone ("euclid s algorithm").
     predicted_list = re.sub(r"(?<=\w) s\b", "", predicted_words).split()
     reference_list = re.sub(r"(?<=\w) s\b", "", reference_words).split()
+    # "commutative property" names "commutativity": a generic head noun after the one word that matters.
+    if len(predicted_list) != len(reference_list):
+        predicted_list, reference_list = _without_generic_head(predicted_list), _without_generic_head(reference_list)
     if len(predicted_list) == len(reference_list) and all(
         _same_word_form(a, b) for a, b in zip(predicted_list, reference_list)
     ):

@@ -23,6 +23,9 @@ def status(completion, reference, answer_type=None, question=None):
         ("\\boxed{\\text{parallel}}", "They are parallel.", "D2", "correct"),
         ("\\boxed{\\text{They are parallel}}", "It is parallel.", "D2", "correct"),
         ("\\boxed{\\text{not parallel}}", "They are parallel.", "D2", "inconclusive"),
+        ("\\boxed{\\text{associative property}}", "\\boxed{\\text{associativity}}", "D1", "correct"),
+        ("\\boxed{\\text{distributivity}}", "\\boxed{\\text{distributive law}}", "D1", "correct"),
+        ("\\boxed{\\text{commutative property}}", "\\boxed{\\text{associativity}}", "D1", "incorrect"),
     ],
 )
 def test_word_answers(completion, reference, answer_type, expected):
