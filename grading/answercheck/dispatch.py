@@ -25,6 +25,7 @@ from grading.answercheck.question_wording import (
     ASKS_FOR_LOWEST_TERMS,
     ASKS_FOR_PERCENT,
     ASKS_TO_FACTOR_COMPLETELY,
+    asked_part_name,
     exactness_mismatch,
     finer_than_asked,
     places_asked,
@@ -92,6 +93,20 @@ def _parts_named_in_words(predicted: str, reference: str) -> tuple[str, str]:
     )
 
 
+def _part_the_question_asks_for(predicted: str, reference: str, question: str | None) -> str | None:
+    """'centre (3, -2) and radius 4' where the question asks only for the centre: the value of the
+    one named part whose name the question uses, when the reference is a single unnamed value."""
+    if word_labelled(reference) is not None:
+        return None
+    reference_items = split_labelled(clean_latex(reference))
+    if len(reference_items) != 1 or reference_items[0][0] is not None:
+        return None
+    asked = asked_part_name(question, predicted)
+    if asked is None:
+        return None
+    return dict(word_labelled(predicted, groups=True) or []).get(asked)
+
+
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Identical answers, labelled values and option letters first, then the comparison of the type."""
     if _same_text(predicted, reference):
@@ -107,6 +122,9 @@ def compare_answers(predicted: str, reference: str, answer_type: str, question: 
                 "(" + ", ".join(reference_in_parts) + ")",
                 ordered=True,
             )
+    asked_part = _part_the_question_asks_for(predicted, reference, question)
+    if asked_part is not None:
+        predicted = asked_part
     if answer_type not in ("C1", "C2"):
         labelled_option = choices.resolve_option_labels(predicted, reference)
         if isinstance(labelled_option, Comparison):

@@ -289,17 +289,25 @@ _WORD_LIST_SEPARATORS = re.compile(r"\s*[,;]\s*(?:and\s+)?|\s+and\s+")
 _NOT_PART_NAMES = {"answer", "result", "value", "values", "hence", "therefore", "thus", "and", "then", "final"}
 
 
-def word_labelled(text: str) -> list[tuple[str, str]] | None:
+# A point or vector as a named value: 'centre (3, -2)'.
+_WORD_LABEL_GROUP_ITEM = re.compile(
+    rf"(?:the\s+)?({_WORD_LABEL}){_NAMING}({_NAMED_VALUE}|\([^()]{{1,80}}\))", re.IGNORECASE
+)
+
+
+def word_labelled(text: str, *, groups: bool = False) -> list[tuple[str, str]] | None:
     """The parts of a multi-part answer named in words, in order: 'the mean is $4$ and the median is
     $3$', 'Mean: 4; Median: 3' and 'quotient 14, remainder 2' -> [('mean', '4'), ...]; None unless
-    the text is nothing but two or more such parts."""
+    the text is nothing but two or more such parts. With `groups`, a value may be a parenthesised
+    point ('centre (3, -2) and radius 4')."""
     bare = text.replace("$", "").replace("*", "").strip().rstrip(".")
     items = [item.strip() for item in _top_level_split(bare, _WORD_LIST_SEPARATORS) if item.strip()]
     if len(items) < 2:
         return None
     parts = []
+    item_pattern = _WORD_LABEL_GROUP_ITEM if groups else _WORD_LABEL_ITEM
     for item in items:
-        match = _WORD_LABEL_ITEM.fullmatch(item)
+        match = item_pattern.fullmatch(item)
         if match is None or match.group(1).lower() in _NOT_PART_NAMES:
             return None
         parts.append((re.sub(r"\s+", " ", match.group(1).lower()), match.group(2)))

@@ -8,7 +8,7 @@ import re
 
 from grading.answercheck import choices, units
 from grading.answercheck.compare.angles import ASKED_ANGLE_UNIT
-from grading.answercheck.normalize import clean_latex
+from grading.answercheck.normalize import clean_latex, normalize_words, word_labelled
 from grading.answercheck.parsing import decimal_places
 from grading.answercheck.verdict import INCORRECT, Comparison
 
@@ -151,11 +151,28 @@ def question_for_comparison(
         and choices.question_options(question)
     ):
         return question
-    if code in ("A1", "A2", "A3", "A4", "A6"):
-        return numeric_wording(question)
-    if code == "B1" and question and ASKS_TO_FACTOR_COMPLETELY.search(question):
-        return "factor completely"
     if code == "C3" and extracted and choices.polarity_in_question(extracted, question) is not None:
         # "Dependent" answers "Is the set linearly independent?"; only then is the question read.
         return question
-    return None
+    wording = []
+    if code in ("A1", "A2", "A3", "A4", "A6"):
+        wording.append(numeric_wording(question))
+    if code == "B1" and question and ASKS_TO_FACTOR_COMPLETELY.search(question):
+        wording.append("factor completely")
+    asked = asked_part_name(question, extracted)
+    if asked is not None:
+        wording.append(f"asks for the {asked}")
+    return "; ".join(part for part in wording if part) or None
+
+
+def asked_part_name(question: str | None, answer: str | None) -> str | None:
+    """The one part of an answer in named parts ('centre (3, -2) and radius 4') whose name the
+    question uses ("Find the centre of the circle"), or None."""
+    if not question or not answer:
+        return None
+    parts = word_labelled(answer, groups=True)
+    if parts is None:
+        return None
+    question_words = set(normalize_words(question).split())
+    asked = [label for label, _ in parts if set(label.split()) <= question_words]
+    return asked[0] if len(asked) == 1 else None

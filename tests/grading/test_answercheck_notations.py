@@ -288,3 +288,24 @@ def test_an_answer_phrase_in_the_last_paragraph_still_names_the_answer():
 )
 def test_complete_factorisation(completion, reference, question, expected):
     assert status(completion, reference, "B1", question) == expected
+
+
+# An answer in named parts where the question asks for one of them.
+@pytest.mark.parametrize(
+    ("completion", "reference", "answer_type", "question", "expected"),
+    [
+        ("**Answer:** vertex $(1, 5)$ and minimum $5$.", "$\\boxed{(1, 5)}$", "B4", "Find the vertex.", "correct"),
+        ("**Answer:** vertex $(5, 1)$ and minimum $5$.", "$\\boxed{(1, 5)}$", "B4", "Find the vertex.", "incorrect"),
+        ("**Answer:** the mode is $7$ and the range is $3$.", "$\\boxed{3}$", "A1", "Find the range.", "correct"),
+        ("**Answer:** the mode is $3$ and the range is $7$.", "$\\boxed{3}$", "A1", "Find the range.", "incorrect"),
+        (
+            "**Answer:** the mode is $3$ and the range is $7$.",
+            "$\\boxed{3}$",
+            "A1",
+            "Find the mode and range.",
+            "incorrect",
+        ),
+    ],
+)
+def test_the_part_the_question_asks_for(completion, reference, answer_type, question, expected):
+    assert status(completion, reference, answer_type, question) == expected
