@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from grading.answercheck.normalize import normalize_words, plain_text
+from grading.answercheck.normalize import clean_latex, normalize_words, plain_text, strip_assignment
 from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison
 
 _LETTERS = "ABCDEFGHIJ"
@@ -67,7 +67,14 @@ def option_by_value(answer: str, question: str | None) -> str | None:
     key = _math_key(answer)
     if not key:
         return None
-    matches = [letter for letter, text in _raw_options(question).items() if _math_key(text) == key]
+    options = _raw_options(question)
+    matches = [letter for letter, text in options.items() if _math_key(text) == key]
+    if not matches:
+        # "x = 12" for "(C) $x = 12$", and "12" for it too when no other option has that value.
+        value = _math_key(strip_assignment(clean_latex(answer)))
+        matches = [
+            letter for letter, text in options.items() if _math_key(strip_assignment(clean_latex(text))) == value
+        ]
     return matches[0] if len(matches) == 1 else None
 
 
@@ -259,10 +266,46 @@ def _opposite(first: str, second: str) -> bool:
 _LEADING_POLAR = re.compile(r"^\W*(yes|no|true|false)\b", re.IGNORECASE)
 
 
-def compare_finite_states(predicted: str, reference: str) -> Comparison:
+_NEGATING_PREFIXES = ("in", "un", "non", "non-", "im", "ir", "il", "dis")
+_QUESTION_NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
+
+
+def polarity_in_question(answer: str, question: str | None) -> str | None:
+    """'positive' / 'negative' for a one-word answer to a yes-no question that names the property
+    asked about or its negated form: 'independent' answers "Is the set linearly independent?" with
+    yes, 'dependent' with no. None otherwise, or when the question itself negates."""
+    words = normalize_words(answer).split()
+    if len(words) != 1 or not question:
+        return None
+    question = re.sub(r"\b(?:yes\s+or\s+no|true\s+or\s+false)\b", " ", question, flags=re.IGNORECASE)
+    # "Is it even or odd?" offers alternatives; "Is it not bounded?" turns the answer round.
+    if _QUESTION_NEGATION.search(question) or re.search(r"\bor\b", question, re.IGNORECASE):
+        return None
+    word = words[0]
+    if len(word) < 4 or word in _POSITIVE or word in _NEGATIVE:
+        return None
+    question_words = set(normalize_words(question).split())
+    if word in question_words:
+        return "positive"
+    for prefix in _NEGATING_PREFIXES:
+        if prefix + word in question_words or (word.startswith(prefix) and word[len(prefix) :] in question_words):
+            return "negative"
+    return None
+
+
+def compare_finite_states(predicted: str, reference: str, question: str | None = None) -> Comparison:
     """Same state, or the same stem ('disproven' / 'disproved'); a yes/no reference answered by a
     sentence reads the sentence's first word ('Yes, because ...'), and a conclusion sentence is
-    read for the reference's state word ('**Conclusion:** the claim is **proved**.')."""
+    read for the reference's state word ('**Conclusion:** the claim is **proved**.'). A one-word
+    answer naming the property a yes-no question asks about, or its negation, answers it."""
+    reference_polarity = finite_state(reference)
+    answered = polarity_in_question(predicted, question)
+    if reference_polarity in ("positive", "negative") and answered is not None:
+        if answered == reference_polarity:
+            return Comparison(CORRECT, f"{predicted!r} answers the question with {answered}")
+        return Comparison(
+            INCORRECT, f"{predicted!r} answers the question with {answered}, the reference {reference_polarity}"
+        )
     leading = _LEADING_POLAR.match(plain_text(predicted))
     if leading and finite_state(reference) in ("positive", "negative") and len(predicted.split()) > 1:
         predicted = leading.group(1)

@@ -23,6 +23,9 @@ from grading.answercheck.normalize import (
 )
 from grading.answercheck.question_wording import (
     ASKS_FOR_LOWEST_TERMS,
+    ASKS_FOR_PERCENT,
+    ASKS_TO_FACTOR_COMPLETELY,
+    asked_part_name,
     exactness_mismatch,
     finer_than_asked,
     places_asked,
@@ -90,6 +93,20 @@ def _parts_named_in_words(predicted: str, reference: str) -> tuple[str, str]:
     )
 
 
+def _part_the_question_asks_for(predicted: str, reference: str, question: str | None) -> str | None:
+    """'centre (3, -2) and radius 4' where the question asks only for the centre: the value of the
+    one named part whose name the question uses, when the reference is a single unnamed value."""
+    if word_labelled(reference) is not None:
+        return None
+    reference_items = split_labelled(clean_latex(reference))
+    if len(reference_items) != 1 or reference_items[0][0] is not None:
+        return None
+    asked = asked_part_name(question, predicted)
+    if asked is None:
+        return None
+    return dict(word_labelled(predicted, groups=True) or []).get(asked)
+
+
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Identical answers, labelled values and option letters first, then the comparison of the type."""
     if _same_text(predicted, reference):
@@ -105,6 +122,9 @@ def compare_answers(predicted: str, reference: str, answer_type: str, question: 
                 "(" + ", ".join(reference_in_parts) + ")",
                 ordered=True,
             )
+    asked_part = _part_the_question_asks_for(predicted, reference, question)
+    if asked_part is not None:
+        predicted = asked_part
     if answer_type not in ("C1", "C2"):
         labelled_option = choices.resolve_option_labels(predicted, reference)
         if isinstance(labelled_option, Comparison):
@@ -156,6 +176,18 @@ def _last_side(text: str) -> str:
     return parts[-1].strip() if len(parts) > 1 and parts[-1].strip() else text
 
 
+def _fraction_for_percentage(predicted: str, reference: str, question: str | None) -> bool:
+    """'0.15' against '15%' where the question asks for a percentage: the answer matched only as
+    the hundredth of the reference, so it gives a fraction of one where a percentage is asked."""
+    if not ASKS_FOR_PERCENT.search(question or ""):
+        return False
+    reference_text, predicted_text = clean_latex(reference), clean_latex(predicted)
+    if not reference_text.endswith("%") or "%" in predicted_text:
+        return False
+    as_written = compare.compare_numbers(predicted_text, reference_text[:-1].strip())
+    return as_written.status != CORRECT
+
+
 def _compare_by_type(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Dispatch on the fine type code. Runs inside the deadline."""
     relation = re.compile(r"[<>]=?|!=|\\(?:n?eq|ne|[lg]eq?|neq)(?![a-zA-Z])|\\(?:lt|gt)(?![a-zA-Z])")
@@ -191,6 +223,10 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
             return Comparison(
                 INCORRECT, f"{predicted!r} has the right value but is not in lowest terms, as the question asks"
             )
+        if result.status == CORRECT and _fraction_for_percentage(predicted, reference, question):
+            return Comparison(
+                INCORRECT, f"the question asks for a percentage; {predicted!r} is the value as a fraction of one"
+            )
         if result.status == INCONCLUSIVE and answer_type == "A2":
             return compare.compare_expressions(predicted, reference)
         return result
@@ -202,13 +238,20 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
             return compare.compare_multiple_values(predicted, reference)
         return compare.compare_numbers(predicted, reference, imaginary_unit=True)
     if answer_type == "A6":
-        return compare.compare_angles(predicted, reference)
+        return compare.compare_angles(predicted, reference, question)
     if answer_type == "A7":
         return compare.compare_bases(predicted, reference)
     if answer_type == "A8":
         return compare.compare_multiple_values(predicted, reference)
     if answer_type == "B1":
-        return compare.compare_expressions(predicted, reference)
+        result = compare.compare_expressions(predicted, reference)
+        if (
+            result.status == CORRECT
+            and ASKS_TO_FACTOR_COMPLETELY.search(question or "")
+            and compare.factored_less_than(predicted, reference)
+        ):
+            return Comparison(INCORRECT, f"{predicted!r} has a factor that factors further; the question asks for all")
+        return result
     if answer_type == "B2":
         return compare.compare_equations(predicted, reference)
     if answer_type == "B3":
@@ -220,7 +263,7 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
     if answer_type in ("C1", "C2"):
         return choices.compare_choices(predicted, reference, multiple=answer_type == "C2", question=question)
     if answer_type == "C3":
-        return choices.compare_finite_states(predicted, reference)
+        return choices.compare_finite_states(predicted, reference, question)
     if answer_type == "D1":
         return _string_or_math(predicted, reference, semantic=False)
     if answer_type == "D2":

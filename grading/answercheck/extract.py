@@ -205,6 +205,8 @@ _NAMED_PARTS = re.compile(
     re.IGNORECASE,
 )
 
+_DANGLING_ABBREVIATION = re.compile(r"[,;]?\s*\(?\b(?:i\.e|e\.g)$", re.IGNORECASE)
+
 _LEAD_IN = re.compile(r"^(?:that\s+|then\s+|therefore,?\s+|thus,?\s+|so,?\s+)", re.IGNORECASE)
 
 
@@ -275,6 +277,10 @@ def _phrase_span(
         remark = _CLOSING_REMARK.search(text, start, end)
         if remark:
             end = remark.start()
+        # "72 km/h, i.e. (B)" ends its first sentence at the abbreviation: what is left of it goes.
+        dangling = _DANGLING_ABBREVIATION.search(text, max(start, end - 8), end)
+        if dangling:
+            end = dangling.start()
         span = _trim_span(text, start, end)
         if span is None:
             continue

@@ -30,6 +30,7 @@ _UNICODE_MATH = {
     "∪": "\\cup ",
     "∩": "\\cap ",
     "∈": "\\in ",
+    "∅": "\\emptyset ",
     "±": "\\pm ",
     "θ": "\\theta ",
     "α": "\\alpha ",
@@ -99,6 +100,7 @@ def clean_latex(text: str) -> str:
     text = re.sub(r",\\!\s*|\s*\{\s*,\s*\}\s*", ",", text)
     text = _SPACING_COMMANDS.sub(" ", text)
     text = re.sub(r"\\(?:d|t|c)frac", r"\\frac", text)
+    text = re.sub(r"\\varnothing(?![a-zA-Z])", r"\\emptyset", text)
     text = text.replace("\\%", "%")
     text = _PERCENT_WORDS.sub(r"\1%", text)
     text = re.sub(r"\s+", " ", text).strip()
@@ -133,11 +135,13 @@ def strip_assignment(text: str) -> str:
     return text
 
 
-_TRAILING_UNIT_WORDS = re.compile(r"(?:\s*\\text\{[^{}]*\}(?:\^\{?\d\}?)?|\s+(?:[a-zA-Z]+\.?\s*){1,3}(?:\^\{?\d\}?)?)$")
+_TRAILING_UNIT_WORDS = re.compile(
+    r"(?:\s*\\text\{[^{}]*\}(?:\^\{?\d\}?)?|\s+(?:[a-zA-Z]+(?:/[a-zA-Z]+)?\.?\s*){1,3}(?:\^\{?\d\}?)?)$"
+)
 
 
 def strip_trailing_units(text: str) -> str:
-    """`5 \\text{ cm}` / `12 apples` -> the number; only a trailing run of words is removed."""
+    """`5 \\text{ cm}` / `12 apples` / `12 km/h` -> the number; only a trailing run of words is removed."""
     stripped = _TRAILING_UNIT_WORDS.sub("", text).strip()
     return stripped or text
 
@@ -285,17 +289,25 @@ _WORD_LIST_SEPARATORS = re.compile(r"\s*[,;]\s*(?:and\s+)?|\s+and\s+")
 _NOT_PART_NAMES = {"answer", "result", "value", "values", "hence", "therefore", "thus", "and", "then", "final"}
 
 
-def word_labelled(text: str) -> list[tuple[str, str]] | None:
+# A point or vector as a named value: 'centre (3, -2)'.
+_WORD_LABEL_GROUP_ITEM = re.compile(
+    rf"(?:the\s+)?({_WORD_LABEL}){_NAMING}({_NAMED_VALUE}|\([^()]{{1,80}}\))", re.IGNORECASE
+)
+
+
+def word_labelled(text: str, *, groups: bool = False) -> list[tuple[str, str]] | None:
     """The parts of a multi-part answer named in words, in order: 'the mean is $4$ and the median is
     $3$', 'Mean: 4; Median: 3' and 'quotient 14, remainder 2' -> [('mean', '4'), ...]; None unless
-    the text is nothing but two or more such parts."""
+    the text is nothing but two or more such parts. With `groups`, a value may be a parenthesised
+    point ('centre (3, -2) and radius 4')."""
     bare = text.replace("$", "").replace("*", "").strip().rstrip(".")
     items = [item.strip() for item in _top_level_split(bare, _WORD_LIST_SEPARATORS) if item.strip()]
     if len(items) < 2:
         return None
     parts = []
+    item_pattern = _WORD_LABEL_GROUP_ITEM if groups else _WORD_LABEL_ITEM
     for item in items:
-        match = _WORD_LABEL_ITEM.fullmatch(item)
+        match = item_pattern.fullmatch(item)
         if match is None or match.group(1).lower() in _NOT_PART_NAMES:
             return None
         parts.append((re.sub(r"\s+", " ", match.group(1).lower()), match.group(2)))

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 from grading.answercheck import choices, units
-from grading.answercheck.normalize import clean_latex
+from grading.answercheck.compare.angles import ASKED_ANGLE_UNIT
+from grading.answercheck.normalize import clean_latex, normalize_words, word_labelled
 from grading.answercheck.parsing import decimal_places
 from grading.answercheck.verdict import INCORRECT, Comparison
 
@@ -17,6 +18,11 @@ _ASKS_TO_ROUND = re.compile(
 )
 _ASKS_FOR_EXACT = re.compile(
     r"\bexact\b|\bexactly\s*(?:[.?!,;]|$)|simplest (?:radical )?form|lowest terms|in terms of \\?pi|common fraction",
+    re.IGNORECASE,
+)
+ASKS_FOR_PERCENT = re.compile(r"\bpercentage\b|\b(?:as|in|what)\s+(?:a\s+)?percent\b", re.IGNORECASE)
+ASKS_TO_FACTOR_COMPLETELY = re.compile(
+    r"\bfactori[sz]e\s+(?:completely|fully)|\bfactor\s+(?:completely|fully)|\b(?:completely|fully)\s+factor",
     re.IGNORECASE,
 )
 ASKS_FOR_LOWEST_TERMS = re.compile(r"lowest terms|simplest form|reduced fraction|common fraction", re.IGNORECASE)
@@ -53,12 +59,15 @@ def numeric_wording(question: str | None) -> str | None:
         return None
     found = [
         match.group(0).lower()
-        for pattern in (_ASKS_TO_ROUND, _ASKS_FOR_EXACT, ASKS_FOR_LOWEST_TERMS, _PLACES_ASKED)
+        for pattern in (_ASKS_TO_ROUND, _ASKS_FOR_EXACT, ASKS_FOR_LOWEST_TERMS, _PLACES_ASKED, ASKS_FOR_PERCENT)
         for match in pattern.finditer(question)
     ]
     unit = units.asked_phrase(question)
     if unit:
         found.append(unit)
+    angle_unit = ASKED_ANGLE_UNIT.search(question)
+    if angle_unit:
+        found.append(f"in {angle_unit.group(1).lower()}")
     return "; ".join(sorted(set(found))) or None
 
 
@@ -142,6 +151,28 @@ def question_for_comparison(
         and choices.question_options(question)
     ):
         return question
+    if code == "C3" and extracted and choices.polarity_in_question(extracted, question) is not None:
+        # "Dependent" answers "Is the set linearly independent?"; only then is the question read.
+        return question
+    wording = []
     if code in ("A1", "A2", "A3", "A4", "A6"):
-        return numeric_wording(question)
-    return None
+        wording.append(numeric_wording(question))
+    if code == "B1" and question and ASKS_TO_FACTOR_COMPLETELY.search(question):
+        wording.append("factor completely")
+    asked = asked_part_name(question, extracted)
+    if asked is not None:
+        wording.append(f"asks for the {asked}")
+    return "; ".join(part for part in wording if part) or None
+
+
+def asked_part_name(question: str | None, answer: str | None) -> str | None:
+    """The one part of an answer in named parts ('centre (3, -2) and radius 4') whose name the
+    question uses ("Find the centre of the circle"), or None."""
+    if not question or not answer:
+        return None
+    parts = word_labelled(answer, groups=True)
+    if parts is None:
+        return None
+    question_words = set(normalize_words(question).split())
+    asked = [label for label, _ in parts if set(label.split()) <= question_words]
+    return asked[0] if len(asked) == 1 else None

@@ -45,6 +45,10 @@ def reference_final_answer(
         return ", ".join(group)
     if group:
         return group[0]
+    if _given_code(answer_type) in WORD_TYPES and answer_phrase_span(text) is None:
+        concluding = _concluding_paragraph(text)
+        if concluding is not None:
+            return concluding
     words = re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", text))
     long_solution = len(text) > 150 and len(_SOLUTION_SENTENCES.findall(text)) >= 3
     if (len(words) >= 5 and long_solution) or (len(words) >= 3 and answer_phrase_span(text) is not None):
@@ -62,6 +66,20 @@ def reference_final_answer(
         # A box left open in a short reference: its contents run to the end.
         return text[opener.end() :].strip().rstrip("$").strip() or None
     return text
+
+
+def _concluding_paragraph(text: str) -> str | None:
+    """A worked solution followed by a short last paragraph of one sentence ("... so the graph moves
+    right.\n\nThe graph shifts 3 units to the right."): that last paragraph states the answer."""
+    body, separator, last = text.rstrip().rpartition("\n\n")
+    last = last.strip()
+    if not separator or not body.strip() or not last or len(last) > 150 or "\n" in last:
+        return None
+    if len(_SOLUTION_SENTENCES.findall(last.rstrip(".!").rstrip())) or not _SOLUTION_SENTENCES.search(body + " "):
+        return None
+    if re.match(r"\s*(?:note|remark|hint|check)\b", last, re.IGNORECASE):
+        return None
+    return last
 
 
 def _given_code(answer_type: str | None) -> str | None:
@@ -120,6 +138,8 @@ def completion_final_answer(completion: str, answer_type: str | None) -> str | N
         listed = _trailing_line_list(completion)
         if listed is not None:
             return listed
+    if answer_type in MULTI_PART_TYPES or answer_type == "A5":
+        # Complex answers are often the several roots of one equation, each in its own box.
         group = boxed_group(completion)
         if len(group) > 1:
             return ", ".join(group)
@@ -148,7 +168,25 @@ def completion_final_answer(completion: str, answer_type: str | None) -> str | N
             stating = [line for line in lines[-3:] if choices.states_something(line)]
             if stating:
                 answer = stating[-1]
+        if answer is not None and answer_type in ("C3", "D1"):
+            answer = _emphasised_term(answer) or answer
     return answer
+
+
+_NEGATED = re.compile(r"\b(?:not|no|never|neither|nor|isn't|aren't|cannot|can't)\b", re.IGNORECASE)
+_BOLD = re.compile(r"\*\*([^*\n]{1,60}?)\*\*")
+
+
+def _emphasised_term(line: str) -> str | None:
+    """The one bold phrase of a concluding sentence ("It's called the **sample space** of the
+    experiment.", "The statement is **false**."): the term the sentence states."""
+    bold = _BOLD.findall(line)
+    if len(bold) != 1 or not bold[0].strip():
+        return None
+    # "It is **not** symmetric", "The matrix is not **singular**": the negation belongs to the answer.
+    if _NEGATED.search(line):
+        return None
+    return bold[0].strip()
 
 
 # Two pieces of math joined by "or" ("$5\\pi$, or possibly $10\\pi$") or an explicit hedge word.

@@ -40,6 +40,21 @@ _STOPWORDS = {
 }
 
 
+# Subjects and verbs that only frame a statement: "they are perpendicular" states "perpendicular".
+_FRAMING_WORDS = {"it", "they", "is", "are", "this", "answer", "final", "therefore", "thus", "so"}
+
+
+def _same_statement(predicted_words: str, reference_words: str) -> bool:
+    """The same words once framing subjects and verbs are dropped ('perpendicular' / 'they are
+    perpendicular', 'it diverges it oscillates' / 'it diverges oscillates')."""
+
+    def core(text: str) -> list[str]:
+        return [word for word in text.split() if word not in _FRAMING_WORDS]
+
+    predicted_core = core(predicted_words)
+    return bool(predicted_core) and predicted_core == core(reference_words)
+
+
 def _content_words(text: str) -> set[str]:
     return {word for word in text.split() if word not in _STOPWORDS}
 
@@ -48,17 +63,34 @@ def _content_list(text: str) -> list[str]:
     return [word for word in text.split() if word not in _STOPWORDS]
 
 
+_ROMAN_NUMERALS = {
+    numeral: value
+    for value, numeral in enumerate(("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii"), start=1)
+}
+
+
 def _same_word_form(first: str, second: str) -> bool:
     """Two forms of one word or name: 'pythagoras' / 'pythagorean', 'orthocenter' / 'orthocentre'
-    (a shared stem of six letters or more, and endings of at most three)."""
+    (a shared stem of six letters or more, and endings of at most three), and a numeral written in
+    Roman or Arabic digits ('type ii' / 'type 2')."""
     if first == second:
         return True
+    for roman, arabic in ((first, second), (second, first)):
+        if arabic.isdigit() and _ROMAN_NUMERALS.get(roman) == int(arabic):
+            return True
     shared = 0
     for a, b in zip(first, second):
         if a != b:
             break
         shared += 1
     return shared >= 6 and len(first) - shared <= 3 and len(second) - shared <= 3
+
+
+_GENERIC_HEADS = {"property", "law", "rule", "principle"}
+
+
+def _without_generic_head(words: list[str]) -> list[str]:
+    return words[:-1] if len(words) == 2 and words[-1] in _GENERIC_HEADS else words
 
 
 def _same_name(predicted_words: str, reference_words: str) -> bool:
@@ -68,6 +100,9 @@ def _same_name(predicted_words: str, reference_words: str) -> bool:
     # A possessive "'s" is its own word once punctuation is gone ("euclid s algorithm").
     predicted_list = re.sub(r"(?<=\w) s\b", "", predicted_words).split()
     reference_list = re.sub(r"(?<=\w) s\b", "", reference_words).split()
+    # "commutative property" names "commutativity": a generic head noun after the one word that matters.
+    if len(predicted_list) != len(reference_list):
+        predicted_list, reference_list = _without_generic_head(predicted_list), _without_generic_head(reference_list)
     if len(predicted_list) == len(reference_list) and all(
         _same_word_form(a, b) for a, b in zip(predicted_list, reference_list)
     ):
@@ -150,6 +185,8 @@ def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Compar
     reference_negated = bool(_NEGATIONS & set(reference_words.split()))
     if predicted_negated == reference_negated and _same_name(predicted_words, reference_words):
         return Comparison(CORRECT, f"{predicted_words!r} is {reference_words!r} in another word form")
+    if _same_statement(predicted_words, reference_words):
+        return Comparison(CORRECT, f"{predicted_words!r} states {reference_words!r} without its framing words")
     head = _without_aside(predicted, reference_words)
     if head is not None and head == reference_words:
         return Comparison(CORRECT, f"the answer states {reference_words!r} and explains it in an aside")
@@ -160,7 +197,8 @@ def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Compar
         and _states_the_predicate(predicted_words, reference_words)
     ):
         return Comparison(CORRECT, f"{predicted_words!r} is the predicate of {reference_words!r}")
-    contains = re.search(rf"(?<!\w){re.escape(reference_words)}(?!\w)", predicted_words) is not None
+    # A hyphen joins a modifier to the word ('skew-symmetric', 'non-linear'): a different term.
+    contains = re.search(rf"(?<![\w-]){re.escape(reference_words)}(?![\w-])", predicted_words) is not None
     if (
         contains
         and predicted_negated == reference_negated

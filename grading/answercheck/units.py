@@ -33,6 +33,12 @@ _UNITS: dict[str, dict[str, tuple[str, ...]]] = {
         "h": ("h", "hr", "hrs", "hour", "hours"),
         "day": ("day", "days"),
     },
+    "volume": {
+        "mL": ("ml", "mL", "milliliter", "milliliters", "millilitre", "millilitres"),
+        "liters": ("liter", "liters", "litre", "litres"),
+        "cm^3": ("cm^3", "cubic centimeters", "cubic centimetres", "cc"),
+        "m^3": ("m^3", "cubic meters", "cubic metres"),
+    },
     "mass": {
         "g": ("g", "gram", "grams"),
         "kg": ("kg", "kilogram", "kilograms"),
@@ -61,8 +67,9 @@ def _unit(spelling: str) -> tuple[str, str] | None:
     return _SPELLING.get(spelling.lower()) or _SPELLING.get(spelling)
 
 
-# A square written after a length unit: "m^2", "\\text{ m}^2", "m^{2}", "m²".
+# A square or cube written after a length unit: "m^2", "\\text{ m}^2", "m^{2}", "m²", "cm^3".
 _SQUARED = re.compile(r"\s*\}?\s*(?:\^\s*\{?\s*2(?!\d)|²)")
+_CUBED = re.compile(r"\s*\}?\s*(?:\^\s*\{?\s*3(?!\d)|³)")
 
 
 def answer_unit(text: str) -> tuple[str, str] | None:
@@ -73,6 +80,8 @@ def answer_unit(text: str) -> tuple[str, str] | None:
     unit = _unit(found[-1].group(1))
     if unit is not None and unit[0] == "length" and _SQUARED.match(text, found[-1].end()):
         return _unit(f"{unit[1]}^2")
+    if unit is not None and unit[0] == "length" and _CUBED.match(text, found[-1].end()):
+        return _unit(f"{unit[1]}^3")
     return unit
 
 

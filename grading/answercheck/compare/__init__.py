@@ -22,7 +22,7 @@ Option letters, finite states and free text are compared in the sibling modules 
 from grading.answercheck.compare.angles import compare_angles
 from grading.answercheck.compare.bases import compare_bases
 from grading.answercheck.compare.equations import compare_equations
-from grading.answercheck.compare.expressions import compare_expressions, expressions_agree
+from grading.answercheck.compare.expressions import compare_expressions, expressions_agree, factored_less_than
 from grading.answercheck.compare.intervals import compare_intervals
 from grading.answercheck.compare.matrices import compare_matrices
 from grading.answercheck.compare.numeric import EXACT_RELATIVE_TOLERANCE, compare_numbers, strip_trailing_remark
@@ -42,6 +42,7 @@ __all__ = [
     "compare_multiple_values",
     "compare_numbers",
     "expressions_agree",
+    "factored_less_than",
     "split_top_level",
     "split_values",
     "strip_trailing_remark",

@@ -29,9 +29,18 @@ def _angle(text: str) -> tuple[str, str | None]:
     return text, None
 
 
-def compare_angles(predicted: str, reference: str) -> Comparison:
+ASKED_ANGLE_UNIT = re.compile(r"\b(?:in|to)\s+(degrees|radians)\b", re.IGNORECASE)
+
+
+def compare_angles(predicted: str, reference: str, question: str | None = None) -> Comparison:
     reference_text, reference_unit = _angle(reference)
     predicted_text, predicted_unit = _angle(predicted)
+    asked = ASKED_ANGLE_UNIT.search(question or "")
+    marked = _DEGREE_MARK.search(clean_latex(predicted)) or _RADIAN_MARK.search(clean_latex(predicted))
+    if asked and not marked:
+        # An angle written without a unit is in the unit asked for: "10\pi" where degrees are asked
+        # is 10\pi degrees, not 1800.
+        predicted_unit = asked.group(1).lower()
     reference_unit = reference_unit or "degrees"
     predicted_unit = predicted_unit or reference_unit
     if predicted_unit == reference_unit:

@@ -12,18 +12,30 @@ from grading.answercheck.verdict import Comparison
 _BASE_NUMBER = re.compile(r"^\(?\s*(?:\\text\{)?\s*([0-9A-Za-z]+)\s*\}?\s*\)?\s*_\s*\{?\s*\(?\s*(\d+)\s*\)?\s*\}?$")
 
 
-def _based(text: str) -> tuple[str, int | None]:
+# Programming notation: '0xFF', '0b1011', '0o17'.
+_PREFIXED_NUMBER = re.compile(r"^0([xbo])([0-9A-Fa-f]+)$")
+_PREFIX_BASES = {"x": 16, "b": 2, "o": 8}
+
+
+def _based(text: str, expected_base: int | None = None) -> tuple[str, int | None]:
+    """(digits, base) of a numeral; a programming prefix counts only where it can name the
+    reference's base (in base 12, '0b1' is digits, not a binary numeral)."""
     text = clean_latex(strip_assignment(clean_latex(text))).replace(" ", "")
     text = re.sub(r"\\text\{([^{}]*)\}", r"\1", text)
     match = _BASE_NUMBER.match(text)
     if match:
         return match.group(1).upper(), int(match.group(2))
+    prefixed = _PREFIXED_NUMBER.match(text)
+    if prefixed:
+        base = _PREFIX_BASES[prefixed.group(1)]
+        if expected_base in (None, base) and _value_in_base(prefixed.group(2), base) is not None:
+            return prefixed.group(2).upper(), base
     return text.upper(), None
 
 
 def compare_bases(predicted: str, reference: str) -> Comparison:
     reference_digits, reference_base = _based(reference)
-    predicted_digits, predicted_base = _based(predicted)
+    predicted_digits, predicted_base = _based(predicted, reference_base)
     if reference_base is None:
         if predicted_base is None:
             return ok("same digits") if predicted_digits == reference_digits else wrong("different digits")

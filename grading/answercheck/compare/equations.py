@@ -8,7 +8,7 @@ import sympy
 
 from grading.answercheck.compare.expressions import compare_expressions, evaluate_at, random_points
 from grading.answercheck.compare.outcomes import ok, unsure, wrong
-from grading.answercheck.compare.splitting import WORD_SEPARATORS, split_top_level
+from grading.answercheck.compare.splitting import WORD_SEPARATORS, delimited, split_top_level
 from grading.answercheck.normalize import clean_latex
 from grading.answercheck.parsing import Unparseable, parse_latex
 from grading.answercheck.verdict import Comparison
@@ -62,9 +62,75 @@ def _same_equation(predicted, reference) -> bool | None:
     return True if agreed >= 3 else None
 
 
+_TUPLE_ASSIGNMENT = re.compile(r"^\s*\(([^()=]*)\)\s*=\s*\((.*)\)\s*$")
+_UNKNOWN_VALUE = re.compile(r"^\s*([a-zA-Z](?:_\{?\w+\}?)?)\s*=\s*(?!=)")
+_FUNCTION_OF_ONE_VARIABLE = re.compile(r"^\s*([a-zA-Z])\s*\(\s*[a-zA-Z]\s*\)\s*(?==)")
+
+
+def _unpacked_tuple(text: str) -> str:
+    """'(x, y) = (19, 11)' -> 'x = 19, y = 11': a tuple of unknowns set equal to a tuple of values."""
+    match = _TUPLE_ASSIGNMENT.match(clean_latex(text))
+    if match is None:
+        return text
+    names, values = split_top_level(match.group(1), ","), split_top_level(match.group(2), ",")
+    if len(names) < 2 or len(names) != len(values) or not all(_UNKNOWN_VALUE.match(f"{name} =") for name in names):
+        return text
+    return ", ".join(f"{name} = {value}" for name, value in zip(names, values))
+
+
+def _tuple_in_label_order(predicted_parts: list[str], reference_parts: list[str]) -> list[str] | None:
+    """'(4, 3)' against 'x = 4, y = 3': a bare tuple gives the unknowns' values in alphabetical
+    order, the order the reference uses ('x, y', 'a, b, c')."""
+    if len(predicted_parts) != 1 or "=" in predicted_parts[0] or len(reference_parts) < 2:
+        return None
+    shape = delimited(predicted_parts[0])
+    if shape is None or shape[0] != "tuple":
+        return None
+    values = split_top_level(shape[1], ",")
+    labels = [_UNKNOWN_VALUE.match(part) for part in reference_parts]
+    if len(values) != len(reference_parts) or any(label is None for label in labels):
+        return None
+    names = [label.group(1) for label in labels if label is not None]
+    if names != sorted(names) or len(set(names)) != len(names):
+        return None
+    return [f"{name} = {value}" for name, value in zip(names, values)]
+
+
+def _same_function_names(predicted_parts: list[str], reference_parts: list[str]) -> list[str]:
+    """'y(x) = 2 + x^3' against 'y = x^3 + 2': the function's name and its value at x are one unknown."""
+    bare_names = {match.group(1) for match in map(_UNKNOWN_VALUE.match, reference_parts) if match}
+    rewritten = []
+    for part in predicted_parts:
+        match = _FUNCTION_OF_ONE_VARIABLE.match(part)
+        if match and match.group(1) in bare_names:
+            part = match.group(1) + " " + part[match.end() :]
+        rewritten.append(part)
+    return rewritten
+
+
+_ARBITRARY_CONSTANT = re.compile(r"^(?:[A-DK]|[Cc]_?\{?\d\}?)$")
+
+
+def _renamed_constant(predicted_forms: list, reference_forms: list) -> list:
+    """'y = Ae^{2x}' against 'y = Ce^{2x}': one arbitrary constant under another name, renamed to the
+    reference's when it is the only symbol the two sides do not share."""
+    predicted_symbols = set().union(*(form.free_symbols for form in predicted_forms))
+    reference_symbols = set().union(*(form.free_symbols for form in reference_forms))
+    own = {symbol for symbol in predicted_symbols if str(symbol) not in {str(other) for other in reference_symbols}}
+    missing = {symbol for symbol in reference_symbols if str(symbol) not in {str(other) for other in predicted_symbols}}
+    if len(own) != 1 or len(missing) != 1:
+        return predicted_forms
+    (predicted_constant,), (reference_constant,) = own, missing
+    if not (_ARBITRARY_CONSTANT.match(str(predicted_constant)) and _ARBITRARY_CONSTANT.match(str(reference_constant))):
+        return predicted_forms
+    return [form.subs(predicted_constant, reference_constant) for form in predicted_forms]
+
+
 def compare_equations(predicted: str, reference: str) -> Comparison:
     reference_parts = _equation_parts(reference)
-    predicted_parts = _equation_parts(predicted)
+    predicted_parts = _equation_parts(_unpacked_tuple(predicted))
+    predicted_parts = _tuple_in_label_order(predicted_parts, reference_parts) or predicted_parts
+    predicted_parts = _same_function_names(predicted_parts, reference_parts)
     try:
         reference_forms = [_as_zero_form(part) for part in reference_parts]
     except Unparseable as error:
@@ -87,6 +153,7 @@ def compare_equations(predicted: str, reference: str) -> Comparison:
         return wrong("part of the answer is not an equation")
     if len(predicted_forms) != len(reference_forms):
         return wrong(f"{len(predicted_forms)} equation(s) given, {len(reference_forms)} expected")
+    predicted_forms = _renamed_constant(predicted_forms, reference_forms)
     unmatched = list(range(len(predicted_forms)))
     undecided = False
     for reference_form in reference_forms:

@@ -163,3 +163,32 @@ def compare_expressions(predicted: str, reference: str) -> Comparison:
             f"variables differ: answer has {sorted(extra) or 'none extra'}, misses {sorted(missing) or 'none'}"
         )
     return unsure("could not evaluate either expression numerically")
+
+
+def _reducible_factors(text: str) -> int | None:
+    """How many of the written factors of a product factor further over the rationals, or None when
+    the text is not a polynomial product ('(x^2 - 4)(x^2 + 4)' -> 1, '(x - 2)(x + 2)' -> 0)."""
+    try:
+        value = parse_latex(strip_assignment(clean_latex(text)))
+    except Unparseable:
+        return None
+    if not isinstance(value, sympy.Expr) or not value.free_symbols or len(value.free_symbols) > 3:
+        return None
+    reducible = 0
+    for factor in sympy.Mul.make_args(value):
+        base = factor.base if isinstance(factor, sympy.Pow) and factor.exp.is_Integer else factor
+        if not base.free_symbols:
+            continue
+        if not base.is_polynomial(*value.free_symbols):
+            return None
+        _, parts = sympy.factor_list(base)
+        if sum(multiplicity for _, multiplicity in parts) > 1:
+            reducible += 1
+    return reducible
+
+
+def factored_less_than(predicted: str, reference: str) -> bool:
+    """The answer leaves a factor the reference splits ('(x^2 - 4)(x^2 + 4)' against
+    '(x - 2)(x + 2)(x^2 + 4)'): not factored as completely as asked."""
+    predicted_reducible, reference_reducible = _reducible_factors(predicted), _reducible_factors(reference)
+    return predicted_reducible is not None and reference_reducible == 0 and predicted_reducible > 0

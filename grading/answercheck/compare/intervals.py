@@ -84,8 +84,17 @@ def _connected_inequalities(text: str):
     return None
 
 
+# "\{x \mid 1 < x \le 4\}", "\{x \in \mathbb{R} : x > 2\}": set-builder notation around a condition.
+_SET_BUILDER = re.compile(
+    r"^\\\{\s*([a-zA-Z])\s*(?:\\in\s*\\mathbb\s*\{?R\}?\s*)?(?:\\mid|\||:|\\vert)\s*(.+?)\s*\\\}$"
+)
+
+
 def _as_set(text: str):
     text = IN_PREFIX.sub("", clean_latex(text))
+    builder = _SET_BUILDER.match(text)
+    if builder and re.search(rf"(?<![a-zA-Z\\]){builder.group(1)}(?![a-zA-Z])", builder.group(2)):
+        text = builder.group(2)
     connected = _connected_inequalities(text)
     if connected is not None:
         return connected

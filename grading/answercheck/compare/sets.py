@@ -17,11 +17,18 @@ from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, Comparison
 
 def compare_elements(predicted: str, reference: str) -> Comparison:
     """One element of a set, tuple, list or matrix: number, then expression, then words."""
-    predicted_text, reference_text = clean_latex(predicted), clean_latex(reference)
+    predicted_text, reference_text = (
+        re.sub(r"^\\\{\s*\\\}$", r"\\emptyset", clean_latex(side)) for side in (predicted, reference)
+    )
     if predicted_text.replace(" ", "") == reference_text.replace(" ", ""):
         return ok("identical")
     nested_reference, nested_predicted = delimited(reference_text), delimited(predicted_text)
-    if nested_reference and nested_reference[0] in ("tuple", "vector", "set") and "," in nested_reference[1]:
+    for empty, other in ((predicted_text, nested_reference), (reference_text, nested_predicted)):
+        if empty == "\\emptyset" and other is not None and other[0] == "set" and other[1].strip():
+            return wrong("the empty set against a set with elements")
+    if nested_reference and (
+        (nested_reference[0] in ("tuple", "vector") and "," in nested_reference[1]) or nested_reference[0] == "set"
+    ):
         if not nested_predicted:
             return wrong("a nested group was expected")
         return compare_collections(predicted_text, reference_text, ordered=nested_reference[0] != "set")

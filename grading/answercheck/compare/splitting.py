@@ -81,7 +81,7 @@ def _balanced(text: str) -> bool:
 
 def split_values(text: str) -> list[str]:
     """'x = 1 or x = -2', '\\{1, -2\\}', '1 and -2', '1, -2' -> ['1', '-2']; expands ±."""
-    text = clean_latex(text)
+    text = IN_PREFIX.sub("", clean_latex(text))
     wrapper = delimited(text)
     if wrapper and wrapper[0] in ("set", "group"):
         text = wrapper[1]
