@@ -18,7 +18,7 @@ from datetime import datetime
 from django.db import connection
 
 from . import workflow
-from .models import AnnotationProject, Item, ProjectMember, Task
+from .models import AnnotationProject, Item, Label, ProjectMember, Task
 
 # started items a claim looks at before it turns to the unstarted ones
 STARTED_LOOKAHEAD = 256
@@ -136,3 +136,33 @@ def task_with_project_id(task_id: int, user_id: int) -> Task | None:
     )
     found = list(Task.objects.raw(sql, [task_id, user_id]))
     return found[0] if found else None
+
+
+def _for_update() -> str:
+    return "FOR UPDATE" if connection.vendor == "postgresql" else ""
+
+
+def locked_item_with_project(item_id: int) -> Item:
+    """The item, row-locked on PostgreSQL, with its project (call inside a transaction)."""
+    found = list(Item.objects.raw(f"SELECT * FROM {_ITEM} WHERE id = %s {_for_update()}", [item_id]))
+    if not found:
+        raise Item.DoesNotExist(f"no item {item_id}")
+    item = found[0]
+    (item.project,) = AnnotationProject.objects.raw(
+        f"SELECT * FROM {AnnotationProject._meta.db_table} WHERE id = %s", [item.project_id]
+    )
+    return item
+
+
+def locked_task(task_id: int) -> Task:
+    """The task, row-locked on PostgreSQL (call inside a transaction)."""
+    found = list(Task.objects.raw(f"SELECT * FROM {_TASK} WHERE id = %s {_for_update()}", [task_id]))
+    if not found:
+        raise Task.DoesNotExist(f"no task {task_id}")
+    return found[0]
+
+
+def item_labels(item_id: int) -> list[Label]:
+    """Every label of the item, oldest first."""
+    sql = f"SELECT * FROM {Label._meta.db_table} WHERE item_id = %s ORDER BY created_at, id"
+    return list(Label.objects.raw(sql, [item_id]))

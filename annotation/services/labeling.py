@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core import labels
 
-from .. import aggregates, aggregation, workflow
+from .. import aggregates, aggregation, claim_queries, workflow
 from ..models import (
     AnnotationProject,
     Item,
@@ -56,15 +56,15 @@ def submit_label(
         policy_lock(_project_id_of(task))
         # the policy cannot change while this transaction holds the policy lock: the project read with the
         # item is the one in force
-        item = Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=task.item_id)
+        item = claim_queries.locked_item_with_project(task.item_id)
         project = item.project
         cleaned = _cleaned_value(project, value, unsuitable=unsuitable)
-        task = Task.objects.select_for_update().get(pk=task.pk)
+        task = claim_queries.locked_task(task.pk)
         if task.annotator_id != user.pk:
             raise NotAllowed("this task is not yours")
         lease_live = task.status == Task.Status.LEASED and task.expires_at > now
         # every label of the item, read once: the existing one, the votes and the tallies all come from it
-        stored = list(Label.objects.filter(item=item).order_by("created_at", "id"))
+        stored = claim_queries.item_labels(item.pk)
         existing = next((label for label in stored if label.task_id == task.pk), None)
         if existing is not None:
             same = (
