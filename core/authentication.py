@@ -3,11 +3,12 @@ working by itself; 0 keeps tokens until they are revoked."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
@@ -32,6 +33,15 @@ def _user_with_token(key: str):
     return found[0] if found else None
 
 
+def _aware(moment):
+    """A column read outside a model field comes back as the backend stores it (SQLite: naive UTC text)."""
+    if isinstance(moment, str):
+        moment = parse_datetime(moment)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, UTC)
+    return moment
+
+
 class ExpiringTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key):
         user = _user_with_token(key)
@@ -39,7 +49,7 @@ class ExpiringTokenAuthentication(TokenAuthentication):
             raise exceptions.AuthenticationFailed("Invalid token.")
         if not user.is_active:
             raise exceptions.AuthenticationFailed("User inactive or deleted.")
-        token = Token(key=key, user=user, created=user.token_created)
+        token = Token(key=key, user=user, created=_aware(user.token_created))
         if token_expired(token):
             Token.objects.filter(key=key).delete()
             raise exceptions.AuthenticationFailed("Token expired; ask for a new one at /api/auth/token/.")
