@@ -107,10 +107,78 @@ def _part_the_question_asks_for(predicted: str, reference: str, question: str | 
     return dict(word_labelled(predicted, groups=True) or []).get(asked)
 
 
+_CONCLUDING_ARROW = re.compile(
+    r"\\(?:iff|Leftrightarrow|Longleftrightarrow|implies|Longrightarrow|Rightarrow)(?![a-zA-Z])|[⟺⇔⇒]"
+)
+_BOUND_VARIABLE_OPERATOR = re.compile(r"\\(?:lim|sum|prod|int|binom|det)(?![a-zA-Z])")
+_FREE_LETTER = re.compile(r"(?<![a-zA-Z])[a-df-hj-zA-Z](?![a-zA-Z])")
+_TUPLE_OR_MATRIX = re.compile(r"^\s*(?:\\left\s*)?[(\[]|^\s*\\begin\{[pbvB]?matrix\}")
+
+
+def _conclusion(text: str) -> str:
+    """'x(x-4)<0 \\iff 0<x<4' -> '0<x<4': the last statement of a chain of equivalences or implications."""
+    if not _CONCLUDING_ARROW.search(text):
+        return text
+    parts = compare.split_top_level(_CONCLUDING_ARROW.sub("\x00", text), "\x00")
+    last = parts[-1].strip()
+    return last if len(parts) > 1 and last else text
+
+
+def _has_free_letters(text: str) -> bool:
+    bare = re.sub(r"\\(?:text|mathrm|operatorname)\s*\{[^{}]*\}|\\[a-zA-Z]+|_\s*\{[^{}]*\}|_\s*\w", " ", text)
+    return bool(_FREE_LETTER.search(bare))
+
+
+def _chain_value(text: str, answer_type: str) -> str:
+    """The value a chain of equalities ends in, when it states a computation rather than an equation:
+    '5! = 120', '\\gcd(84, 126) = 42', '\\frac{20\\cdot 21}{2} = 210', 'N(12) = 1200\\cdot 2^4 = 19200' give their
+    last side for a number; 'u + v = (1, 2) = (1, 2)' and '\\frac{n(n+1)}{2}\\cdot 2 = n^2 + n' likewise for a
+    vector and an expression. 'x^2 - 5x + 6 = 0' is an equation and is left whole."""
+    parts = compare.split_top_level(text, "=")
+    last = parts[-1].strip()
+    if len(parts) < 2 or not last or any(not part.strip() for part in parts):
+        return text
+    # Several statements ("z = 1 + i, z = 1 - i", "x = 2 and y = 3") are not one chain.
+    for part in parts[:-1]:
+        if re.search(r"\\quad|\b(?:or|and)\b", part) or len(compare.split_top_level(part.replace("\\,", " "))) > 1:
+            return text
+    earlier = "=".join(parts[:-1])
+    if answer_type == "B5":
+        stated = bool(_TUPLE_OR_MATRIX.match(last)) and not _TUPLE_OR_MATRIX.match(parts[0])
+    elif answer_type == "B1":
+        # An identity between expressions; a constant last side makes it an equation.
+        stated = _has_free_letters(last)
+    else:
+        stated = len(parts) >= 3 or not _has_free_letters(earlier) or bool(_BOUND_VARIABLE_OPERATOR.search(earlier))
+    return last if stated else text
+
+
+_CHAIN_TYPES = {"A1", "A2", "A3", "A4", "A5", "A6", "A7", "B1", "B5"}
+_RELATION = re.compile(r"[<>]=?|!=|\\(?:n?eq|ne|[lg]eq?|neq|lt|gt|approx|sim|simeq|equiv)(?![a-zA-Z])")
+
+
+def _stated_values(predicted: str, reference: str, answer_type: str) -> tuple[str, str]:
+    """Both sides reduced to what they finally state: the conclusion of a chain of equivalences, the
+    value after a leading '=' ('= 4\\pi'), and the last side of a chain of equalities."""
+    if answer_type[0] not in "AB":
+        return predicted, reference
+    sides = []
+    for text in (predicted, reference):
+        text = _conclusion(text)
+        text = re.sub(r"^\s*=\s*(?=\S)", "", text)
+        if answer_type in _CHAIN_TYPES and "=" in text and not _RELATION.search(text):
+            text = _chain_value(text, answer_type)
+        sides.append(text)
+    return sides[0], sides[1]
+
+
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Identical answers, labelled values and option letters first, then the comparison of the type."""
     if _same_text(predicted, reference):
         return Comparison(CORRECT, "identical after removing presentation")
+    predicted, reference = _stated_values(predicted, reference, answer_type)
+    if _same_text(predicted, reference):
+        return Comparison(CORRECT, "the same value once the working is removed")
     if answer_type == "A8":
         predicted, reference = _parts_named_in_words(predicted, reference)
         reference_in_parts = lettered_parts(reference)

@@ -428,6 +428,17 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
     tail = sentence[in_sentence[-1][1] :]
     if len(tail.strip()) > 80:
         return None
+    # "the reference angle is $\\pi/4$, so $\\arg z = -\\frac{3\\pi}{4}$": what follows the last "so" is the
+    # conclusion, when it holds a value and not only a name ("..., so $x$ is even").
+    concluded_from = 0
+    for match in _CONCLUSION_WORD.finditer(words_only):
+        concluded_from = match.end()
+    if concluded_from:
+        concluded = [chunk for chunk in in_sentence if chunk[0] >= concluded_from]
+        if any(re.search(r"[\d=\\]", sentence[low:high]) for low, high in concluded):
+            in_sentence = concluded
+        else:
+            concluded_from = 0
     between = words_only[in_sentence[0][1] : in_sentence[-1][0]] if len(in_sentence) > 1 else ""
     offset = window_start + sentence_start
     if re.search(r"\bor\b", between):
@@ -435,22 +446,55 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
         return offset + in_sentence[0][0], offset + in_sentence[-1][1]
     # Prefer the first expression after the sentence's last verb ("there are 12 ... in the 3 cases").
     verb = None
-    for match in _COPULA.finditer(words_only):
+    for match in _COPULA.finditer(words_only, concluded_from):
         if match.group(0) == ":":
             continue
         verb = match.end()
     chosen = in_sentence[-1]
     if verb is not None:
         after = [chunk for chunk in in_sentence if chunk[0] >= verb]
+        # "the intercept is $3$: $y = -2x + 3$": what follows a colon restates the answer in full.
+        for index in range(len(after) - 1, 0, -1):
+            if ":" in sentence[after[index - 1][1] : after[index][0]] and sentence[after[index][0]] in "$\\":
+                after = after[index:]
+                break
         if after:
             chosen = after[0]
-            # "... is $12 $ and $13 $": a list after the verb.
-            if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&|:)?[\s,]*", sentence[after[0][1] : after[-1][0]]):
+            # "... is $12 $ and $13 $", "are $x=1$, $x=2$, and $x=3$": a list after the verb.
+            if len(after) > 1 and _joined_list(sentence, after, ratio=True):
                 chosen = (after[0][0], after[-1][1])
+                # "the digits are 5, 6, 2, 0 and $2023_{10} = 5620_7$": an equation closing a list of
+                # plain values is a clause of its own that states the result.
+                if "=" in sentence[after[-1][0] : after[-1][1]] and "=" not in sentence[after[0][0] : after[0][1]]:
+                    chosen = after[-1]
+    if chosen == in_sentence[-1]:
+        # "So $x=-1$, $y=2$, $z=1$.": a run of values assigned to names, stated together.
+        run = [chosen]
+        for chunk in reversed(in_sentence[:-1]):
+            if not (_ASSIGNMENT.match(sentence, chunk[0]) and _joined_list(sentence, [chunk, run[0]])):
+                break
+            run.insert(0, chunk)
+        if len(run) > 1 and _ASSIGNMENT.match(sentence, chosen[0]):
+            chosen = (run[0][0], chosen[1])
     # "the number is not 10 which is 1,000.99": a negated expression is not the answer.
     if _NEGATION.search(words_only[max(0, chosen[0] - 12) : chosen[0]]):
         return None
     return _trim_span(text, offset + chosen[0], offset + chosen[1])
+
+
+_CONCLUSION_WORD = re.compile(r"\b(?:so|hence|thus|therefore|consequently)\b", re.IGNORECASE)
+_ASSIGNMENT = re.compile(r"\$?\s*(?:[A-Za-z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*=(?!=)")
+_LIST_GAP = re.compile(r"[\s,]*(?:and|&)?[\s,]*")
+_RATIO_GAP = re.compile(r"\s*:\s*")
+
+
+def _joined_list(sentence: str, chunks: list[tuple[int, int]], *, ratio: bool = False) -> bool:
+    """True when only commas and "and" (or, with `ratio`, a colon: "3 : 8") separate the consecutive
+    `chunks` of `sentence`."""
+    return all(
+        _LIST_GAP.fullmatch(gap) or (ratio and _RATIO_GAP.fullmatch(gap))
+        for gap in (sentence[previous[1] : following[0]] for previous, following in zip(chunks, chunks[1:]))
+    )
 
 
 def final_answer_span(text: str, *, fallback: bool = True) -> tuple[int, int] | None:

@@ -201,7 +201,7 @@ def _top_level_split(text: str, pattern: re.Pattern[str]) -> list[str]:
 _LABEL_COMMANDS = re.compile(
     r"\\(?:frac|angle|triangle|overline|overrightarrow|vec|text|mathrm|operatorname|widehat|hat|bar|"
     r"alpha|beta|gamma|delta|theta|lambda|mu|phi|varphi|omega|sigma|rho|tau|Delta|Phi|Omega|Sigma|odot|cdot|"
-    r"left|right|lvert|rvert|mid|in|quad)(?![a-zA-Z])"
+    r"left|right|lvert|rvert|mid|in|quad|setminus|cap|cup|triangle|times|circ|complement)(?![a-zA-Z])"
 )
 
 

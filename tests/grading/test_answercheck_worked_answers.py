@@ -1,0 +1,126 @@
+"""Answers and references that show their working: chains of equalities and equivalences, a
+conclusion after "so", lists of assigned values, and an approximation beside the exact value."""
+
+import pytest
+
+from grading.answercheck import verify
+
+REASONING = "Let me work through this step by step.\n\nThe setup gives the key relation, and simplifying it carefully leads to the result.\n\n"
+
+
+def status(completion, reference, answer_type, question=None):
+    return verify(REASONING + completion, reference, answer_type=answer_type, question=question).status
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "answer_type", "expected"),
+    [
+        # A reference that shows its computation states the value it ends in.
+        ("The answer is $720$.", "6! = 720", "A1 - Integer", "correct"),
+        ("The answer is $721$.", "6! = 720", "A1 - Integer", "incorrect"),
+        ("The answer is $18$.", "\\operatorname{lcm}(6, 9) = 18", "A1 - Integer", "correct"),
+        ("The answer is $\\boxed{55}$.", "\\frac{10\\cdot 11}{2} = 55", "A1 - Integer", "correct"),
+        ("The answer is $\\boxed{110}$.", "\\frac{10\\cdot 11}{2} = 55", "A1 - Integer", "incorrect"),
+        ("The answer is $\\boxed{7 + 8 = 15}$.", "= 3\\cdot 5 = 15", "A1 - Integer", "correct"),
+        ("So the result is $= 2\\pi$.", "2\\pi", "A2 - Constant", "correct"),
+        ("The angle is $\\boxed{\\frac{360^\\circ}{6} = 60^\\circ}$.", "60^\\circ", "A6 - Angle", "correct"),
+        (
+            "The angle is $\\boxed{30\\cdot\\frac{\\pi}{180} = \\frac{\\pi}{6}}$.",
+            "\\frac{\\pi}{6}",
+            "A6 - Angle",
+            "correct",
+        ),
+        ("In binary: $\\boxed{13_{10} = 1101_2}$.", "1101_2", "A7 - Non-decimal number", "correct"),
+        ("In binary: $\\boxed{13_{10} = 1011_2}$.", "1101_2", "A7 - Non-decimal number", "incorrect"),
+        (
+            "So $\\boxed{\\mathbf a + \\mathbf b = (1+2, 3-1) = (3, 2)}$.",
+            "\\begin{pmatrix}3\\\\2\\end{pmatrix}",
+            "B5 - Matrix/Vector",
+            "correct",
+        ),
+        # An identity: its last side is the simplified expression.
+        ("So the sum is $\\boxed{k^2 + k}$.", "\\frac{2k(k+1)}{2} = k^2 + k", "B1 - Algebraic expression", "correct"),
+        ("So the sum is $\\boxed{k^2 - k}$.", "\\frac{2k(k+1)}{2} = k^2 + k", "B1 - Algebraic expression", "incorrect"),
+        # An equation is not an identity: its constant side is not the answer.
+        ("So the result is $\\boxed{0}$.", "x^2 - 4x + 4 = 0", "B1 - Algebraic expression", "inconclusive"),
+    ],
+)
+def test_a_chain_of_equalities_states_its_last_side(completion, reference, answer_type, expected):
+    assert status(completion, reference, answer_type) == expected
+
+
+def test_several_statements_are_not_one_chain():
+    assert status("The roots are $\\boxed{z = 2 + i,\\ z = 2 - i}$.", "2 \\pm i", "A5 - Complex Number") == "correct"
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("Hence $\\boxed{x^2 < 9 \\iff -3 < x < 3}$.", "(-3, 3)", "correct"),
+        ("Hence $\\boxed{x^2 < 9 \\iff -3 < x < 4}$.", "(-3, 3)", "incorrect"),
+        ("Hence $\\boxed{x - 1 > 0 \\Rightarrow x > 1}$.", "(1, \\infty)", "correct"),
+    ],
+)
+def test_a_chain_of_equivalences_states_its_conclusion(completion, reference, expected):
+    assert status(completion, reference, "B3 - Interval") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("$x = 7/2 \\approx 3.5$.", "3.5", "correct"),
+        ("$\\sqrt{3} \\approx 1.732$.", "\\sqrt{3}", "correct"),
+        # The exact form matches but the stated decimal is not a rounding of it.
+        ("$x = 2.6/0.8 \\approx 3.2$.", "3.25", "inconclusive"),
+        ("$x = 7/2 \\approx 3.8$.", "3.5", "inconclusive"),
+    ],
+)
+def test_an_approximation_must_agree_with_the_exact_form_beside_it(completion, reference, expected):
+    assert status(completion, reference, "A3 - Fraction/Float") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "answer_type", "expected"),
+    [
+        # What follows "so" concludes the sentence, past values named before it.
+        (
+            "The base angle is $\\pi/6$, so $\\theta = \\pi - \\frac{\\pi}{6} = \\frac{5\\pi}{6}$.",
+            "\\frac{5\\pi}{6}",
+            "A6 - Angle",
+            "correct",
+        ),
+        (
+            "The base angle is $\\pi/6$, so $\\theta = \\pi - \\frac{\\pi}{6} = \\frac{5\\pi}{6}$.",
+            "\\frac{\\pi}{6}",
+            "A6 - Angle",
+            "incorrect",
+        ),
+        ("We first get $J^2 = 9$, so $J = 3$.", "3", "A1 - Integer", "correct"),
+        ("The shared members are 2 and 5, so $P\\cap Q = \\{2, 5\\}$.", "\\{2,5\\}", "B4 - Set", "correct"),
+        # A name alone after "so" is not a conclusion: the value before it stays the answer.
+        ("The count is $12$, so $n$ divides it.", "12", "A1 - Integer", "correct"),
+        # A list of values closed by an equation: the equation states the result.
+        ("So the digits are 1, 0, 1 and $5_{10} = 101_2$.", "101_2", "A7 - Non-decimal number", "correct"),
+        # "is $3$: $y = 3x$": the colon introduces the full answer.
+        ("The slope is $3$: $y = 3x$.", "y = 3x", "B2 - Equation", "correct"),
+        ("The ratio is 2 : 7.", "2:7", "A3 - Fraction/Float", "correct"),
+    ],
+)
+def test_the_conclusion_of_a_last_sentence_is_its_answer(completion, reference, answer_type, expected):
+    assert status(completion, reference, answer_type) == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("So the solutions are $x=-4$, $x=0$, and $x=5$.", "x = -4, 0, 5", "correct"),
+        ("So the solutions are $x=-4$, $x=0$, and $x=6$.", "x = -4, 0, 5", "incorrect"),
+    ],
+)
+def test_a_list_of_three_or_more_values_after_the_verb_is_read_whole(completion, reference, expected):
+    assert status(completion, reference, "A8 - Multiple Values") == expected
+
+
+def test_a_set_named_by_a_set_operation_is_a_label():
+    assert status("The answer is $\\{2, 3\\}$.", "P \\cup Q = \\{2,3\\}", "B4 - Set") == "correct"
+    assert status("The answer is $\\{2, 4\\}$.", "P \\cup Q = \\{2,3\\}", "B4 - Set") == "incorrect"
