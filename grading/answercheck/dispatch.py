@@ -21,6 +21,7 @@ from grading.answercheck.normalize import (
     strip_labels,
     word_labelled,
 )
+from grading.answercheck.number_words import number_from_words
 from grading.answercheck.question_wording import (
     ASKS_FOR_LOWEST_TERMS,
     ASKS_FOR_PERCENT,
@@ -153,6 +154,7 @@ def _chain_value(text: str, answer_type: str) -> str:
     return last if stated else text
 
 
+_NUMBER_TYPES = {"A1", "A2", "A3", "A4", "A5"}
 _CHAIN_TYPES = {"A1", "A2", "A3", "A4", "A5", "A6", "A7", "B1", "B5"}
 _RELATION = re.compile(r"[<>]=?|!=|\\(?:n?eq|ne|[lg]eq?|neq|lt|gt|approx|sim|simeq|equiv)(?![a-zA-Z])")
 
@@ -164,6 +166,8 @@ def _stated_values(predicted: str, reference: str, answer_type: str) -> tuple[st
         return predicted, reference
     sides = []
     for text in (predicted, reference):
+        if answer_type in _NUMBER_TYPES:
+            text = number_from_words(text) or text
         text = _conclusion(text)
         text = re.sub(r"^\s*=\s*(?=\S)", "", text)
         if answer_type in _CHAIN_TYPES and "=" in text and not _RELATION.search(text):

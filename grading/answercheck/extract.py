@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from grading.answercheck.number_words import number_word_spans
+
 _BOX_OPENER = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 # Phrases that introduce a final answer, strongest first. Each captures the rest of the line.
@@ -390,6 +392,10 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
         if window.count("$", 0, match.start()) % 2 == 1 or before.rfind("\\(") > before.rfind("\\)"):
             continue
         candidates.append((match.start(), match.end()))
+    # A number written in words closing the text ("... so the remainder is two."); only past every
+    # number and piece of math, where it cannot be a count in the working ("the two roots").
+    last_end = max((high for _, high in candidates), default=0)
+    candidates.extend((low, high) for low, high, _ in number_word_spans(window, last_end))
     if not candidates:
         return None
     candidates.sort()
@@ -574,6 +580,12 @@ def strip_closing_remarks(text: str) -> str:
 def answer_phrase_span(text: str) -> tuple[int, int] | None:
     """The answer after the last answer phrase ("the final answer is ..."), ignoring boxes and fallbacks."""
     return _phrase_span(text)
+
+
+def explicit_answer_span(text: str) -> tuple[int, int] | None:
+    """The answer after the last explicit answer label ("Final answer: ...", "**Answer:** ...", a line
+    starting "Answer:"), ignoring boxes and weaker phrases."""
+    return _phrase_span(text, _EXPLICIT_PHRASES)
 
 
 def all_boxed_answers(text: str) -> list[str]:

@@ -14,6 +14,7 @@ from grading.answercheck import choices
 from grading.answercheck.extract import (
     answer_phrase_span,
     boxed_group,
+    explicit_answer_span,
     extract_final_answer,
     final_answer_span,
     hedged_context,
@@ -45,6 +46,10 @@ def reference_final_answer(
         return ", ".join(group)
     if group:
         return group[0]
+    # "... = 20$ m/s.\n\n**Answer:** $20$ m/s": a labelled answer is the answer, however short the working.
+    explicit = explicit_answer_span(text)
+    if explicit is not None and explicit[0] > 0:
+        return text[explicit[0] : explicit[1]].strip()
     if _given_code(answer_type) in WORD_TYPES and answer_phrase_span(text) is None:
         concluding = _concluding_paragraph(text)
         if concluding is not None:

@@ -124,3 +124,42 @@ def test_a_list_of_three_or_more_values_after_the_verb_is_read_whole(completion,
 def test_a_set_named_by_a_set_operation_is_a_label():
     assert status("The answer is $\\{2, 3\\}$.", "P \\cup Q = \\{2,3\\}", "B4 - Set") == "correct"
     assert status("The answer is $\\{2, 4\\}$.", "P \\cup Q = \\{2,3\\}", "B4 - Set") == "incorrect"
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("The total comes to fourteen thousand two hundred six apples.", "14206", "correct"),
+        ("The total comes to fourteen thousand two hundred seven apples.", "14206", "incorrect"),
+        ("Counting the corners gives eight.", "8", "correct"),
+        ("After $5$ steps the remainder is three.", "3", "correct"),
+        ("The smallest value is forty-two dollars.", "k = 42", "correct"),
+        ("nineteen", "19", "correct"),
+        # Words that are no number, and a lone "one" (a pronoun as often as a number), state nothing.
+        ("We keep the larger one.", "1", "inconclusive"),
+    ],
+)
+def test_a_number_written_in_words_is_the_answer(completion, reference, expected):
+    assert status(completion, reference, "A1 - Integer") == expected
+
+
+def test_number_words_are_read_only_as_a_well_formed_number():
+    from grading.answercheck.number_words import number_from_words, value_of_number_words
+
+    assert value_of_number_words("three hundred and twelve") == 312
+    assert value_of_number_words("two million forty thousand") == 2_040_000
+    assert value_of_number_words("two three") is None
+    assert value_of_number_words("forty fifty") is None
+    assert number_from_words("sixty-one cm") == "61"
+    assert number_from_words("sixty-one is the answer we want here") is None
+
+
+@pytest.mark.parametrize(
+    ("reference", "completion", "expected"),
+    [
+        ("$9 \\cdot 4 = 36$ square metres.\n\n**Answer:** $36$", "So the area is $36$.", "correct"),
+        ("$9 \\cdot 4 = 36$ square metres.\n\n**Answer:** $36$", "So the area is $38$.", "incorrect"),
+    ],
+)
+def test_a_reference_with_a_labelled_answer_states_that_answer(reference, completion, expected):
+    assert status(completion, reference, "A1 - Integer") == expected
