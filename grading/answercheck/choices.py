@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from grading.answercheck.extract import final_answer_span
 from grading.answercheck.normalize import clean_latex, normalize_words, plain_text, strip_assignment
 from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison
 
@@ -75,6 +76,10 @@ def option_by_value(answer: str, question: str | None) -> str | None:
         matches = [
             letter for letter, text in options.items() if _math_key(strip_assignment(clean_latex(text))) == value
         ]
+    if not matches and re.search(r"(?<![<>!])=(?!=)", answer) and not re.search(r"[<>]|\\[lg]e", answer):
+        # "\\log_2 32 = 5" for "(B) 5": the value a computation ends in.
+        value = _math_key(clean_latex(answer).rsplit("=", 1)[-1])
+        matches = [letter for letter, text in options.items() if value and _math_key(clean_latex(text)) == value]
     return matches[0] if len(matches) == 1 else None
 
 
@@ -195,6 +200,11 @@ def letter_in_short_text(text: str) -> str | None:
 def compare_choices(predicted: str, reference: str, *, multiple: bool, question: str | None) -> Comparison:
     options = question_options(question)
     reference_letters = choice_letters(reference, options)
+    if reference_letters is None:
+        # "f'(2) = 4, which is choice (C).": the option a worked reference names at its end.
+        named = final_answer_span(reference, fallback=False)
+        if named is not None:
+            reference_letters = choice_letters(reference[named[0] : named[1]], options)
     if reference_letters is None:
         return Comparison(INCONCLUSIVE, f"cannot read option letters in the reference {reference!r}")
     predicted_letters = choice_letters(predicted, options)

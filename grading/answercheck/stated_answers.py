@@ -158,6 +158,17 @@ def completion_final_answer(completion: str, answer_type: str | None) -> str | N
             return guess
     if answer is None and answer_type in ("C1", "C2"):
         answer = choices.letter_in_short_text(completion)
+    if answer is None and answer_type == "C2":
+        # "ACD": a reply that is nothing but the option letters, run together in order.
+        compact = re.fullmatch(r"\s*\(?([A-J]{2,10})\)?\.?\s*", completion)
+        if compact and list(compact.group(1)) == sorted(set(compact.group(1))):
+            answer = ", ".join(compact.group(1))
+    if answer is None and answer_type == "C1":
+        # "The largest is $3^{20}$.": the value a reply ends in, to be matched with an option's text,
+        # when the reply names no option letter and does not guess.
+        tail = completion[-400:]
+        if not _HEDGE_WORDS.search(tail) and not re.search(r"(?<![A-Za-z$\\])\(?[B-HJ]\)?(?![A-Za-z])", tail):
+            answer = extract_final_answer(completion)
     if answer_type == "C2":
         if answer is None:
             lists = _LETTER_LIST.findall(_last_line(completion))

@@ -163,3 +163,40 @@ def test_number_words_are_read_only_as_a_well_formed_number():
 )
 def test_a_reference_with_a_labelled_answer_states_that_answer(reference, completion, expected):
     assert status(completion, reference, "A1 - Integer") == expected
+
+
+CHOICE_QUESTION = "Which number is the smallest?\n\n(A) $2^{10}$ (B) $10^{3}$ (C) $3^{6}$ (D) $5^{4}$"
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        # A reply with no answer marker that ends in one option's value names that option.
+        ("Comparing the powers one by one, the smallest is $5^{4}$.", "correct"),
+        ("Comparing the powers one by one, the smallest is $3^{6}$.", "incorrect"),
+        ("$5^4 = 625$", "inconclusive"),
+        # A reply that names letters or guesses is not read through the values.
+        ("Probably C, or maybe D. $5^{4}$.", "inconclusive"),
+    ],
+)
+def test_a_single_choice_reply_may_state_the_value_of_an_option(completion, expected):
+    assert verify(completion, "D", answer_type="C1 - Single Choice", question=CHOICE_QUESTION).status == expected
+
+
+def test_a_computation_ending_in_an_option_value_names_that_option():
+    question = "Compute $\\log_3 27$.\n\nA. 2  B. 3  C. 9  D. 27"
+    assert verify("$\\log_3 27 = 3$", "B", answer_type="C1 - Single Choice", question=question).status == "correct"
+    assert verify("$\\log_3 27 = 9$", "B", answer_type="C1 - Single Choice", question=question).status == "incorrect"
+
+
+def test_a_worked_choice_reference_names_its_option_at_the_end():
+    question = "If $g(x) = x^3$, then $g'(1) =$\n\n(A) $1$ (B) $2$ (C) $3$ (D) $4$"
+    reference = "g'(x) = 3x^2, so g'(1) = 3, which is choice (C)."
+    assert verify("\\boxed{C}", reference, answer_type="C1 - Single Choice", question=question).status == "correct"
+    assert verify("\\boxed{A}", reference, answer_type="C1 - Single Choice", question=question).status == "incorrect"
+
+
+@pytest.mark.parametrize(("completion", "expected"), [("BD", "correct"), ("BC", "incorrect"), ("DB", "inconclusive")])
+def test_option_letters_run_together_are_a_multiple_choice_answer(completion, expected):
+    question = "Which are even? Select all that apply.\n\n(A) $1$ (B) $2$ (C) $3$ (D) $4$"
+    assert verify(completion, "B, D", answer_type="C2 - Multiple Choice", question=question).status == expected
