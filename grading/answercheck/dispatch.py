@@ -116,6 +116,17 @@ _FREE_LETTER = re.compile(r"(?<![a-zA-Z])[a-df-hj-zA-Z](?![a-zA-Z])")
 _TUPLE_OR_MATRIX = re.compile(r"^\s*(?:\\left\s*)?[(\[]|^\s*\\begin\{[pbvB]?matrix\}")
 
 
+_MATH_PIECES_JOINED = re.compile(r"(?<!\\)\$\s*(?:(,|;)|\band\b)?\s*(?<!\\)\$")
+
+
+def _joined_math(text: str, answer_type: str) -> str:
+    """'x = 2$, $y = 5' and 'x = 1$ and $x = 2' (several pieces of math read as one answer, their outer
+    delimiters already gone) -> 'x = 2, y = 5' and 'x = 1, x = 2'."""
+    if answer_type[0] not in "AB" or text.count("$") < 2 or text.lstrip().startswith("$"):
+        return text
+    return _MATH_PIECES_JOINED.sub(lambda match: (match.group(1) or ",") + " ", text)
+
+
 def _conclusion(text: str) -> str:
     """'x(x-4)<0 \\iff 0<x<4' -> '0<x<4': the last statement of a chain of equivalences or implications."""
     if not _CONCLUDING_ARROW.search(text):
@@ -176,10 +187,32 @@ def _stated_values(predicted: str, reference: str, answer_type: str) -> tuple[st
     return sides[0], sides[1]
 
 
+def _named_coordinates(predicted: str, question: str | None) -> str | None:
+    """'x = 2, y = 5' -> '(2, 5)': coordinates named one by one, as a point. Their order is the one a
+    tuple of those names in the question gives ('Give the solution as (x, y, z)'), else alphabetical."""
+    items = split_labelled(clean_latex(predicted))
+    labels = [label.strip() if label else "" for label, _ in items]
+    if (
+        len(items) < 2
+        or not all(re.fullmatch(r"[a-zA-Z]", label) for label in labels)
+        or len(set(labels)) < len(labels)
+    ):
+        return None
+    order = sorted(labels)
+    for match in re.finditer(r"\(([a-zA-Z](?:\s*,\s*[a-zA-Z])+)\)", question or ""):
+        named = [name.strip() for name in match.group(1).split(",")]
+        if sorted(named) == order:
+            order = named
+            break
+    values = dict(zip(labels, (value.strip() for _, value in items)))
+    return "(" + ", ".join(values[label] for label in order) + ")"
+
+
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Identical answers, labelled values and option letters first, then the comparison of the type."""
     if _same_text(predicted, reference):
         return Comparison(CORRECT, "identical after removing presentation")
+    predicted, reference = _joined_math(predicted, answer_type), _joined_math(reference, answer_type)
     predicted, reference = _stated_values(predicted, reference, answer_type)
     if _same_text(predicted, reference):
         return Comparison(CORRECT, "the same value once the working is removed")
@@ -194,6 +227,8 @@ def compare_answers(predicted: str, reference: str, answer_type: str, question: 
                 "(" + ", ".join(reference_in_parts) + ")",
                 ordered=True,
             )
+    if answer_type == "B5":
+        predicted = _named_coordinates(predicted, question) or predicted
     asked_part = _part_the_question_asks_for(predicted, reference, question)
     if asked_part is not None:
         predicted = asked_part

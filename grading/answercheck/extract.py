@@ -473,6 +473,12 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
                 # plain values is a clause of its own that states the result.
                 if "=" in sentence[after[-1][0] : after[-1][1]] and "=" not in sentence[after[0][0] : after[0][1]]:
                     chosen = after[-1]
+    elif len(in_sentence) > 1 and _joined_list(sentence, in_sentence) and re.search(r"\band\b", between):
+        # "Both $3$ and $-3$ work.": a sentence with no verb of being that lists values states them all.
+        chosen = (in_sentence[0][0], in_sentence[-1][1])
+    if _EMPHASISED_MATH.match(sentence, in_sentence[-1][0]):
+        # "10 pairs summing to 21, total $\\mathbf{210}$": the value set in bold is the one stated.
+        chosen = in_sentence[-1]
     if chosen == in_sentence[-1]:
         # "So $x=-1$, $y=2$, $z=1$.": a run of values assigned to names, stated together.
         run = [chosen]
@@ -490,6 +496,7 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
 
 _CONCLUSION_WORD = re.compile(r"\b(?:so|hence|thus|therefore|consequently)\b", re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"\$?\s*(?:[A-Za-z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*=(?!=)")
+_EMPHASISED_MATH = re.compile(r"\$\s*\\(?:mathbf|textbf|boldsymbol|bm)\s*\{")
 _LIST_GAP = re.compile(r"[\s,]*(?:and|&)?[\s,]*")
 _RATIO_GAP = re.compile(r"\s*:\s*")
 

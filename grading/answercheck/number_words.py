@@ -48,6 +48,12 @@ _RUN = re.compile(
     rf"(?<![\w-])(?:{_WORD})(?:(?:[ \t]*-[ \t]*|[ \t]+(?:and[ \t]+)?)(?:{_WORD}))*(?![\w-])", re.IGNORECASE
 )
 _TOKEN = re.compile(rf"{_WORD}", re.IGNORECASE)
+_FRACTION_AFTER = re.compile(
+    r"[ \t-]+(?:and[ \t]+)?(?:an?[ \t]+)?(?:half|halves|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|"
+    r"ninths?|tenths?|hundredths?|thousandths?|point|percent|over|divided)\b",
+    re.IGNORECASE,
+)
+_SIGN_BEFORE = re.compile(r"\b(?:minus|negative)[ \t]+$", re.IGNORECASE)
 
 
 def value_of_number_words(text: str) -> int | None:
@@ -94,6 +100,11 @@ def number_word_spans(text: str, start: int = 0, end: int | None = None) -> list
     for match in _RUN.finditer(text, start, len(text) if end is None else end):
         if match.group(0).lower() == "one":
             continue
+        # "three and a half", "two point five", "minus four": a number the words alone do not name.
+        if _FRACTION_AFTER.match(text, match.end()) or _SIGN_BEFORE.search(
+            text, max(0, match.start() - 12), match.start()
+        ):
+            continue
         value = value_of_number_words(match.group(0))
         if value is not None:
             spans.append((match.start(), match.end(), value))
@@ -106,6 +117,8 @@ def number_from_words(text: str) -> str | None:
     stripped = text.strip().rstrip(".").strip()
     match = _RUN.match(stripped)
     if match is None:
+        return None
+    if _FRACTION_AFTER.match(stripped, match.end()) or _SIGN_BEFORE.search(stripped[: match.start()]):
         return None
     rest = stripped[match.end() :].split()
     if len(rest) > 2 or any(not word.isalpha() for word in rest):

@@ -226,4 +226,16 @@ def hedged(extracted: str, answer_type: str | None = None) -> bool:
     if answer_type == "B3":
         parts = re.split(r"\bor\b", extracted)
         return not all(_INEQUALITY.search(part) for part in parts)
+    if answer_type in MULTI_PART_TYPES or answer_type == "A5":
+        # "$x = 2$ or $x = 3$": the solutions of one equation, each assigned to the same unknown.
+        names = {_assigned_name(part) for part in re.split(r"\bor\b", extracted)}
+        return len(names) != 1 or None in names
     return True
+
+
+_ASSIGNED = re.compile(r"^[\s$,]*([A-Za-z]|\\[a-zA-Z]+)\s*=(?!=)[^=<>]*?[\s$,.]*$")
+
+
+def _assigned_name(part: str) -> str | None:
+    match = _ASSIGNED.match(part)
+    return match.group(1) if match else None

@@ -200,3 +200,39 @@ def test_a_worked_choice_reference_names_its_option_at_the_end():
 def test_option_letters_run_together_are_a_multiple_choice_answer(completion, expected):
     question = "Which are even? Select all that apply.\n\n(A) $1$ (B) $2$ (C) $3$ (D) $4$"
     assert verify(completion, "B, D", answer_type="C2 - Multiple Choice", question=question).status == expected
+
+
+def test_a_number_in_words_followed_by_a_fraction_or_sign_is_not_read_as_the_integer():
+    assert status("The mean is $\\frac{9}{2}$, which is four and a half.", "4.5", "A3 - Fraction/Float") == "correct"
+    assert status("So the change is minus four.", "4", "A1 - Integer") != "correct"
+
+
+def test_a_value_set_in_bold_at_the_end_is_the_one_stated():
+    assert status("Grouping by 5 gives 8 groups of 12, total $\\mathbf{96}$.", "96", "A1 - Integer") == "correct"
+    assert status("Grouping by 5 gives 8 groups of 12, total $\\mathbf{95}$.", "96", "A1 - Integer") == "incorrect"
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        # A sentence with no verb of being lists every value it names.
+        ("Both $4$ and $-4$ work here.", "x = \\pm 4", "correct"),
+        ("Both $4$ and $-3$ work here.", "x = \\pm 4", "incorrect"),
+        # The solutions of one equation joined by "or" are a list, not a guess.
+        ("Factoring, $(x-1)(x+5)=0$, so $x=1$ or $x=-5$.", "1, -5", "correct"),
+        ("Factoring, $(x-1)(x+5)=0$, so $x=1$ or $x=5$.", "1, -5", "incorrect"),
+        # Different unknowns joined by "or" remain a guess.
+        ("So $x=1$ or $y=-5$.", "1, -5", "inconclusive"),
+        ("The roots are $t=2$ and $t=7$.", "t = 2$ and $t = 7", "correct"),
+    ],
+)
+def test_values_listed_together_are_one_multi_value_answer(completion, reference, expected):
+    assert status(completion, reference, "A8 - Multiple Values") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [("The lines cross where $x=3$, $y=-1$.", "correct"), ("The lines cross where $x=-1$, $y=3$.", "incorrect")],
+)
+def test_coordinates_named_one_by_one_are_a_point(completion, expected):
+    assert status(completion, "(3, -1)", "B5 - Matrix/Vector") == expected
