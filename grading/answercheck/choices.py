@@ -285,12 +285,14 @@ def polarity_in_question(answer: str, question: str | None) -> str | None:
     asked about or its negated form: 'independent' answers "Is the set linearly independent?" with
     yes, 'dependent' with no. None otherwise, or when the question itself negates."""
     words = normalize_words(answer).split()
-    if len(words) != 1 or not question:
+    if not words or not question:
         return None
     question = re.sub(r"\b(?:yes\s+or\s+no|true\s+or\s+false)\b", " ", question, flags=re.IGNORECASE)
     # "Is it even or odd?" offers alternatives; "Is it not bounded?" turns the answer round.
     if _QUESTION_NEGATION.search(question) or re.search(r"\bor\b", question, re.IGNORECASE):
         return None
+    if len(words) > 1:
+        return _restated_property(words, set(normalize_words(question).split()))
     word = words[0]
     if len(word) < 4 or word in _POSITIVE or word in _NEGATIVE:
         return None
@@ -301,6 +303,40 @@ def polarity_in_question(answer: str, question: str | None) -> str | None:
         if prefix + word in question_words or (word.startswith(prefix) and word[len(prefix) :] in question_words):
             return "negative"
     return None
+
+
+_STATEMENT_FILLER = {
+    "it",
+    "they",
+    "this",
+    "is",
+    "are",
+    "be",
+    "does",
+    "do",
+    "indeed",
+    "therefore",
+    "so",
+    "hence",
+    "thus",
+}
+_STATEMENT_NEGATIONS = {"not", "isn't", "aren't", "doesn't", "don't", "never"}
+
+
+def _restated_property(words: list[str], question_words: set[str]) -> str | None:
+    """'the matrix is positive definite' answers "Is the matrix positive definite?" with yes, 'they are
+    not linearly independent' answers "Are the vectors linearly independent?" with no: a short statement
+    whose every word comes from the question, negated once or not at all."""
+    if len(words) > 8:
+        return None
+    negations = [word for word in words if word in _STATEMENT_NEGATIONS]
+    content = [word for word in words if word not in _STATEMENT_FILLER and word not in _STATEMENT_NEGATIONS]
+    if len(negations) > 1 or len(content) < 1 or any(word in _POSITIVE or word in _NEGATIVE for word in content):
+        return None
+    if not all(word in question_words for word in content):
+        return None
+    # The property itself, not only the subject: at least one word after the verb comes from the question.
+    return "negative" if negations else "positive"
 
 
 def compare_finite_states(predicted: str, reference: str, question: str | None = None) -> Comparison:

@@ -12,6 +12,7 @@ import re
 
 from grading.answercheck import choices, compare, strings, units
 from grading.answercheck.detect import detect_answer_type
+from grading.answercheck.extract import concluding_clause
 from grading.answercheck.normalize import (
     clean_latex,
     lettered_parts,
@@ -370,7 +371,15 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
     if answer_type in ("C1", "C2"):
         return choices.compare_choices(predicted, reference, multiple=answer_type == "C2", question=question)
     if answer_type == "C3":
-        return choices.compare_finite_states(predicted, reference, question)
+        result = choices.compare_finite_states(predicted, reference, question)
+        if result.status != INCONCLUSIVE:
+            return result
+        # "..., so by Sylvester's criterion the matrix is positive definite. **Yes.**": the statements
+        # both sides end in, when the whole passages cannot be mapped onto each other.
+        concluded = concluding_clause(predicted), concluding_clause(reference)
+        if concluded != (predicted, reference):
+            return choices.compare_finite_states(concluded[0], concluded[1], question)
+        return result
     if answer_type == "D1":
         return _string_or_math(predicted, reference, semantic=False)
     if answer_type == "D2":

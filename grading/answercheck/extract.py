@@ -629,3 +629,23 @@ def extract_final_answer(text: str, *, fallback: bool = True) -> str | None:
         return None
     answer = text[span[0] : span[1]].strip()
     return answer or None
+
+
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s+(?=\S)")
+_CONCLUDING_WORD = re.compile(r"(?:^|,\s*|\s)(?:so|hence|therefore|thus|consequently)\b,?\s*", re.IGNORECASE)
+
+
+def concluding_clause(text: str) -> str:
+    """The statement a passage of words ends in: its last sentence, and there what follows the last
+    "so"/"hence"/"therefore" ("$x^2 \\ge 0$, so the solution set is empty." -> "the solution set is empty.").
+    Math is kept whole: a full stop inside it does not end a sentence."""
+    masked = re.sub(r"\$[^$]*\$", lambda match: "x" * len(match.group(0)), text.strip())
+    start = 0
+    for match in _SENTENCE_BREAK.finditer(masked):
+        start = match.end()
+    sentence_masked = masked[start:]
+    clause_start = 0
+    for match in _CONCLUDING_WORD.finditer(sentence_masked):
+        clause_start = match.end()
+    clause = text.strip()[start + clause_start :].strip()
+    return clause or text.strip()[start:].strip()

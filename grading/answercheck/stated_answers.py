@@ -14,6 +14,7 @@ from grading.answercheck import choices
 from grading.answercheck.extract import (
     answer_phrase_span,
     boxed_group,
+    concluding_clause,
     explicit_answer_span,
     extract_final_answer,
     final_answer_span,
@@ -54,6 +55,10 @@ def reference_final_answer(
         concluding = _concluding_paragraph(text)
         if concluding is not None:
             return concluding
+        if _given_code(answer_type) == "D1" and len(_SOLUTION_SENTENCES.findall(text.rstrip() + " ")) >= 3:
+            # A worked solution whose words are the answer: its last sentence concludes it, not the
+            # last piece of math in it ("... Hence the condition holds exactly when $n$ is prime.").
+            return concluding_clause(text)
     words = re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", text))
     long_solution = len(text) > 150 and len(_SOLUTION_SENTENCES.findall(text)) >= 3
     if (len(words) >= 5 and long_solution) or (len(words) >= 3 and answer_phrase_span(text) is not None):
@@ -184,8 +189,10 @@ def completion_final_answer(completion: str, answer_type: str | None) -> str | N
             stating = [line for line in lines[-3:] if choices.states_something(line)]
             if stating:
                 answer = stating[-1]
-        if answer is not None and answer_type in ("C3", "D1"):
+        if answer is not None and answer_type == "C3":
             answer = _emphasised_term(answer) or answer
+        if answer is not None and answer_type == "D1":
+            answer = _emphasised_term(answer) or concluding_clause(answer)
     return answer
 
 

@@ -173,7 +173,12 @@ def _states_the_predicate(predicted_words: str, reference_words: str) -> bool:
     )
 
 
+_EMPTY_SET = re.compile(r"\\(?:emptyset|varnothing)(?![a-zA-Z])|∅|\\\{\s*\\\}")
+
+
 def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Comparison:
+    # "$\\emptyset$" and "the empty set" are one answer in symbols and in words.
+    predicted, reference = _EMPTY_SET.sub(" the empty set ", predicted), _EMPTY_SET.sub(" the empty set ", reference)
     predicted_words, reference_words = normalize_words(predicted), normalize_words(reference)
     if not reference_words:
         return Comparison(INCONCLUSIVE, "the reference has no words to compare")
@@ -205,6 +210,14 @@ def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Compar
         and len(predicted_words.split()) <= len(reference_words.split()) + 6
     ):
         return Comparison(CORRECT, f"the answer states the reference wording {reference_words!r}")
+    # "It is called the centroid (its centre of mass)": the wording stated before an aside.
+    if (
+        head is not None
+        and re.search(rf"(?<![\w-]){re.escape(reference_words)}(?![\w-])", head)
+        and predicted_negated == reference_negated
+        and len(head.split()) <= len(reference_words.split()) + 6
+    ):
+        return Comparison(CORRECT, f"the answer states the reference wording {reference_words!r} before an aside")
     shared = _content_words(predicted_words) & _content_words(reference_words)
     short = len(predicted_words.split()) <= 4 and len(reference_words.split()) <= 4
     # A paraphrase can share no word with the reference ("it blows up" / "diverges"), so a semantic

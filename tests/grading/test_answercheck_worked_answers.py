@@ -236,3 +236,64 @@ def test_values_listed_together_are_one_multi_value_answer(completion, reference
 )
 def test_coordinates_named_one_by_one_are_a_point(completion, expected):
     assert status(completion, "(3, -1)", "B5 - Matrix/Vector") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("$\\emptyset$", "the empty set", "correct"),
+        ("We have $x^2 + 4 > 0$ for every real $x$, so the solution set is $\\varnothing$.", "\\emptyset", "correct"),
+        ("The two lines are parallel, so they meet in the empty set.", "the empty set", "correct"),
+        ("It is known as the incenter (where the angle bisectors meet).", "Incenter", "correct"),
+        ("It is known as the circumcenter (where the perpendicular bisectors meet).", "Incenter", "inconclusive"),
+        ("Its determinant is $b^2 - 4ac$, so it's a parabola.", "parabola", "correct"),
+    ],
+)
+def test_a_word_answer_is_read_from_the_clause_that_concludes_it(completion, reference, expected):
+    assert status(completion, reference, "D1 - Specific") == expected
+
+
+def test_a_worked_word_reference_is_read_from_its_last_sentence_not_its_last_math():
+    reference = (
+        "If $p$ is prime the group has order $p - 1$. If $p$ is composite a factor divides both sides. "
+        "Hence the statement holds exactly when $p$ is prime."
+    )
+    assert status("So it holds for every odd $p$.", reference, "D1 - Specific") != "correct"
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        (
+            "Its trace is $4$ and determinant $3$, both positive. So the matrix is invertible.",
+            "The determinant is $3 \\ne 0$, so the matrix is invertible. **Yes.**",
+            "correct",
+        ),
+        (
+            "The partial sums grow like $\\ln n$, so the series diverges.",
+            "Here $p = 1$, so the series diverges.",
+            "correct",
+        ),
+        (
+            "The partial sums stay below $2$, so the series converges.",
+            "Here $p = 1$, so the series diverges.",
+            "incorrect",
+        ),
+    ],
+)
+def test_states_are_read_from_the_clauses_both_sides_conclude_with(completion, reference, expected):
+    question = "Is the matrix $\\begin{pmatrix}2&1\\\\1&2\\end{pmatrix}$ invertible?"
+    assert status(completion, reference, "C3 - Finite state selection", question) == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("The rank is $1$, so they are not linearly independent.", "No", "correct"),
+        ("The rank is $2$, so they are linearly independent.", "No", "incorrect"),
+        ("The rank is $2$, so they are linearly independent.", "Yes", "correct"),
+    ],
+)
+def test_a_statement_restating_the_property_asked_about_answers_a_yes_no_question(completion, reference, expected):
+    question = "Are the vectors $(1, 2)$ and $(2, 4)$ linearly independent?"
+    assert status(completion, reference, "C3 - Finite state selection", question) == expected
