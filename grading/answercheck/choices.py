@@ -367,6 +367,12 @@ def compare_finite_states(predicted: str, reference: str, question: str | None =
                 return Comparison(INCORRECT, f"the answer states the opposite of {reference_state!r}")
             if target in predicted_stems and not negated and len(predicted_stems) <= 12:
                 return Comparison(CORRECT, f"the answer states {reference_state!r} (same word stem)")
+        elif len(reference_words) <= 3 and len(predicted_stems) <= 12:
+            # "converges conditionally" / "the series is conditionally convergent": every word of a
+            # short reference state, in any word form and order, and no negation.
+            negated = bool({"not", "neither", "nor", "no", "never"} & set(predicted_words))
+            if not negated and all(_stem(word) in predicted_stems for word in reference_words):
+                return Comparison(CORRECT, f"the answer states {reference_state!r} (same word stems)")
     if reference_state is None or predicted_state is None:
         return Comparison(INCONCLUSIVE, "empty state")
     # "Disproved" against "The claim is false", "Proved" against "the statement is true" (and back).

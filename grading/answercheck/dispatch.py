@@ -376,15 +376,29 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
             return result
         # "..., so by Sylvester's criterion the matrix is positive definite. **Yes.**": the statements
         # both sides end in, when the whole passages cannot be mapped onto each other.
-        concluded = concluding_clause(predicted), concluding_clause(reference)
+        concluded = _without_pronoun(concluding_clause(predicted)), _without_pronoun(concluding_clause(reference))
         if concluded != (predicted, reference):
-            return choices.compare_finite_states(concluded[0], concluded[1], question)
+            retried = choices.compare_finite_states(concluded[0], concluded[1], question)
+            # Clauses differ in wording more often than in meaning: only a difference of yes and no
+            # between them is a certain one.
+            yes_or_no = {"positive", "negative"}
+            polar = choices.finite_state(concluded[1]) in yes_or_no and (
+                choices.finite_state(concluded[0]) in yes_or_no
+                or choices.polarity_in_question(concluded[0], question) is not None
+            )
+            if retried.status == CORRECT or (retried.status == INCORRECT and polar):
+                return retried
         return result
     if answer_type == "D1":
         return _string_or_math(predicted, reference, semantic=False)
     if answer_type == "D2":
         return _string_or_math(predicted, reference, semantic=True)
     raise ValueError(f"unknown answer type code {answer_type!r}")
+
+
+def _without_pronoun(clause: str) -> str:
+    """'it diverges' -> 'diverges': a clause's pronoun subject names nothing."""
+    return re.sub(r"^\s*(?:it|they|this|that)\s+(?=\w)", "", clause, flags=re.IGNORECASE)
 
 
 def _string_or_math(predicted: str, reference: str, *, semantic: bool) -> Comparison:

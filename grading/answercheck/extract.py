@@ -473,7 +473,12 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
                 # plain values is a clause of its own that states the result.
                 if "=" in sentence[after[-1][0] : after[-1][1]] and "=" not in sentence[after[0][0] : after[0][1]]:
                     chosen = after[-1]
-    elif len(in_sentence) > 1 and _joined_list(sentence, in_sentence) and re.search(r"\band\b", between):
+    elif (
+        len(in_sentence) > 1
+        and _joined_list(sentence, in_sentence)
+        and re.search(r"\band\b", between)
+        and not any("=" in sentence[low:high] for low, high in in_sentence)
+    ):
         # "Both $3$ and $-3$ work.": a sentence with no verb of being that lists values states them all.
         chosen = (in_sentence[0][0], in_sentence[-1][1])
     if _EMPHASISED_MATH.match(sentence, in_sentence[-1][0]):

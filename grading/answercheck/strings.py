@@ -173,12 +173,16 @@ def _states_the_predicate(predicted_words: str, reference_words: str) -> bool:
     )
 
 
+# "the solution set is empty": the adjective names the empty set too.
+_EMPTY = re.compile(r"\bempty\b(?!\s+set)", re.IGNORECASE)
 _EMPTY_SET = re.compile(r"\\(?:emptyset|varnothing)(?![a-zA-Z])|∅|\\\{\s*\\\}")
 
 
 def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Comparison:
     # "$\\emptyset$" and "the empty set" are one answer in symbols and in words.
-    predicted, reference = _EMPTY_SET.sub(" the empty set ", predicted), _EMPTY_SET.sub(" the empty set ", reference)
+    predicted, reference = (
+        _EMPTY.sub("empty set", _EMPTY_SET.sub(" the empty set ", text)) for text in (predicted, reference)
+    )
     predicted_words, reference_words = normalize_words(predicted), normalize_words(reference)
     if not reference_words:
         return Comparison(INCONCLUSIVE, "the reference has no words to compare")

@@ -274,10 +274,11 @@ def test_a_worked_word_reference_is_read_from_its_last_sentence_not_its_last_mat
             "Here $p = 1$, so the series diverges.",
             "correct",
         ),
+        # Clauses that differ in wording are not called different unless one says yes and the other no.
         (
             "The partial sums stay below $2$, so the series converges.",
             "Here $p = 1$, so the series diverges.",
-            "incorrect",
+            "inconclusive",
         ),
     ],
 )
@@ -297,3 +298,36 @@ def test_states_are_read_from_the_clauses_both_sides_conclude_with(completion, r
 def test_a_statement_restating_the_property_asked_about_answers_a_yes_no_question(completion, reference, expected):
     question = "Are the vectors $(1, 2)$ and $(2, 4)$ linearly independent?"
     assert status(completion, reference, "C3 - Finite state selection", question) == expected
+
+
+def test_an_equation_after_so_is_not_read_as_a_list_with_the_one_before_it():
+    completion = "The ratio is $2$, so $\\tan\\alpha = 1$ and $\\alpha = \\frac{\\pi}{4}$."
+    assert status(completion, "\\frac{\\pi}{4}", "A6 - Angle") == "correct"
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("Every term is positive, so the series is absolutely convergent.", "converges absolutely", "correct"),
+        ("The terms alternate, so the series converges but not absolutely.", "converges absolutely", "inconclusive"),
+        (
+            "By the ratio test the limit is $1/2$, so the series converges.",
+            "It is a geometric series, so it converges.",
+            "correct",
+        ),
+        (
+            "The terms do not tend to $0$, so the series diverges.",
+            "It is a geometric series, so it converges.",
+            "inconclusive",
+        ),
+    ],
+)
+def test_a_short_state_is_stated_in_any_word_form_and_order(completion, reference, expected):
+    assert status(completion, reference, "C3 - Finite state selection") == expected
+
+
+def test_the_adjective_empty_names_the_empty_set():
+    assert (
+        status("No real number satisfies it, so the solution set is empty.", "\\varnothing", "D1 - Specific")
+        == "correct"
+    )
