@@ -14,6 +14,7 @@ from grading.answercheck import choices, compare, strings, units
 from grading.answercheck.detect import detect_answer_type
 from grading.answercheck.extract import concluding_clause
 from grading.answercheck.normalize import (
+    answer_value,
     clean_latex,
     lettered_parts,
     named_value,
@@ -142,6 +143,18 @@ def _has_free_letters(text: str) -> bool:
     return bool(_FREE_LETTER.search(bare))
 
 
+def _evaluated_after_formula(text: str) -> str:
+    """'N(t) = 1200\\cdot 2^{t/3}, N(12) = 19200' -> 'N(12) = 19200': statements that first give a formula
+    in a free variable and end in one closed-form value state that value."""
+    items = [item.strip() for item in compare.split_top_level(text.replace("\\,", " "))]
+    if len(items) < 2 or not all("=" in item for item in items):
+        return text
+    values = [answer_value(item) for item in items]
+    if all(_has_free_letters(value) for value in values[:-1]) and not _has_free_letters(values[-1]):
+        return items[-1]
+    return text
+
+
 def _chain_value(text: str, answer_type: str) -> str:
     """The value a chain of equalities ends in, when it states a computation rather than an equation:
     '5! = 120', '\\gcd(84, 126) = 42', '\\frac{20\\cdot 21}{2} = 210', 'N(12) = 1200\\cdot 2^4 = 19200' give their
@@ -180,6 +193,8 @@ def _stated_values(predicted: str, reference: str, answer_type: str) -> tuple[st
     for text in (predicted, reference):
         if answer_type in _NUMBER_TYPES:
             text = number_from_words(text) or text
+        if answer_type in _NUMBER_TYPES:
+            text = _evaluated_after_formula(text)
         text = _conclusion(text)
         text = re.sub(r"^\s*=\s*(?=\S)", "", text)
         if answer_type in _CHAIN_TYPES and "=" in text and not _RELATION.search(text):

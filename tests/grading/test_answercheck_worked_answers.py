@@ -331,3 +331,25 @@ def test_the_adjective_empty_names_the_empty_set():
         status("No real number satisfies it, so the solution set is empty.", "\\varnothing", "D1 - Specific")
         == "correct"
     )
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("The eigenvalues are $\\mu_1=2$, $\\mu_2=5$.", "\\mu = 2$ and $\\mu = 5", "correct"),
+        ("The eigenvalues are $\\mu_1=2$, $\\mu_2=6$.", "\\mu = 2$ and $\\mu = 5", "incorrect"),
+    ],
+)
+def test_a_greek_letter_names_a_value(completion, reference, expected):
+    assert status(completion, reference, "A8 - Multiple Values") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        ("$P(n) = 50\\cdot 3^{n}$, $P(2) = 450$.", "correct"),
+        ("$P(n) = 50\\cdot 3^{n}$, $P(2) = 150$.", "incorrect"),
+    ],
+)
+def test_a_formula_followed_by_its_value_states_the_value(completion, expected):
+    assert status(completion, "450", "A1 - Integer") == expected
