@@ -67,7 +67,15 @@ def reference_final_answer(
             return extracted
     # A sentence that ends in the answer ("Since $34^2 < 1200 < 35^2$, the largest $n$ is $34$."),
     # for answers that are math rather than words.
-    if len(words) >= 4 and "$" in text and re.search(r"[.!]\s*$", text) and _given_code(answer_type) not in WORD_TYPES:
+    # A few words suffice when the reference runs over several sentences of math ("$\\cos 2x = 0$ iff ... .
+    # In $[0, 2\\pi)$: $\\{...\\}$.").
+    several_sentences = len(_SOLUTION_SENTENCES.findall(re.sub(r"\$[^$]*\$", "x", text))) >= 2
+    if (
+        (len(words) >= 4 or (len(words) >= 2 and several_sentences))
+        and "$" in text
+        and re.search(r"[.!]\s*$", text)
+        and _given_code(answer_type) not in WORD_TYPES
+    ):
         extracted = extract_final_answer(text, fallback=True)
         if extracted:
             return extracted

@@ -353,3 +353,22 @@ def test_a_greek_letter_names_a_value(completion, reference, expected):
 )
 def test_a_formula_followed_by_its_value_states_the_value(completion, expected):
     assert status(completion, "450", "A1 - Integer") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        ("The angle lies in the third quadrant.", "Quadrant III", "correct"),
+        ("It is in the 3rd quadrant.", "Quadrant III", "correct"),
+        ("It is in the fourth quadrant.", "Quadrant III", "inconclusive"),
+        ("A Type 2 error.", "Type II error", "correct"),
+    ],
+)
+def test_a_numbered_noun_reads_the_same_in_ordinals_numerals_and_roman_numerals(completion, reference, expected):
+    assert status(completion, reference, "D1 - Specific") == expected
+
+
+def test_a_reference_of_several_sentences_of_math_states_its_last_value():
+    reference = "$\\sin x = 0$ iff $x = k\\pi$. In $[0, 2\\pi)$: $\\{0, \\pi\\}$."
+    assert status("So $x \\in \\{0, \\pi\\}$.", reference, "B4 - Set") == "correct"
+    assert status("So $x \\in \\{0, 2\\pi\\}$.", reference, "B4 - Set") == "incorrect"
