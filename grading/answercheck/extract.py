@@ -477,7 +477,7 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
         len(in_sentence) > 1
         and _joined_list(sentence, in_sentence)
         and re.search(r"\band\b", between)
-        and not any("=" in sentence[low:high] for low, high in in_sentence)
+        and _states_together(sentence, in_sentence)
     ):
         # "Both $3$ and $-3$ work.": a sentence with no verb of being that lists values states them all.
         chosen = (in_sentence[0][0], in_sentence[-1][1])
@@ -502,8 +502,22 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
 _CONCLUSION_WORD = re.compile(r"\b(?:so|hence|thus|therefore|consequently)\b", re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"\$?\s*(?:[A-Za-z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*=(?!=)")
 _EMPHASISED_MATH = re.compile(r"\$\s*\\(?:mathbf|textbf|boldsymbol|bm)\s*\{")
+_ASSIGNMENT_NAME = re.compile(r"\$?\s*([A-Za-z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*=(?!=)")
 _LIST_GAP = re.compile(r"[\s,]*(?:and|&)?[\s,]*")
 _RATIO_GAP = re.compile(r"\s*:\s*")
+
+
+def _states_together(sentence: str, chunks: list[tuple[int, int]]) -> bool:
+    """Whether listed chunks state one answer together: plain values ("$3$ and $-3$"), equations of one
+    kind ("$3x - 2y = 0$ and $3x + 2y = 0$") or values of one name ("$x = 1$ and $x = 2$"); not a
+    relation followed by the value it gives ("$\\cos\\theta = \\frac12$ and $\\theta = \\frac\\pi3$")."""
+    texts = [sentence[low:high] for low, high in chunks]
+    if not any("=" in text for text in texts):
+        return True
+    if not all("=" in text for text in texts):
+        return False
+    names = [match.group(1) if (match := _ASSIGNMENT_NAME.match(text)) else None for text in texts]
+    return names[-1] is None or len(set(names)) == 1
 
 
 def _joined_list(sentence: str, chunks: list[tuple[int, int]], *, ratio: bool = False) -> bool:

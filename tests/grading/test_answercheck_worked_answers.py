@@ -372,3 +372,16 @@ def test_a_reference_of_several_sentences_of_math_states_its_last_value():
     reference = "$\\sin x = 0$ iff $x = k\\pi$. In $[0, 2\\pi)$: $\\{0, \\pi\\}$."
     assert status("So $x \\in \\{0, \\pi\\}$.", reference, "B4 - Set") == "correct"
     assert status("So $x \\in \\{0, 2\\pi\\}$.", reference, "B4 - Set") == "incorrect"
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        ("The asymptotes satisfy $x^2/9 = y^2/16$, so $4x - 3y = 0$ and $4x + 3y = 0$.", "correct"),
+        ("The asymptotes satisfy $x^2/9 = y^2/16$, so $4x - 3y = 0$ and $4x + 5y = 0$.", "incorrect"),
+        ("The slopes are $\\pm\\frac{4}{3}$, so $y = \\pm\\frac{4}{3}x$.", "correct"),
+        ("So $y = \\frac{4}{3}x$.", "incorrect"),
+    ],
+)
+def test_a_plus_minus_equation_stands_for_one_equation_of_each_sign(completion, expected):
+    assert status(completion, "y = \\pm\\frac{4}{3}x", "B2 - Equation") == expected
