@@ -420,6 +420,13 @@ def _string_or_math(predicted: str, reference: str, *, semantic: bool) -> Compar
     result = strings.compare_strings(predicted, reference, semantic=semantic)
     if result.status != INCONCLUSIVE:
         return result
+    # "The discriminant is positive: b^2-4ac>0" answered by "$b^2-4ac>0$": the statement the reference
+    # spells out after its colon, word for word.
+    described, colon, stated = reference.rpartition(": ")
+    if colon and re.search(r"[A-Za-z]{3,}", described) and _same_text(predicted, stated):
+        return Comparison(
+            CORRECT, f"the answer is the statement {stated.strip()!r} the reference gives after its colon"
+        )
     # A sentence with a number in it ("A horizontal line through (0, 3)") is not math to evaluate.
     words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", reference))
     if len(words) < 3 and re.search(r"[\\^_=0-9]", plain_text(reference)):

@@ -385,3 +385,15 @@ def test_a_reference_of_several_sentences_of_math_states_its_last_value():
 )
 def test_a_plus_minus_equation_stands_for_one_equation_of_each_sign(completion, expected):
     assert status(completion, "y = \\pm\\frac{4}{3}x", "B2 - Equation") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        ("$\\Delta < 0$", "correct"),
+        ("$\\Delta > 0$", "inconclusive"),
+        ("The discriminant is below zero.", "inconclusive"),
+    ],
+)
+def test_a_described_reference_is_answered_by_the_statement_after_its_colon(completion, expected):
+    assert status(completion, "The discriminant is negative: \\Delta < 0", "D2 - Semantic") == expected
