@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from grading.answercheck.extract import final_answer_span
 from grading.answercheck.normalize import clean_latex, normalize_words, plain_text, strip_assignment
 from grading.answercheck.verdict import CORRECT, INCONCLUSIVE, INCORRECT, Comparison
 
@@ -75,6 +76,10 @@ def option_by_value(answer: str, question: str | None) -> str | None:
         matches = [
             letter for letter, text in options.items() if _math_key(strip_assignment(clean_latex(text))) == value
         ]
+    if not matches and re.search(r"(?<![<>!])=(?!=)", answer) and not re.search(r"[<>]|\\[lg]e", answer):
+        # "\\log_2 32 = 5" for "(B) 5": the value a computation ends in.
+        value = _math_key(clean_latex(answer).rsplit("=", 1)[-1])
+        matches = [letter for letter, text in options.items() if value and _math_key(clean_latex(text)) == value]
     return matches[0] if len(matches) == 1 else None
 
 
@@ -196,6 +201,11 @@ def compare_choices(predicted: str, reference: str, *, multiple: bool, question:
     options = question_options(question)
     reference_letters = choice_letters(reference, options)
     if reference_letters is None:
+        # "f'(2) = 4, which is choice (C).": the option a worked reference names at its end.
+        named = final_answer_span(reference, fallback=False)
+        if named is not None:
+            reference_letters = choice_letters(reference[named[0] : named[1]], options)
+    if reference_letters is None:
         return Comparison(INCONCLUSIVE, f"cannot read option letters in the reference {reference!r}")
     predicted_letters = choice_letters(predicted, options)
     if predicted_letters is None and not multiple:
@@ -275,12 +285,14 @@ def polarity_in_question(answer: str, question: str | None) -> str | None:
     asked about or its negated form: 'independent' answers "Is the set linearly independent?" with
     yes, 'dependent' with no. None otherwise, or when the question itself negates."""
     words = normalize_words(answer).split()
-    if len(words) != 1 or not question:
+    if not words or not question:
         return None
     question = re.sub(r"\b(?:yes\s+or\s+no|true\s+or\s+false)\b", " ", question, flags=re.IGNORECASE)
     # "Is it even or odd?" offers alternatives; "Is it not bounded?" turns the answer round.
     if _QUESTION_NEGATION.search(question) or re.search(r"\bor\b", question, re.IGNORECASE):
         return None
+    if len(words) > 1:
+        return _restated_property(words, set(normalize_words(question).split()))
     word = words[0]
     if len(word) < 4 or word in _POSITIVE or word in _NEGATIVE:
         return None
@@ -291,6 +303,40 @@ def polarity_in_question(answer: str, question: str | None) -> str | None:
         if prefix + word in question_words or (word.startswith(prefix) and word[len(prefix) :] in question_words):
             return "negative"
     return None
+
+
+_STATEMENT_FILLER = {
+    "it",
+    "they",
+    "this",
+    "is",
+    "are",
+    "be",
+    "does",
+    "do",
+    "indeed",
+    "therefore",
+    "so",
+    "hence",
+    "thus",
+}
+_STATEMENT_NEGATIONS = {"not", "isn't", "aren't", "doesn't", "don't", "never"}
+
+
+def _restated_property(words: list[str], question_words: set[str]) -> str | None:
+    """'the matrix is positive definite' answers "Is the matrix positive definite?" with yes, 'they are
+    not linearly independent' answers "Are the vectors linearly independent?" with no: a short statement
+    whose every word comes from the question, negated once or not at all."""
+    if len(words) > 8:
+        return None
+    negations = [word for word in words if word in _STATEMENT_NEGATIONS]
+    content = [word for word in words if word not in _STATEMENT_FILLER and word not in _STATEMENT_NEGATIONS]
+    if len(negations) > 1 or len(content) < 1 or any(word in _POSITIVE or word in _NEGATIVE for word in content):
+        return None
+    if not all(word in question_words for word in content):
+        return None
+    # The property itself, not only the subject: at least one word after the verb comes from the question.
+    return "negative" if negations else "positive"
 
 
 def compare_finite_states(predicted: str, reference: str, question: str | None = None) -> Comparison:
@@ -321,6 +367,12 @@ def compare_finite_states(predicted: str, reference: str, question: str | None =
                 return Comparison(INCORRECT, f"the answer states the opposite of {reference_state!r}")
             if target in predicted_stems and not negated and len(predicted_stems) <= 12:
                 return Comparison(CORRECT, f"the answer states {reference_state!r} (same word stem)")
+        elif len(reference_words) <= 3 and len(predicted_stems) <= 12:
+            # "converges conditionally" / "the series is conditionally convergent": every word of a
+            # short reference state, in any word form and order, and no negation.
+            negated = bool({"not", "neither", "nor", "no", "never"} & set(predicted_words))
+            if not negated and all(_stem(word) in predicted_stems for word in reference_words):
+                return Comparison(CORRECT, f"the answer states {reference_state!r} (same word stems)")
     if reference_state is None or predicted_state is None:
         return Comparison(INCONCLUSIVE, "empty state")
     # "Disproved" against "The claim is false", "Proved" against "the statement is true" (and back).

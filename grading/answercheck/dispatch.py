@@ -12,7 +12,9 @@ import re
 
 from grading.answercheck import choices, compare, strings, units
 from grading.answercheck.detect import detect_answer_type
+from grading.answercheck.extract import concluding_clause
 from grading.answercheck.normalize import (
+    answer_value,
     clean_latex,
     lettered_parts,
     named_value,
@@ -21,6 +23,7 @@ from grading.answercheck.normalize import (
     strip_labels,
     word_labelled,
 )
+from grading.answercheck.number_words import number_from_words
 from grading.answercheck.question_wording import (
     ASKS_FOR_LOWEST_TERMS,
     ASKS_FOR_PERCENT,
@@ -107,10 +110,128 @@ def _part_the_question_asks_for(predicted: str, reference: str, question: str | 
     return dict(word_labelled(predicted, groups=True) or []).get(asked)
 
 
+_CONCLUDING_ARROW = re.compile(
+    r"\\(?:iff|Leftrightarrow|Longleftrightarrow|implies|Longrightarrow|Rightarrow)(?![a-zA-Z])|[⟺⇔⇒]"
+)
+_BOUND_VARIABLE_OPERATOR = re.compile(r"\\(?:lim|sum|prod|int|binom|det)(?![a-zA-Z])")
+_FREE_LETTER = re.compile(r"(?<![a-zA-Z])[a-df-hj-zA-Z](?![a-zA-Z])")
+_TUPLE_OR_MATRIX = re.compile(r"^\s*(?:\\left\s*)?[(\[]|^\s*\\begin\{[pbvB]?matrix\}")
+
+
+_MATH_PIECES_JOINED = re.compile(r"(?<!\\)\$\s*(?:(,|;)|\band\b)?\s*(?<!\\)\$")
+
+
+def _joined_math(text: str, answer_type: str) -> str:
+    """'x = 2$, $y = 5' and 'x = 1$ and $x = 2' (several pieces of math read as one answer, their outer
+    delimiters already gone) -> 'x = 2, y = 5' and 'x = 1, x = 2'."""
+    if answer_type[0] not in "AB" or text.count("$") < 2 or text.lstrip().startswith("$"):
+        return text
+    return _MATH_PIECES_JOINED.sub(lambda match: (match.group(1) or ",") + " ", text)
+
+
+def _conclusion(text: str) -> str:
+    """'x(x-4)<0 \\iff 0<x<4' -> '0<x<4': the last statement of a chain of equivalences or implications."""
+    if not _CONCLUDING_ARROW.search(text):
+        return text
+    parts = compare.split_top_level(_CONCLUDING_ARROW.sub("\x00", text), "\x00")
+    last = parts[-1].strip()
+    return last if len(parts) > 1 and last else text
+
+
+def _has_free_letters(text: str) -> bool:
+    bare = re.sub(r"\\(?:text|mathrm|operatorname)\s*\{[^{}]*\}|\\[a-zA-Z]+|_\s*\{[^{}]*\}|_\s*\w", " ", text)
+    return bool(_FREE_LETTER.search(bare))
+
+
+def _evaluated_after_formula(text: str) -> str:
+    """'N(t) = 1200\\cdot 2^{t/3}, N(12) = 19200' -> 'N(12) = 19200': statements that first give a formula
+    in a free variable and end in one closed-form value state that value."""
+    items = [item.strip() for item in compare.split_top_level(text.replace("\\,", " "))]
+    if len(items) < 2 or not all("=" in item for item in items):
+        return text
+    values = [answer_value(item) for item in items]
+    if all(_has_free_letters(value) for value in values[:-1]) and not _has_free_letters(values[-1]):
+        return items[-1]
+    return text
+
+
+def _chain_value(text: str, answer_type: str) -> str:
+    """The value a chain of equalities ends in, when it states a computation rather than an equation:
+    '5! = 120', '\\gcd(84, 126) = 42', '\\frac{20\\cdot 21}{2} = 210', 'N(12) = 1200\\cdot 2^4 = 19200' give their
+    last side for a number; 'u + v = (1, 2) = (1, 2)' and '\\frac{n(n+1)}{2}\\cdot 2 = n^2 + n' likewise for a
+    vector and an expression. 'x^2 - 5x + 6 = 0' is an equation and is left whole."""
+    parts = compare.split_top_level(text, "=")
+    last = parts[-1].strip()
+    if len(parts) < 2 or not last or any(not part.strip() for part in parts):
+        return text
+    # Several statements ("z = 1 + i, z = 1 - i", "x = 2 and y = 3") are not one chain.
+    for part in parts[:-1]:
+        if re.search(r"\\quad|\b(?:or|and)\b", part) or len(compare.split_top_level(part.replace("\\,", " "))) > 1:
+            return text
+    earlier = "=".join(parts[:-1])
+    if answer_type == "B5":
+        stated = bool(_TUPLE_OR_MATRIX.match(last)) and not _TUPLE_OR_MATRIX.match(parts[0])
+    elif answer_type == "B1":
+        # An identity between expressions; a constant last side makes it an equation.
+        stated = _has_free_letters(last)
+    else:
+        stated = len(parts) >= 3 or not _has_free_letters(earlier) or bool(_BOUND_VARIABLE_OPERATOR.search(earlier))
+    return last if stated else text
+
+
+_NUMBER_TYPES = {"A1", "A2", "A3", "A4", "A5"}
+_CHAIN_TYPES = {"A1", "A2", "A3", "A4", "A5", "A6", "A7", "B1", "B5"}
+_RELATION = re.compile(r"[<>]=?|!=|\\(?:n?eq|ne|[lg]eq?|neq|lt|gt|approx|sim|simeq|equiv)(?![a-zA-Z])")
+
+
+def _stated_values(predicted: str, reference: str, answer_type: str) -> tuple[str, str]:
+    """Both sides reduced to what they finally state: the conclusion of a chain of equivalences, the
+    value after a leading '=' ('= 4\\pi'), and the last side of a chain of equalities."""
+    if answer_type[0] not in "AB":
+        return predicted, reference
+    sides = []
+    for text in (predicted, reference):
+        if answer_type in _NUMBER_TYPES:
+            text = number_from_words(text) or text
+        if answer_type in _NUMBER_TYPES:
+            text = _evaluated_after_formula(text)
+        text = _conclusion(text)
+        text = re.sub(r"^\s*=\s*(?=\S)", "", text)
+        if answer_type in _CHAIN_TYPES and "=" in text and not _RELATION.search(text):
+            text = _chain_value(text, answer_type)
+        sides.append(text)
+    return sides[0], sides[1]
+
+
+def _named_coordinates(predicted: str, question: str | None) -> str | None:
+    """'x = 2, y = 5' -> '(2, 5)': coordinates named one by one, as a point. Their order is the one a
+    tuple of those names in the question gives ('Give the solution as (x, y, z)'), else alphabetical."""
+    items = split_labelled(clean_latex(predicted))
+    labels = [label.strip() if label else "" for label, _ in items]
+    if (
+        len(items) < 2
+        or not all(re.fullmatch(r"[a-zA-Z]", label) for label in labels)
+        or len(set(labels)) < len(labels)
+    ):
+        return None
+    order = sorted(labels)
+    for match in re.finditer(r"\(([a-zA-Z](?:\s*,\s*[a-zA-Z])+)\)", question or ""):
+        named = [name.strip() for name in match.group(1).split(",")]
+        if sorted(named) == order:
+            order = named
+            break
+    values = dict(zip(labels, (value.strip() for _, value in items)))
+    return "(" + ", ".join(values[label] for label in order) + ")"
+
+
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Identical answers, labelled values and option letters first, then the comparison of the type."""
     if _same_text(predicted, reference):
         return Comparison(CORRECT, "identical after removing presentation")
+    predicted, reference = _joined_math(predicted, answer_type), _joined_math(reference, answer_type)
+    predicted, reference = _stated_values(predicted, reference, answer_type)
+    if _same_text(predicted, reference):
+        return Comparison(CORRECT, "the same value once the working is removed")
     if answer_type == "A8":
         predicted, reference = _parts_named_in_words(predicted, reference)
         reference_in_parts = lettered_parts(reference)
@@ -122,6 +243,8 @@ def compare_answers(predicted: str, reference: str, answer_type: str, question: 
                 "(" + ", ".join(reference_in_parts) + ")",
                 ordered=True,
             )
+    if answer_type == "B5":
+        predicted = _named_coordinates(predicted, question) or predicted
     asked_part = _part_the_question_asks_for(predicted, reference, question)
     if asked_part is not None:
         predicted = asked_part
@@ -263,7 +386,24 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
     if answer_type in ("C1", "C2"):
         return choices.compare_choices(predicted, reference, multiple=answer_type == "C2", question=question)
     if answer_type == "C3":
-        return choices.compare_finite_states(predicted, reference, question)
+        result = choices.compare_finite_states(predicted, reference, question)
+        if result.status != INCONCLUSIVE:
+            return result
+        # "..., so by Sylvester's criterion the matrix is positive definite. **Yes.**": the statements
+        # both sides end in, when the whole passages cannot be mapped onto each other.
+        concluded = _without_pronoun(concluding_clause(predicted)), _without_pronoun(concluding_clause(reference))
+        if concluded != (predicted, reference):
+            retried = choices.compare_finite_states(concluded[0], concluded[1], question)
+            # Clauses differ in wording more often than in meaning: only a difference of yes and no
+            # between them is a certain one.
+            yes_or_no = {"positive", "negative"}
+            polar = choices.finite_state(concluded[1]) in yes_or_no and (
+                choices.finite_state(concluded[0]) in yes_or_no
+                or choices.polarity_in_question(concluded[0], question) is not None
+            )
+            if retried.status == CORRECT or (retried.status == INCORRECT and polar):
+                return retried
+        return result
     if answer_type == "D1":
         return _string_or_math(predicted, reference, semantic=False)
     if answer_type == "D2":
@@ -271,10 +411,22 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
     raise ValueError(f"unknown answer type code {answer_type!r}")
 
 
+def _without_pronoun(clause: str) -> str:
+    """'it diverges' -> 'diverges': a clause's pronoun subject names nothing."""
+    return re.sub(r"^\s*(?:it|they|this|that)\s+(?=\w)", "", clause, flags=re.IGNORECASE)
+
+
 def _string_or_math(predicted: str, reference: str, *, semantic: bool) -> Comparison:
     result = strings.compare_strings(predicted, reference, semantic=semantic)
     if result.status != INCONCLUSIVE:
         return result
+    # "The discriminant is positive: b^2-4ac>0" answered by "$b^2-4ac>0$": the statement the reference
+    # spells out after its colon, word for word.
+    described, colon, stated = reference.rpartition(": ")
+    if colon and re.search(r"[A-Za-z]{3,}", described) and _same_text(predicted, stated):
+        return Comparison(
+            CORRECT, f"the answer is the statement {stated.strip()!r} the reference gives after its colon"
+        )
     # A sentence with a number in it ("A horizontal line through (0, 3)") is not math to evaluate.
     words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", reference))
     if len(words) < 3 and re.search(r"[\\^_=0-9]", plain_text(reference)):

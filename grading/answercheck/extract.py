@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from grading.answercheck.number_words import number_word_spans
+
 _BOX_OPENER = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 # Phrases that introduce a final answer, strongest first. Each captures the rest of the line.
@@ -390,6 +392,10 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
         if window.count("$", 0, match.start()) % 2 == 1 or before.rfind("\\(") > before.rfind("\\)"):
             continue
         candidates.append((match.start(), match.end()))
+    # A number written in words closing the text ("... so the remainder is two."); only past every
+    # number and piece of math, where it cannot be a count in the working ("the two roots").
+    last_end = max((high for _, high in candidates), default=0)
+    candidates.extend((low, high) for low, high, _ in number_word_spans(window, last_end))
     if not candidates:
         return None
     candidates.sort()
@@ -428,6 +434,17 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
     tail = sentence[in_sentence[-1][1] :]
     if len(tail.strip()) > 80:
         return None
+    # "the reference angle is $\\pi/4$, so $\\arg z = -\\frac{3\\pi}{4}$": what follows the last "so" is the
+    # conclusion, when it holds a value and not only a name ("..., so $x$ is even").
+    concluded_from = 0
+    for match in _CONCLUSION_WORD.finditer(words_only):
+        concluded_from = match.end()
+    if concluded_from:
+        concluded = [chunk for chunk in in_sentence if chunk[0] >= concluded_from]
+        if any(re.search(r"[\d=\\]", sentence[low:high]) for low, high in concluded):
+            in_sentence = concluded
+        else:
+            concluded_from = 0
     between = words_only[in_sentence[0][1] : in_sentence[-1][0]] if len(in_sentence) > 1 else ""
     offset = window_start + sentence_start
     if re.search(r"\bor\b", between):
@@ -435,22 +452,81 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
         return offset + in_sentence[0][0], offset + in_sentence[-1][1]
     # Prefer the first expression after the sentence's last verb ("there are 12 ... in the 3 cases").
     verb = None
-    for match in _COPULA.finditer(words_only):
+    for match in _COPULA.finditer(words_only, concluded_from):
         if match.group(0) == ":":
             continue
         verb = match.end()
     chosen = in_sentence[-1]
     if verb is not None:
         after = [chunk for chunk in in_sentence if chunk[0] >= verb]
+        # "the intercept is $3$: $y = -2x + 3$": what follows a colon restates the answer in full.
+        for index in range(len(after) - 1, 0, -1):
+            if ":" in sentence[after[index - 1][1] : after[index][0]] and sentence[after[index][0]] in "$\\":
+                after = after[index:]
+                break
         if after:
             chosen = after[0]
-            # "... is $12 $ and $13 $": a list after the verb.
-            if len(after) > 1 and re.fullmatch(r"[\s,]*(?:and|&|:)?[\s,]*", sentence[after[0][1] : after[-1][0]]):
+            # "... is $12 $ and $13 $", "are $x=1$, $x=2$, and $x=3$": a list after the verb.
+            if len(after) > 1 and _joined_list(sentence, after, ratio=True):
                 chosen = (after[0][0], after[-1][1])
+                # "the digits are 5, 6, 2, 0 and $2023_{10} = 5620_7$": an equation closing a list of
+                # plain values is a clause of its own that states the result.
+                if "=" in sentence[after[-1][0] : after[-1][1]] and "=" not in sentence[after[0][0] : after[0][1]]:
+                    chosen = after[-1]
+    elif (
+        len(in_sentence) > 1
+        and _joined_list(sentence, in_sentence)
+        and re.search(r"\band\b", between)
+        and _states_together(sentence, in_sentence)
+    ):
+        # "Both $3$ and $-3$ work.": a sentence with no verb of being that lists values states them all.
+        chosen = (in_sentence[0][0], in_sentence[-1][1])
+    if _EMPHASISED_MATH.match(sentence, in_sentence[-1][0]):
+        # "10 pairs summing to 21, total $\\mathbf{210}$": the value set in bold is the one stated.
+        chosen = in_sentence[-1]
+    if chosen == in_sentence[-1]:
+        # "So $x=-1$, $y=2$, $z=1$.": a run of values assigned to names, stated together.
+        run = [chosen]
+        for chunk in reversed(in_sentence[:-1]):
+            if not (_ASSIGNMENT.match(sentence, chunk[0]) and _joined_list(sentence, [chunk, run[0]])):
+                break
+            run.insert(0, chunk)
+        if len(run) > 1 and _ASSIGNMENT.match(sentence, chosen[0]):
+            chosen = (run[0][0], chosen[1])
     # "the number is not 10 which is 1,000.99": a negated expression is not the answer.
     if _NEGATION.search(words_only[max(0, chosen[0] - 12) : chosen[0]]):
         return None
     return _trim_span(text, offset + chosen[0], offset + chosen[1])
+
+
+_CONCLUSION_WORD = re.compile(r"\b(?:so|hence|thus|therefore|consequently)\b", re.IGNORECASE)
+_ASSIGNMENT = re.compile(r"\$?\s*(?:[A-Za-z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*=(?!=)")
+_EMPHASISED_MATH = re.compile(r"\$\s*\\(?:mathbf|textbf|boldsymbol|bm)\s*\{")
+_ASSIGNMENT_NAME = re.compile(r"\$?\s*([A-Za-z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*=(?!=)")
+_LIST_GAP = re.compile(r"[\s,]*(?:and|&)?[\s,]*")
+_RATIO_GAP = re.compile(r"\s*:\s*")
+
+
+def _states_together(sentence: str, chunks: list[tuple[int, int]]) -> bool:
+    """Whether listed chunks state one answer together: plain values ("$3$ and $-3$"), equations of one
+    kind ("$3x - 2y = 0$ and $3x + 2y = 0$") or values of one name ("$x = 1$ and $x = 2$"); not a
+    relation followed by the value it gives ("$\\cos\\theta = \\frac12$ and $\\theta = \\frac\\pi3$")."""
+    texts = [sentence[low:high] for low, high in chunks]
+    if not any("=" in text for text in texts):
+        return True
+    if not all("=" in text for text in texts):
+        return False
+    names = [match.group(1) if (match := _ASSIGNMENT_NAME.match(text)) else None for text in texts]
+    return names[-1] is None or len(set(names)) == 1
+
+
+def _joined_list(sentence: str, chunks: list[tuple[int, int]], *, ratio: bool = False) -> bool:
+    """True when only commas and "and" (or, with `ratio`, a colon: "3 : 8") separate the consecutive
+    `chunks` of `sentence`."""
+    return all(
+        _LIST_GAP.fullmatch(gap) or (ratio and _RATIO_GAP.fullmatch(gap))
+        for gap in (sentence[previous[1] : following[0]] for previous, following in zip(chunks, chunks[1:]))
+    )
 
 
 def final_answer_span(text: str, *, fallback: bool = True) -> tuple[int, int] | None:
@@ -532,6 +608,12 @@ def answer_phrase_span(text: str) -> tuple[int, int] | None:
     return _phrase_span(text)
 
 
+def explicit_answer_span(text: str) -> tuple[int, int] | None:
+    """The answer after the last explicit answer label ("Final answer: ...", "**Answer:** ...", a line
+    starting "Answer:"), ignoring boxes and weaker phrases."""
+    return _phrase_span(text, _EXPLICIT_PHRASES)
+
+
 def all_boxed_answers(text: str) -> list[str]:
     """Contents of every outermost boxed answer in order (some solutions box each part)."""
     return [text[start:end].strip() for start, end in _outermost(boxed_spans(text))]
@@ -566,3 +648,23 @@ def extract_final_answer(text: str, *, fallback: bool = True) -> str | None:
         return None
     answer = text[span[0] : span[1]].strip()
     return answer or None
+
+
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s+(?=\S)")
+_CONCLUDING_WORD = re.compile(r"(?:^|,\s*|\s)(?:so|hence|therefore|thus|consequently)\b,?\s*", re.IGNORECASE)
+
+
+def concluding_clause(text: str) -> str:
+    """The statement a passage of words ends in: its last sentence, and there what follows the last
+    "so"/"hence"/"therefore" ("$x^2 \\ge 0$, so the solution set is empty." -> "the solution set is empty.").
+    Math is kept whole: a full stop inside it does not end a sentence."""
+    masked = re.sub(r"\$[^$]*\$", lambda match: "x" * len(match.group(0)), text.strip())
+    start = 0
+    for match in _SENTENCE_BREAK.finditer(masked):
+        start = match.end()
+    sentence_masked = masked[start:]
+    clause_start = 0
+    for match in _CONCLUDING_WORD.finditer(sentence_masked):
+        clause_start = match.end()
+    clause = text.strip()[start + clause_start :].strip()
+    return clause or text.strip()[start:].strip()

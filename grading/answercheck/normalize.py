@@ -201,12 +201,21 @@ def _top_level_split(text: str, pattern: re.Pattern[str]) -> list[str]:
 _LABEL_COMMANDS = re.compile(
     r"\\(?:frac|angle|triangle|overline|overrightarrow|vec|text|mathrm|operatorname|widehat|hat|bar|"
     r"alpha|beta|gamma|delta|theta|lambda|mu|phi|varphi|omega|sigma|rho|tau|Delta|Phi|Omega|Sigma|odot|cdot|"
-    r"left|right|lvert|rvert|mid|in|quad)(?![a-zA-Z])"
+    r"left|right|lvert|rvert|mid|in|quad|setminus|cap|cup|triangle|times|circ|complement)(?![a-zA-Z])"
+)
+
+
+# A Greek letter, perhaps indexed: '\\lambda', '\\lambda_2', '\\theta_{1}'.
+_GREEK_NAME = re.compile(
+    r"\\(?:alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|vartheta|kappa|lambda|mu|nu|xi|rho|sigma|tau|"
+    r"phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Sigma|Phi|Psi|Omega)(?:\s*_\s*(?:\{[^{}]*\}|\w))?"
 )
 
 
 def _is_label(text: str) -> bool:
     """A name rather than a value: x_1, AB, |AB|, (p, q), f(x), S_{MBCN}:S, \\frac{NO}{BO}, V_1:V_2."""
+    if _GREEK_NAME.fullmatch(text.strip()):
+        return True
     bare = re.sub(r"_\s*\{[^{}]*\}|_\s*\w", "", text)
     bare = _LABEL_COMMANDS.sub(" ", bare)
     bare = re.sub(r"[{}()|:,'\s]", "", bare)
@@ -215,7 +224,7 @@ def _is_label(text: str) -> bool:
 
 def _single_letter(text: str) -> str | None:
     bare = text.strip()
-    return bare if re.fullmatch(r"[A-Za-z]", bare) else None
+    return bare if re.fullmatch(r"[A-Za-z]", bare) or _GREEK_NAME.fullmatch(bare) else None
 
 
 def answer_value(text: str) -> str:

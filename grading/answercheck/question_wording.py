@@ -8,6 +8,7 @@ import re
 
 from grading.answercheck import choices, units
 from grading.answercheck.compare.angles import ASKED_ANGLE_UNIT
+from grading.answercheck.extract import concluding_clause
 from grading.answercheck.normalize import clean_latex, normalize_words, word_labelled
 from grading.answercheck.parsing import decimal_places
 from grading.answercheck.verdict import INCORRECT, Comparison
@@ -151,7 +152,14 @@ def question_for_comparison(
         and choices.question_options(question)
     ):
         return question
-    if code == "C3" and extracted and choices.polarity_in_question(extracted, question) is not None:
+    if (
+        code == "C3"
+        and extracted
+        and any(
+            choices.polarity_in_question(text, question) is not None
+            for text in (extracted, concluding_clause(extracted))
+        )
+    ):
         # "Dependent" answers "Is the set linearly independent?"; only then is the question read.
         return question
     wording = []

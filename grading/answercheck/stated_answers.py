@@ -14,6 +14,8 @@ from grading.answercheck import choices
 from grading.answercheck.extract import (
     answer_phrase_span,
     boxed_group,
+    concluding_clause,
+    explicit_answer_span,
     extract_final_answer,
     final_answer_span,
     hedged_context,
@@ -45,10 +47,18 @@ def reference_final_answer(
         return ", ".join(group)
     if group:
         return group[0]
+    # "... = 20$ m/s.\n\n**Answer:** $20$ m/s": a labelled answer is the answer, however short the working.
+    explicit = explicit_answer_span(text)
+    if explicit is not None and explicit[0] > 0:
+        return text[explicit[0] : explicit[1]].strip()
     if _given_code(answer_type) in WORD_TYPES and answer_phrase_span(text) is None:
         concluding = _concluding_paragraph(text)
         if concluding is not None:
             return concluding
+        if _given_code(answer_type) == "D1" and len(_SOLUTION_SENTENCES.findall(text.rstrip() + " ")) >= 3:
+            # A worked solution whose words are the answer: its last sentence concludes it, not the
+            # last piece of math in it ("... Hence the condition holds exactly when $n$ is prime.").
+            return concluding_clause(text)
     words = re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", text))
     long_solution = len(text) > 150 and len(_SOLUTION_SENTENCES.findall(text)) >= 3
     if (len(words) >= 5 and long_solution) or (len(words) >= 3 and answer_phrase_span(text) is not None):
@@ -57,7 +67,15 @@ def reference_final_answer(
             return extracted
     # A sentence that ends in the answer ("Since $34^2 < 1200 < 35^2$, the largest $n$ is $34$."),
     # for answers that are math rather than words.
-    if len(words) >= 4 and "$" in text and re.search(r"[.!]\s*$", text) and _given_code(answer_type) not in WORD_TYPES:
+    # A few words suffice when the reference runs over several sentences of math ("$\\cos 2x = 0$ iff ... .
+    # In $[0, 2\\pi)$: $\\{...\\}$.").
+    several_sentences = len(_SOLUTION_SENTENCES.findall(re.sub(r"\$[^$]*\$", "x", text))) >= 2
+    if (
+        (len(words) >= 4 or (len(words) >= 2 and several_sentences))
+        and "$" in text
+        and re.search(r"[.!]\s*$", text)
+        and _given_code(answer_type) not in WORD_TYPES
+    ):
         extracted = extract_final_answer(text, fallback=True)
         if extracted:
             return extracted
@@ -153,6 +171,17 @@ def completion_final_answer(completion: str, answer_type: str | None) -> str | N
             return guess
     if answer is None and answer_type in ("C1", "C2"):
         answer = choices.letter_in_short_text(completion)
+    if answer is None and answer_type == "C2":
+        # "ACD": a reply that is nothing but the option letters, run together in order.
+        compact = re.fullmatch(r"\s*\(?([A-J]{2,10})\)?\.?\s*", completion)
+        if compact and list(compact.group(1)) == sorted(set(compact.group(1))):
+            answer = ", ".join(compact.group(1))
+    if answer is None and answer_type == "C1":
+        # "The largest is $3^{20}$.": the value a reply ends in, to be matched with an option's text,
+        # when the reply names no option letter and does not guess.
+        tail = completion[-400:]
+        if not _HEDGE_WORDS.search(tail) and not re.search(r"(?<![A-Za-z$\\])\(?[B-HJ]\)?(?![A-Za-z])", tail):
+            answer = extract_final_answer(completion)
     if answer_type == "C2":
         if answer is None:
             lists = _LETTER_LIST.findall(_last_line(completion))
@@ -168,8 +197,10 @@ def completion_final_answer(completion: str, answer_type: str | None) -> str | N
             stating = [line for line in lines[-3:] if choices.states_something(line)]
             if stating:
                 answer = stating[-1]
-        if answer is not None and answer_type in ("C3", "D1"):
+        if answer is not None and answer_type == "C3":
             answer = _emphasised_term(answer) or answer
+        if answer is not None and answer_type == "D1":
+            answer = _emphasised_term(answer) or concluding_clause(answer)
     return answer
 
 
@@ -210,4 +241,16 @@ def hedged(extracted: str, answer_type: str | None = None) -> bool:
     if answer_type == "B3":
         parts = re.split(r"\bor\b", extracted)
         return not all(_INEQUALITY.search(part) for part in parts)
+    if answer_type in MULTI_PART_TYPES or answer_type == "A5":
+        # "$x = 2$ or $x = 3$": the solutions of one equation, each assigned to the same unknown.
+        names = {_assigned_name(part) for part in re.split(r"\bor\b", extracted)}
+        return len(names) != 1 or None in names
     return True
+
+
+_ASSIGNED = re.compile(r"^[\s$,]*([A-Za-z]|\\[a-zA-Z]+)\s*=(?!=)[^=<>]*?[\s$,.]*$")
+
+
+def _assigned_name(part: str) -> str | None:
+    match = _ASSIGNED.match(part)
+    return match.group(1) if match else None

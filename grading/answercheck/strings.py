@@ -173,7 +173,37 @@ def _states_the_predicate(predicted_words: str, reference_words: str) -> bool:
     )
 
 
+# "the solution set is empty": the adjective names the empty set too.
+_EMPTY = re.compile(r"\bempty\b(?!\s+set)", re.IGNORECASE)
+_EMPTY_SET = re.compile(r"\\(?:emptyset|varnothing)(?![a-zA-Z])|∅|\\\{\s*\\\}")
+
+
+_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+_ROMAN = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X")
+_ORDINAL_BEFORE_NOUN = re.compile(
+    rf"\b(?:(10|[1-9])(?:st|nd|rd|th)|({'|'.join(_ORDINAL_WORDS)}))\s+([A-Za-z]{{3,}})\b", re.IGNORECASE
+)
+_NOUN_WITH_ROMAN = re.compile(r"\b([A-Z][a-z]{2,})\s+(X|IX|IV|V?I{1,3}|V)\b")
+
+
+def _numbered_nouns(text: str) -> str:
+    """'second quadrant', '2nd quadrant' and 'Quadrant II' -> 'quadrant 2': a noun numbered by an ordinal,
+    as a numeral or a word before it or a Roman numeral after it, written one way."""
+
+    def ordinal(match: re.Match[str]) -> str:
+        number = int(match.group(1)) if match.group(1) else _ORDINAL_WORDS.index(match.group(2).lower()) + 1
+        return f"{match.group(3).lower()} {number}"
+
+    text = _ORDINAL_BEFORE_NOUN.sub(ordinal, text)
+    return _NOUN_WITH_ROMAN.sub(lambda match: f"{match.group(1).lower()} {_ROMAN.index(match.group(2)) + 1}", text)
+
+
 def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Comparison:
+    predicted, reference = _numbered_nouns(predicted), _numbered_nouns(reference)
+    # "$\\emptyset$" and "the empty set" are one answer in symbols and in words.
+    predicted, reference = (
+        _EMPTY.sub("empty set", _EMPTY_SET.sub(" the empty set ", text)) for text in (predicted, reference)
+    )
     predicted_words, reference_words = normalize_words(predicted), normalize_words(reference)
     if not reference_words:
         return Comparison(INCONCLUSIVE, "the reference has no words to compare")
@@ -205,6 +235,14 @@ def compare_strings(predicted: str, reference: str, *, semantic: bool) -> Compar
         and len(predicted_words.split()) <= len(reference_words.split()) + 6
     ):
         return Comparison(CORRECT, f"the answer states the reference wording {reference_words!r}")
+    # "It is called the centroid (its centre of mass)": the wording stated before an aside.
+    if (
+        head is not None
+        and re.search(rf"(?<![\w-]){re.escape(reference_words)}(?![\w-])", head)
+        and predicted_negated == reference_negated
+        and len(head.split()) <= len(reference_words.split()) + 6
+    ):
+        return Comparison(CORRECT, f"the answer states the reference wording {reference_words!r} before an aside")
     shared = _content_words(predicted_words) & _content_words(reference_words)
     short = len(predicted_words.split()) <= 4 and len(reference_words.split()) <= 4
     # A paraphrase can share no word with the reference ("it blows up" / "diverges"), so a semantic

@@ -126,9 +126,23 @@ def _renamed_constant(predicted_forms: list, reference_forms: list) -> list:
     return [form.subs(predicted_constant, reference_constant) for form in predicted_forms]
 
 
+_PLUS_MINUS = re.compile(r"\\pm(?![a-zA-Z])|±")
+
+
+def _both_signs(parts: list[str]) -> list[str]:
+    """'y = \\pm\\frac{3}{2}x' -> 'y = +\\frac{3}{2}x', 'y = -\\frac{3}{2}x': one equation for each sign."""
+    expanded = []
+    for part in parts:
+        if len(_PLUS_MINUS.findall(part)) == 1:
+            expanded.extend(_PLUS_MINUS.sub(sign, part) for sign in ("+", "-"))
+        else:
+            expanded.append(part)
+    return expanded
+
+
 def compare_equations(predicted: str, reference: str) -> Comparison:
-    reference_parts = _equation_parts(reference)
-    predicted_parts = _equation_parts(_unpacked_tuple(predicted))
+    reference_parts = _both_signs(_equation_parts(reference))
+    predicted_parts = _both_signs(_equation_parts(_unpacked_tuple(predicted)))
     predicted_parts = _tuple_in_label_order(predicted_parts, reference_parts) or predicted_parts
     predicted_parts = _same_function_names(predicted_parts, reference_parts)
     try:

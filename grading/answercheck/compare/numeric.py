@@ -14,7 +14,7 @@ from grading.answercheck.parsing import (
     parse_latex,
     significant_digits,
 )
-from grading.answercheck.verdict import Comparison
+from grading.answercheck.verdict import CORRECT, INCORRECT, Comparison
 
 EXACT_RELATIVE_TOLERANCE = 1e-9
 
@@ -103,6 +103,8 @@ def compare_numbers(
 
     A percent on either side may stand for the number or for its hundredth (28% against 28 or 0.28)."""
     predicted_forms = _number_candidates(predicted)
+    if len(predicted_forms) > 1:
+        return _compare_each_form(predicted_forms, reference, imaginary_unit, allow_rounding, places)
     reference_forms = _number_candidates(reference)
     reference_text, reference_percent = _strip_percent(reference_forms[0])
     try:
@@ -191,6 +193,41 @@ def compare_numbers(
             f"{form!r} = {_show(number)} differs from {reference_forms[0]!r} = {_show(reference_number)}"
         )
     return differs or last_failure or unsure("no numeric answer")
+
+
+def _compare_each_form(
+    forms: list[str], reference: str, imaginary_unit: bool, allow_rounding: bool, places: int | None
+) -> Comparison:
+    """'\\frac{13}{4} \\approx 3.25': every form the answer offers is compared. One matching form is
+    enough, unless another form is a number that is neither the reference nor a rounding of it
+    ('1.3/0.4 \\approx 3.2' against 3.25): an answer that states two values is not certainly right."""
+    results = [
+        compare_numbers(form, reference, imaginary_unit=imaginary_unit, allow_rounding=allow_rounding, places=places)
+        for form in forms
+    ]
+    matched = next((result for result in results if result.status == CORRECT), None)
+    if matched is None:
+        return next((result for result in results if result.status == INCORRECT), results[-1])
+    for form, result in zip(forms, results):
+        if result.status == INCORRECT and not _faithful_rounding(form, reference, imaginary_unit):
+            return unsure(f"the answer's forms disagree: {form!r} is not the reference value nor a rounding of it")
+    return matched
+
+
+def _faithful_rounding(form: str, reference: str, imaginary_unit: bool) -> bool:
+    try:
+        form_value = parse_latex(_strip_percent(form)[0], imaginary_unit=imaginary_unit)
+        reference_value = parse_latex(
+            _strip_percent(_number_candidates(reference)[0])[0], imaginary_unit=imaginary_unit
+        )
+    except Unparseable:
+        return True
+    if not (is_plain_number(form_value) and is_plain_number(reference_value)):
+        return True
+    number, reference_number = numeric_value(form_value), numeric_value(reference_value)
+    if number is None or reference_number is None:
+        return True
+    return _rounding_matches(form, number, reference_number)
 
 
 def _same_number(first, second) -> bool:
