@@ -21,7 +21,7 @@ from . import workflow
 from .models import AnnotationProject, Item, Label, ProjectMember, Task
 
 # started items a claim looks at before it turns to the unstarted ones
-STARTED_LOOKAHEAD = 256
+STARTED_LOOKAHEAD = 128
 
 _ITEM = Item._meta.db_table
 _TASK = Task._meta.db_table

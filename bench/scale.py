@@ -12,7 +12,7 @@ verdicts of two rule verifiers on every completion. It then rebuilds the project
 `rebuild_aggregates` (timed, printed) and, in a fresh child process (the "web process"), requests every researcher
 page and API route through Django's test client as a researcher: the median time of --repeats requests after one
 warm-up, the number of SQL queries and the response size of each, and the peak resident memory of that process
-at the end. Then --claims claims (services.next_task, each lease released with skip_task, which is not timed) by
+at the end. Then --claims claims (services.next_task, each lease released at once, which is not timed) by
 an annotator who already labeled --claimant-open open items that wait for someone else: p50 and p95, and the same
 with the started-items lookahead lifted (every started item walked first, as claims used to).
 """
@@ -445,7 +445,9 @@ def measure(ids: dict, repeats: int, claims: int) -> dict:
             claim_times.append(time.perf_counter() - started)
             if task is None:
                 break
-            services.skip_task(task, claimant)
+            # released as leaving the labeling page does, not skipped: a skip would exclude one more item from
+            # the claimant's next claims each time, so later claims would walk further than the first
+            services.release_tasks(claimant, [task.pk])
         claim_times.sort()
         return (
             claim_times[len(claim_times) // 2] * 1000,
