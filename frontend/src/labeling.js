@@ -3,7 +3,8 @@
 // shows the next item at once while the label is saved in the background. One request per label: the save's
 // answer brings the items that top the queue up. A save that fails is kept, shown and retried; one the server
 // refuses is shown with the reason. `z` goes back to the item labeled before to change its label.
-import { typeset } from "./math.js";
+import { pendingMath, typesetElement } from "./math.js";
+import { afterNextFrame, yieldToEventLoop } from "./yielding.js";
 
 const TEXT_FIELDS = "input:not([type=button]):not([type=submit]):not([type=radio]):not([type=checkbox]), textarea, select, [contenteditable='true']";
 const CODE_LETTERS = new Set(["a", "b", "c", "d"]);
@@ -12,6 +13,8 @@ const HISTORY_LIMIT = 20;
 // Labeled items kept in the page, ready for `z`; older ones are rebuilt from their HTML when gone back to, which keeps
 // the page (and the work of the browser's garbage collector) small.
 const HISTORY_IN_PAGE = 3;
+// How long a slice of an item's preparation may run before the page handles what is waiting: a key, a frame.
+const PREPARATION_SLICE_MS = 4;
 
 function isTextField(element) {
   return element instanceof Element && element.matches(TEXT_FIELDS);
@@ -135,7 +138,6 @@ export function initLabeling(root) {
     if (state.current && !state.current.node.contains(document.activeElement)) {
       state.current.node.querySelector("[data-task]")?.focus({ preventScroll: true });
     }
-    whenIdle(placeQueued);
   }
 
   function settleWhenPainted() {
@@ -157,35 +159,65 @@ export function initLabeling(root) {
     node.removeAttribute("aria-hidden");
   }
 
-  // Typesetting a long completion and laying it out take a while, so the items leased ahead get them one at a time
-  // while the page is idle after an item was shown (the annotator reads it then), not in the save's answer, where
-  // they would hold up the next key. An item shown before that gets them at once.
-  function build(entry) {
-    const node = document.createElement("div");
-    node.className = "task-holder waiting";
-    node.setAttribute("aria-hidden", "true");
-    node.inert = true;
-    node.innerHTML = entry.html;
-    return node;
+  // Typesetting a long completion takes a while, and so do laying it out and painting it: done at once when the
+  // save's answer brings an item, they would hold up the key that follows. So an item leased ahead is prepared out of
+  // the page, a few milliseconds at a time (`prepareQueued`): its HTML parsed, then its formulas typeset one by one,
+  // the page handling whatever waits (a key, a frame) in between. Only then does it go into the page, laid out in
+  // the task that puts it in, right after a frame, and painted in the frame that follows. An item shown before it is
+  // ready is finished at once (`finish`).
+  function* preparation(entry) {
+    try {
+      const node = document.createElement("div");
+      node.className = "task-holder waiting";
+      node.setAttribute("aria-hidden", "true");
+      node.inert = true;
+      node.innerHTML = entry.html;
+      entry.node = node;
+      yield;
+      for (const element of pendingMath(node)) {
+        typesetElement(element);
+        yield;
+      }
+    } finally {
+      entry.ready = true; // also when a step failed, so that the item is shown as it is rather than prepared again
+    }
   }
 
-  function prepare(entry) {
-    return { ...entry, node: build(entry) };
+  const entryOf = (task) => ({ ...task, node: null, steps: null, ready: false });
+
+  function finish(entry) {
+    if (!entry.ready) {
+      entry.steps ||= preparation(entry);
+      while (!entry.steps.next().done) continue;
+    }
+    if (entry.node.parentNode !== slot) slot.append(entry.node);
   }
 
-  function place(entry) {
-    if (!entry.node) entry.node = build(entry);
-    if (entry.node.parentNode === slot) return;
-    typeset(entry.node);
-    slot.append(entry.node);
-  }
+  let preparing = false;
 
-  function placeQueued() {
-    const next = state.queue.find((entry) => entry.node.parentNode !== slot);
-    if (!next) return;
-    place(next);
-    void next.node.offsetHeight; // lay it out now, while idle, not in a frame that may follow a key
-    whenIdle(placeQueued);
+  async function prepareQueued() {
+    if (preparing) return;
+    preparing = true;
+    try {
+      let entry;
+      while ((entry = state.queue.find((queued) => queued.node?.parentNode !== slot))) {
+        entry.steps ||= preparation(entry);
+        let sliceStart = performance.now();
+        while (!entry.steps.next().done) {
+          if (performance.now() - sliceStart < PREPARATION_SLICE_MS) continue;
+          await yieldToEventLoop();
+          if (!state.queue.includes(entry)) break; // shown (and so finished) or given up meanwhile
+          sliceStart = performance.now();
+        }
+        await afterNextFrame();
+        if (!state.queue.includes(entry) || entry.node.parentNode === slot) continue;
+        slot.append(entry.node);
+        void entry.node.offsetHeight; // laid out now, not in a frame that may follow a key
+        await afterNextFrame();
+      }
+    } finally {
+      preparing = false;
+    }
   }
 
   const inUse = (entry) => entry === state.current || state.queue.includes(entry);
@@ -203,7 +235,7 @@ export function initLabeling(root) {
       const recent = state.history.slice(-HISTORY_IN_PAGE).some((done) => done.entry === entry);
       if (!entry.node || inUse(entry) || recent) return;
       entry.node.remove();
-      entry.node = null;
+      Object.assign(entry, { node: null, steps: null, ready: false });
     });
   }
 
@@ -245,7 +277,7 @@ export function initLabeling(root) {
     allDone.hidden = true;
     slot.querySelector("[data-testid=loading]")?.remove();
     if (entry) {
-      place(entry);
+      finish(entry);
       resetControls(entry.node);
       reveal(entry.node);
       fitSlot.observe(entry.node);
@@ -304,11 +336,12 @@ export function initLabeling(root) {
     // was computed before it must not bring that item back.
     const settled = new Set(state.outbox.filter((job) => job.action === "label" || job.action === "skip").map((job) => job.task_id));
     for (const entry of data.tasks || []) {
-      if (!held.has(entry.id) && !settled.has(entry.id)) state.queue.push(prepare(entry));
+      if (!held.has(entry.id) && !settled.has(entry.id)) state.queue.push(entryOf(entry));
     }
     const leasedAhead = (data.queue || []).filter((id) => !settled.has(id));
     state.exhausted = Array.isArray(data.tasks) && state.queue.length === 0 && leasedAhead.length <= held.size;
     if (!state.current) showNext();
+    prepareQueued();
   }
 
   function recordRecent(entry, body) {
@@ -435,9 +468,9 @@ export function initLabeling(root) {
     }
     const data = await response.json();
     if (state.current) state.queue.unshift(state.current);
-    for (const entry of state.queue.filter((queued) => queued.id === id)) entry.node.remove();
+    for (const entry of state.queue.filter((queued) => queued.id === id)) entry.node?.remove();
     state.queue = state.queue.filter((entry) => entry.id !== id);
-    show(prepare(data.task));
+    show(entryOf(data.task));
   }
 
   function fill() {

@@ -38,15 +38,20 @@ export function typesetElement(element) {
   return true;
 }
 
-// Renders every not yet typeset math element inside `root` (the root itself included).
-export function typeset(root = document.body) {
-  if (!root) return { rendered: 0, failed: 0 };
+// The math elements inside `root` (the root itself included) not yet typeset, in document order.
+export function pendingMath(root) {
   const elements = [];
   if (root.matches && root.matches(PENDING_MATH)) elements.push(root);
   if (root.querySelectorAll) elements.push(...root.querySelectorAll(PENDING_MATH));
+  return elements;
+}
+
+// Renders every not yet typeset math element inside `root` (the root itself included).
+export function typeset(root = document.body) {
+  if (!root) return { rendered: 0, failed: 0 };
   let rendered = 0;
   let failed = 0;
-  for (const element of elements) {
+  for (const element of pendingMath(root)) {
     if (typesetElement(element)) rendered += 1;
     else failed += 1;
   }

@@ -133,6 +133,62 @@ def test_a_stale_submit_explains_itself_and_offers_the_next_task(page, live_serv
     assert item.events.filter(kind="late_submit_refused", actor=slow).exists()
 
 
+# Holds the page's frame callbacks and `scheduler.yield` continuations while window.__holdPreparation is set, so that
+# the items leased ahead stay half prepared, out of the page, until the test lets them go on.
+HOLD_PREPARATION = """
+window.__held = [];
+window.__holdPreparation = true;
+const realYield = globalThis.scheduler?.yield?.bind(globalThis.scheduler);
+if (realYield) {
+  globalThis.scheduler.yield = () =>
+    window.__holdPreparation ? new Promise((resolve) => window.__held.push(resolve)) : realYield();
+}
+const realFrame = window.requestAnimationFrame.bind(window);
+window.requestAnimationFrame = (callback) =>
+  window.__holdPreparation ? (window.__held.push(() => realFrame(callback)), 0) : realFrame(callback);
+"""
+
+
+def test_a_key_pressed_while_the_next_item_is_still_being_prepared_shows_it_whole(
+    page, live_server, login, app_url, make_user
+):
+    annotator = make_user(roles.ANNOTATOR, username="quentin")
+    project = make_project(make_dataset(questions=4), annotators=[annotator])
+    page.add_init_script(HOLD_PREPARATION)
+    login(page, annotator)
+    assert open_label_page(page, app_url, project) == []
+    root = page.locator("[data-labeling]")
+    first = root.get_attribute("data-task-id")
+    # The items leased ahead arrived with the page's first answer, but none is ready yet, so none is in the page.
+    assert page.locator("[data-task-slot] > .task-holder").count() == 1
+
+    page.locator("body").focus()
+    page.keyboard.press("1")
+    page.wait_for_function(
+        "previous => document.querySelector('[data-labeling]').dataset.taskId !== previous", arg=first, polling=50
+    )
+    second = root.get_attribute("data-task-id")
+    shown = page.locator(".task-holder.current")
+    assert shown.count() == 1
+    assert shown.locator("[data-task]").get_attribute("data-task-id") == second
+    assert shown.locator("[data-testid=question] .katex").count() >= 1
+    assert shown.locator("[data-testid=completion] .katex").count() >= 1
+    assert shown.locator(".math:not([data-typeset])").count() == 0
+    assert "Checking each step carefully." in shown.locator("[data-testid=completion]").inner_text()
+
+    page.evaluate("() => { window.__holdPreparation = false; for (const resume of window.__held.splice(0)) resume(); }")
+    page.keyboard.press("1")
+    third = wait_for_next(page, second)
+    assert third not in (first, second)
+    assert page.locator(".task-holder.current [data-testid=completion] .katex").count() >= 1
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    holders = page.evaluate(
+        "[...document.querySelectorAll('[data-task-slot] > .task-holder [data-task]')].map(task => task.dataset.taskId)"
+    )
+    assert len(holders) == len(set(holders))  # no item went into the page twice
+    assert Label.objects.filter(annotator=annotator).count() == 2
+
+
 def test_items_leased_ahead_are_laid_out_but_neither_tabbable_nor_read_out(
     page, live_server, login, app_url, make_user
 ):
