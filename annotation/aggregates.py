@@ -30,12 +30,12 @@ SHARDS = 8  # rows a project-wide counter is split over, so concurrent writers r
 _REBUILD_LOCK_SPACE = 0x6D74
 
 
-def _lock(project_id: int, *, exclusive: bool) -> None:
+def _lock_exclusive(project_id: int) -> None:
+    """The rebuild's lock; writers take it shared in the statement that adds to the tallies (`add`)."""
     if connection.vendor != "postgresql":
         return  # SQLite runs one writer at a time
-    function = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {function}(%s, %s)", [_REBUILD_LOCK_SPACE, project_id % 2**31])
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_REBUILD_LOCK_SPACE, project_id % 2**31])
 
 
 def _day(moment) -> str | None:
@@ -156,8 +156,11 @@ def group_counts(tally: Mapping[str, int]) -> dict[tuple[str, str], list[int]]:
     return found
 
 
-def _add_groups(project_id: int, groups: Mapping[tuple[str, str], list[int]]) -> None:
-    rows = sorted((series, group, n, c) for (series, group), (n, c) in groups.items() if n or c)
+def _group_rows(groups: Mapping[tuple[str, str], list[int]]) -> list[tuple[str, str, int, int]]:
+    return sorted((series, group, n, c) for (series, group), (n, c) in groups.items() if n or c)
+
+
+def _add_groups(project_id: int, rows: Sequence[tuple[str, str, int, int]]) -> None:
     if not rows:
         return
     table = GroupTally._meta.db_table
@@ -174,29 +177,69 @@ def _add_groups(project_id: int, groups: Mapping[tuple[str, str], list[int]]) ->
         )
 
 
+_PROJECT_TABLE, _GROUP_TABLE = ProjectTally._meta.db_table, GroupTally._meta.db_table
+# PostgreSQL: the shared lock and both upserts in one statement of fixed text (the rows travel as arrays); every
+# row to insert is joined to the lock's row, so no counter moves before the lock is held
+_ADD_IN_ONE_STATEMENT = f"""
+    WITH held AS (SELECT pg_advisory_xact_lock_shared(%(space)s, %(key)s) AS done),
+    groups AS (
+        INSERT INTO {_GROUP_TABLE} (project_id, series, "group", n, c)
+        SELECT %(project)s, r.series, r.grp, r.n, r.c
+        FROM held, unnest(%(series)s::text[], %(groups)s::text[], %(ns)s::bigint[], %(cs)s::bigint[])
+            WITH ORDINALITY AS r(series, grp, n, c, position)
+        ORDER BY r.position
+        ON CONFLICT (project_id, series, "group") DO UPDATE
+        SET n = {_GROUP_TABLE}.n + EXCLUDED.n, c = {_GROUP_TABLE}.c + EXCLUDED.c
+    )
+    INSERT INTO {_PROJECT_TABLE} (project_id, key, shard, count)
+    SELECT %(project)s, r.key, r.shard, r.count
+    FROM held, unnest(%(keys)s::text[], %(shards)s::int[], %(counts)s::bigint[])
+        WITH ORDINALITY AS r(key, shard, count, position)
+    ORDER BY r.position
+    ON CONFLICT (project_id, key, shard) DO UPDATE SET count = {_PROJECT_TABLE}.count + EXCLUDED.count
+"""
+
+
 def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = None) -> None:
     """Add `delta` to the project's tallies (in the caller's transaction)."""
+    # sorted, so concurrent writers lock the rows in one order
     rows = sorted(
         (key, _shard(key, actor_id), count)
         for key, count in delta.items()
         if count and not key.startswith(GROUP_PREFIX)
     )
-    groups = group_counts(delta)
-    if not rows and not groups:
+    group_rows = _group_rows(group_counts(delta))
+    if not rows and not group_rows:
         return
-    _lock(project_id, exclusive=False)
-    _add_groups(project_id, groups)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _ADD_IN_ONE_STATEMENT,
+                {
+                    "space": _REBUILD_LOCK_SPACE,
+                    "key": project_id % 2**31,
+                    "project": project_id,
+                    "series": [row[0] for row in group_rows],
+                    "groups": [row[1] for row in group_rows],
+                    "ns": [row[2] for row in group_rows],
+                    "cs": [row[3] for row in group_rows],
+                    "keys": [row[0] for row in rows],
+                    "shards": [row[1] for row in rows],
+                    "counts": [row[2] for row in rows],
+                },
+            )
+        return
+    _add_groups(project_id, group_rows)
     if not rows:
         return
-    table = ProjectTally._meta.db_table
     values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
     params: list = []
-    for key, shard, count in rows:  # sorted, so concurrent writers lock the rows in one order
+    for key, shard, count in rows:
         params += [project_id, key, shard, count]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} (project_id, key, shard, count) VALUES {values} "
-            f"ON CONFLICT (project_id, key, shard) DO UPDATE SET count = {table}.count + EXCLUDED.count",
+            f"INSERT INTO {_PROJECT_TABLE} (project_id, key, shard, count) VALUES {values} "
+            f"ON CONFLICT (project_id, key, shard) DO UPDATE SET count = {_PROJECT_TABLE}.count + EXCLUDED.count",
             params,
         )
 
@@ -364,7 +407,7 @@ def rebuild(project: AnnotationProject) -> int:
     """Recompute the project's tallies from scratch and store them; returns how many keys it has. Writers wait
     meanwhile (they take the lock this holds exclusive)."""
     with transaction.atomic():
-        _lock(project.pk, exclusive=True)
+        _lock_exclusive(project.pk)
         computed = computed_tallies(project)
         ProjectTally.objects.filter(project=project).delete()
         ProjectTally.objects.bulk_create(

@@ -22,8 +22,6 @@ from core.labels import InvalidValue
 from verifybench.label_rules import CORRECTNESS, CorrectnessRules
 from verifybench.models import Completion
 
-from .models import Verdict
-
 _RULES = CorrectnessRules()
 
 
@@ -37,26 +35,28 @@ def verdict_contribution(project: AnnotationProject, items: Sequence[Item], read
     if not subjects:
         return tally
 
-    def read_verdicts() -> dict[int, dict[int, str]]:
-        found: dict[int, dict[int, str]] = {}
-        rows = Verdict.objects.filter(completion_id__in=subjects).values_list("completion_id", "verifier_id", "status")
-        for completion_id, verifier_id, status in rows:
-            found.setdefault(completion_id, {})[verifier_id] = status
-        return found
-
-    by_subject = reads.once(("verdicts", subjects), read_verdicts)
-    labeled = tuple(item.subject_id for item in items if has_final_label(item))
-
-    def read_completions() -> dict[int, tuple[str, str, str, int, bool]]:
-        rows = Completion.objects.filter(pk__in=labeled).values_list(
-            "pk", "model_name", "question__answer_class", "question__answer_type", "question_id", "is_greedy"
+    def read_facts() -> tuple[dict[int, dict[int, str]], dict[int, tuple[str, str, str, int, bool]]]:
+        """The verdicts on these completions and what each completion is (its model, answer class and type,
+        question, greedy or sampled), in one query."""
+        verdicts: dict[int, dict[int, str]] = {}
+        about: dict[int, tuple[str, str, str, int, bool]] = {}
+        rows = Completion.objects.filter(pk__in=subjects).values_list(
+            "pk",
+            "model_name",
+            "question__answer_class",
+            "question__answer_type",
+            "question_id",
+            "is_greedy",
+            "verdicts__verifier_id",
+            "verdicts__status",
         )
-        return {
-            pk: (model, answer_class or "", answer_type or "", question_id, is_greedy)
-            for pk, model, answer_class, answer_type, question_id, is_greedy in rows
-        }
+        for pk, model, answer_class, answer_type, question_id, is_greedy, verifier_id, status in rows:
+            about[pk] = (model, answer_class or "", answer_type or "", question_id, is_greedy)
+            if verifier_id is not None:
+                verdicts.setdefault(pk, {})[verifier_id] = status
+        return verdicts, about
 
-    about = reads.once(("completions", labeled), read_completions) if labeled else {}
+    by_subject, about = reads.once(("verdict facts", subjects), read_facts)
     for item in items:
         if item.is_gold:
             continue
