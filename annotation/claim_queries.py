@@ -104,27 +104,95 @@ def live_leases(item_id: int, now: datetime, *, other_than: int | None = None) -
 
 def current_lease_id(project_id: int, user_id: int, now: datetime) -> int | None:
     """The user's oldest live lease in the project on an item that still takes labels (or is gold), or None."""
-    sql = f"""
-        SELECT t.id FROM {_TASK} t JOIN {_ITEM} i ON i.id = t.item_id
-        WHERE t.annotator_id = %(user)s AND t.status = '{_LEASED}' AND t.expires_at > %(now)s
-        AND i.project_id = %(project)s AND (i.state IN ({_OPEN}) OR i.is_gold)
-        ORDER BY t.leased_at, t.id LIMIT 1
-    """
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"project": project_id, "user": user_id, "now": _stored(now)})
-        row = cursor.fetchone()
-    return row[0] if row else None
+        cursor.execute(f"SELECT ({_CURRENT_LEASE})", {"project": project_id, "user": user_id, "now": _stored(now)})
+        return cursor.fetchone()[0]
+
+
+_CURRENT_LEASE = f"""
+    SELECT t.id FROM {_TASK} t JOIN {_ITEM} i ON i.id = t.item_id
+    WHERE t.annotator_id = %(user)s AND t.status = '{_LEASED}' AND t.expires_at > %(now)s
+    AND i.project_id = %(project)s AND (i.state IN ({_OPEN}) OR i.is_gold)
+    ORDER BY t.leased_at, t.id LIMIT 1
+"""
+_IS_MEMBER = (
+    f"SELECT 1 FROM {ProjectMember._meta.db_table} "
+    "WHERE project_id = %(project)s AND user_id = %(user)s AND role = %(role)s AND is_active LIMIT 1"
+)
 
 
 def is_active_member(project_id: int, user_id: int, role: str) -> bool:
     """Whether the user is an active member of the project in this role (checked on every claim)."""
-    sql = (
-        f"SELECT 1 FROM {ProjectMember._meta.db_table} "
-        "WHERE project_id = %s AND user_id = %s AND role = %s AND is_active LIMIT 1"
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [project_id, user_id, role])
+        cursor.execute(_IS_MEMBER, {"project": project_id, "user": user_id, "role": role})
         return cursor.fetchone() is not None
+
+
+def membership_and_current_lease(project_id: int, user_id: int, role: str, now: datetime) -> tuple[bool, int | None]:
+    """`is_active_member` and `current_lease_id` in one round trip: what every claim asks first."""
+    params = {"project": project_id, "user": user_id, "role": role, "now": _stored(now)}
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT EXISTS ({_IS_MEMBER}), ({_CURRENT_LEASE})", params)
+        member, lease_id = cursor.fetchone()
+    return bool(member), lease_id
+
+
+def lease(
+    item_id: int,
+    user_id: int,
+    *,
+    now: datetime,
+    expires: datetime,
+    is_tiebreak: bool,
+    free_slots: int | None,
+    start_item: bool,
+) -> int | None:
+    """Lease the item to the user and return the task's id; None when its live leases already fill `free_slots`
+    (None: no limit, for gold items). The caller holds the item's row lock, and every lease on an item is taken
+    under that lock, so the count, read by this statement after the lock was taken, sees every lease.
+
+    The candidate query left out items on which the user has a task other than a lease that ran out (the one task
+    per item and annotator is unique), so the insert either creates the task or renews that lease. `start_item`
+    moves a pending item to in progress with it (one statement on PostgreSQL)."""
+    capacity = ""
+    params = {
+        "item": item_id,
+        "user": user_id,
+        "status": _LEASED,
+        "tiebreak": is_tiebreak,
+        "now": _stored(now),
+        "expires": _stored(expires),
+    }
+    if free_slots is not None:
+        capacity = (
+            f"WHERE (SELECT COUNT(*) FROM {_TASK} WHERE item_id = %(item)s AND status = '{_LEASED}' "
+            "AND expires_at > %(now)s) < %(slots)s"
+        )
+        params["slots"] = free_slots
+    else:
+        capacity = "WHERE 1 = 1"  # SQLite reads ON CONFLICT after a SELECT only when the SELECT has a WHERE
+    insert = (
+        f"INSERT INTO {_TASK} (item_id, annotator_id, status, is_tiebreak, leased_at, expires_at, finished_at) "
+        f"SELECT %(item)s, %(user)s, %(status)s, %(tiebreak)s, %(now)s, %(expires)s, NULL {capacity} "
+        "ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = EXCLUDED.status, "
+        "is_tiebreak = EXCLUDED.is_tiebreak, leased_at = EXCLUDED.leased_at, expires_at = EXCLUDED.expires_at "
+        "RETURNING id"
+    )
+    start = f"UPDATE {_ITEM} SET state = '{workflow.IN_PROGRESS}' WHERE id = %(item)s AND state = '{workflow.PENDING}'"
+    with connection.cursor() as cursor:
+        if start_item and connection.vendor == "postgresql":
+            cursor.execute(
+                f"WITH leased AS ({insert}), started AS ({start} AND EXISTS (SELECT 1 FROM leased)) "
+                "SELECT id FROM leased",
+                params,
+            )
+            row = cursor.fetchone()
+            return row[0] if row else None
+        cursor.execute(insert, params)
+        row = cursor.fetchone()
+        if row is not None and start_item:
+            cursor.execute(start, params)
+    return row[0] if row else None
 
 
 def task_with_project_id(task_id: int, user_id: int) -> Task | None:
@@ -142,24 +210,58 @@ def _for_update() -> str:
     return "FOR UPDATE" if connection.vendor == "postgresql" else ""
 
 
-def locked_item_with_project(item_id: int) -> Item:
-    """The item, row-locked on PostgreSQL, with its project (call inside a transaction)."""
-    found = list(Item.objects.raw(f"SELECT * FROM {_ITEM} WHERE id = %s {_for_update()}", [item_id]))
-    if not found:
-        raise Item.DoesNotExist(f"no item {item_id}")
-    item = found[0]
-    (item.project,) = AnnotationProject.objects.raw(
-        f"SELECT * FROM {AnnotationProject._meta.db_table} WHERE id = %s", [item.project_id]
+def _columns(model, alias: str) -> tuple[list[str], str]:
+    names = [field.attname for field in model._meta.concrete_fields]
+    columns = ", ".join(f"{alias}.{connection.ops.quote_name(field.column)}" for field in model._meta.concrete_fields)
+    return names, columns
+
+
+_CONVERTERS: dict = {}
+
+
+def _converters(model) -> list[tuple[object, list]]:
+    """Per column of the model, what turns the backend's value into the field's (JSON text, SQLite's dates...), as
+    the ORM applies them; worked out once per model and backend."""
+    key = (model, connection.vendor)
+    if key not in _CONVERTERS:
+        columns = [field.get_col(model._meta.db_table) for field in model._meta.concrete_fields]
+        _CONVERTERS[key] = [
+            (column, [*connection.ops.get_db_converters(column), *column.field.get_db_converters(connection)])
+            for column in columns
+        ]
+    return _CONVERTERS[key]
+
+
+def _from_row(model, names: list[str], values):
+    converted = list(values)
+    for index, (column, converters) in enumerate(_converters(model)):
+        for convert in converters:
+            converted[index] = convert(converted[index], column, connection)
+    return model.from_db(connection.alias, names, converted)
+
+
+def locked_submission(item_id: int, task_id: int) -> tuple[Item, Task]:
+    """A submit's item with its project, and the task, in one statement: item and task row-locked on PostgreSQL
+    (call inside a transaction, after the policy lock, so the project read is the policy in force)."""
+    item_names, item_columns = _columns(Item, "i")
+    project_names, project_columns = _columns(AnnotationProject, "p")
+    task_names, task_columns = _columns(Task, "t")
+    lock = "FOR UPDATE OF i, t" if connection.vendor == "postgresql" else ""
+    sql = (
+        f"SELECT {item_columns}, {project_columns}, {task_columns} FROM {_ITEM} i "
+        f"JOIN {AnnotationProject._meta.db_table} p ON p.id = i.project_id JOIN {_TASK} t ON t.id = %s "
+        f"WHERE i.id = %s {lock}"
     )
-    return item
-
-
-def locked_task(task_id: int) -> Task:
-    """The task, row-locked on PostgreSQL (call inside a transaction)."""
-    found = list(Task.objects.raw(f"SELECT * FROM {_TASK} WHERE id = %s {_for_update()}", [task_id]))
-    if not found:
-        raise Task.DoesNotExist(f"no task {task_id}")
-    return found[0]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [task_id, item_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise Task.DoesNotExist(f"no task {task_id} on item {item_id}")
+    first, second = len(item_names), len(item_names) + len(project_names)
+    item = _from_row(Item, item_names, row[:first])
+    item.project = _from_row(AnnotationProject, project_names, row[first:second])
+    task = _from_row(Task, task_names, row[second:])
+    return item, task
 
 
 def item_labels(item_id: int) -> list[Label]:

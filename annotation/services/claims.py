@@ -36,21 +36,25 @@ def capacity_left(item: Item, now, exclude_task: Task | None = None) -> int:
 _PAYLOAD_RELATIONS = ("item__project",)
 
 
-def _current_lease(project: AnnotationProject, user, now) -> Task | None:
-    # a lease on an item that stopped taking labels (e.g. resolved by a label change) is not work to hand out
-    task_id = claim_queries.current_lease_id(project.pk, user.pk, now)
-    if task_id is None:
-        return None
+def _lease_with_payload_relations(task_id: int) -> Task | None:
     return Task.objects.select_related(*_PAYLOAD_RELATIONS).filter(pk=task_id).first()
 
 
-def _check_may_claim(project: AnnotationProject, user) -> None:
+def _check_project_open(project: AnnotationProject) -> None:
     if project.preparing:
         raise WorkflowError("this project is still being prepared; its items are not all created yet")
     if not project.is_active:
         raise WorkflowError("this project is closed")
+
+
+def _not_a_member() -> NotAllowed:
+    return NotAllowed("you are not an annotator on this project")
+
+
+def _check_may_claim(project: AnnotationProject, user) -> None:
+    _check_project_open(project)
     if not claim_queries.is_active_member(project.pk, user.pk, ProjectMember.Role.ANNOTATOR):
-        raise NotAllowed("you are not an annotator on this project")
+        raise _not_a_member()
 
 
 def next_task(project: AnnotationProject, user) -> Task | None:
@@ -60,12 +64,18 @@ def next_task(project: AnnotationProject, user) -> Task | None:
     The item row is locked (SKIP LOCKED on PostgreSQL) and its capacity re-checked under the lock, so
     concurrent claims never lease more slots than an item needs.
     """
-    _check_may_claim(project, user)
+    _check_project_open(project)
     now = timezone.now()
-    existing = _current_lease(project, user, now)
-    if existing is not None:
-        return existing
-
+    # a lease on an item that stopped taking labels (e.g. resolved by a label change) is not work to hand out
+    member, lease_id = claim_queries.membership_and_current_lease(
+        project.pk, user.pk, ProjectMember.Role.ANNOTATOR, now
+    )
+    if not member:
+        raise _not_a_member()
+    if lease_id is not None:
+        existing = _lease_with_payload_relations(lease_id)
+        if existing is not None:
+            return existing
     return _claim_new(project, user, now)
 
 
@@ -93,9 +103,10 @@ def _claim_new(project: AnnotationProject, user, now) -> Task | None:
                 if item is None:
                     continue
             item.project = project
-            if capacity_left(item, now) <= 0:
-                continue  # a claim committed between our snapshot and the lock; look again
-            return _lease(project, item, user, now)
+            task = _lease(project, item, user, now, free_slots=item.required_labels - item.label_count)
+            if task is None:
+                continue  # a claim committed between our snapshot and the lock took the last slot; look again
+            return task
     return None
 
 
@@ -110,30 +121,39 @@ def _claim_gold(project: AnnotationProject, user, now) -> Task | None:
         )
         if item is None:
             return None
-        return _lease(project, item, user, now)
+        return _lease(project, item, user, now, free_slots=None)
 
 
-def _lease(project: AnnotationProject, item: Item, user, now) -> Task:
+def _lease(project: AnnotationProject, item: Item, user, now, *, free_slots: int | None) -> Task | None:
+    """Lease the row-locked item to the user, or None when its live leases fill `free_slots` (None for gold)."""
     expires = now + timedelta(minutes=project.lease_minutes)
     is_tiebreak = item.state == workflow.NEEDS_TIEBREAK
-    # The caller holds the item's row lock and every lease on an item is taken under that lock; the candidate
-    # query left out items on which this annotator has a task other than a lease that ran out, so the insert
-    # either creates the task or renews that lease.
-    task = Task(
-        item=item, annotator=user, status=Task.Status.LEASED, leased_at=now, expires_at=expires, is_tiebreak=is_tiebreak
-    )
-    Task.objects.bulk_create(
-        [task],
-        update_conflicts=True,
-        unique_fields=["item", "annotator"],
-        update_fields=["status", "leased_at", "expires_at", "is_tiebreak"],
-    )
-    if item.state == workflow.PENDING and not item.is_gold:
+    start_item = item.state == workflow.PENDING and not item.is_gold
+    if start_item:
         workflow.check_transition(item.state, workflow.IN_PROGRESS, "claim")
+    task_id = claim_queries.lease(
+        item.pk,
+        user.pk,
+        now=now,
+        expires=expires,
+        is_tiebreak=is_tiebreak,
+        free_slots=free_slots,
+        start_item=start_item,
+    )
+    if task_id is None:
+        return None
+    if start_item:
         item.state = workflow.IN_PROGRESS
-        item.save(update_fields=["state"])
         aggregates.state_moved(item, workflow.PENDING, actor_id=user.pk)
-    return task
+    return Task(
+        pk=task_id,
+        item=item,
+        annotator=user,
+        status=Task.Status.LEASED,
+        leased_at=now,
+        expires_at=expires,
+        is_tiebreak=is_tiebreak,
+    )
 
 
 # How many items the labeling page may hold beyond the one shown: leased ahead so the next one shows at once.

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core import labels
 
-from .. import aggregates, aggregation, claim_queries, workflow
+from .. import aggregates, aggregation, claim_queries, label_writes, workflow
 from ..models import (
     AnnotationProject,
     Item,
@@ -56,10 +56,9 @@ def submit_label(
         policy_lock(_project_id_of(task))
         # the policy cannot change while this transaction holds the policy lock: the project read with the
         # item is the one in force
-        item = claim_queries.locked_item_with_project(task.item_id)
+        item, task = claim_queries.locked_submission(task.item_id, task.pk)
         project = item.project
         cleaned = _cleaned_value(project, value, unsuitable=unsuitable)
-        task = claim_queries.locked_task(task.pk)
         if task.annotator_id != user.pk:
             raise NotAllowed("this task is not yours")
         lease_live = task.status == Task.Status.LEASED and task.expires_at > now
@@ -82,8 +81,11 @@ def submit_label(
                 raise WorkflowError("this item is waiting for adjudication; your label can no longer change")
             tracker = aggregates.track(project, [item], actor_id=user.pk, labels=stored)
             changed = _change_label(item, existing, user, cleaned, note, unsuitable, unsuitable_reason, details)
-            if not item.is_gold:
-                _advance(item, project, actor=user, stored=stored)
+            event = _label_event(item, user, ItemEvent.Kind.LABEL_CHANGED, cleaned, unsuitable, unsuitable_reason, note)
+            if item.is_gold:
+                event.save()
+            else:
+                _advance(item, project, actor=user, stored=stored, events=[event])
             tracker.done(labels=stored)
             return SubmitResult(changed, False, item)
         if not lease_live:
@@ -94,6 +96,8 @@ def submit_label(
             label = _create_label(
                 item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent, details, now
             )
+            task.save(update_fields=["status", "finished_at"])
+            _label_event(item, user, ItemEvent.Kind.LABELED, cleaned, unsuitable, unsuitable_reason, note).save()
             tracker.done(labels=[*stored, label])
             return SubmitResult(label, True, item)
         if item.state not in workflow.OPEN_STATES:
@@ -103,10 +107,11 @@ def submit_label(
             label = _create_label(
                 item, task, user, cleaned, note, unsuitable, unsuitable_reason, seconds_spent, details, now
             )
+            event = _label_event(item, user, ItemEvent.Kind.LABELED, cleaned, unsuitable, unsuitable_reason, note)
             item.label_count += 1
             item.started = True
             stored.append(label)
-            _advance(item, project, actor=user, stored=stored)
+            _advance(item, project, actor=user, stored=stored, events=[event], task=task)
             tracker.done(labels=stored)
             return SubmitResult(label, True, item)
         # recorded in a transaction of its own: the refusal below must not roll the record back
@@ -145,35 +150,43 @@ def _check_still_annotator(project: AnnotationProject, user) -> None:
 
 
 def _create_label(item, task, user, cleaned, note, unsuitable, reason, seconds_spent, details, now) -> Label:
+    """Insert the label; the task's new status and the LABELED event are stored with the item's move (`_advance`)."""
+    written = timezone.now()
+    label = Label(
+        item=item,
+        task=task,
+        annotator=user,
+        value=cleaned,
+        note=note,
+        unsuitable=unsuitable,
+        unsuitable_reason=reason,
+        seconds_spent=seconds_spent,
+        # a late first-round submission can land in the tie-break slot
+        is_tiebreak=task.is_tiebreak or item.state == workflow.NEEDS_TIEBREAK,
+        details=details or {},
+        created_at=written,
+        updated_at=written,
+    )
     # The caller holds the item's row lock and has checked that this task has no label, so the unique
     # (item, annotator) constraint is a last line of defence here: its error ends the whole transaction.
     try:
-        label = Label.objects.create(
-            item=item,
-            task=task,
-            annotator=user,
-            value=cleaned,
-            note=note,
-            unsuitable=unsuitable,
-            unsuitable_reason=reason,
-            seconds_spent=seconds_spent,
-            # a late first-round submission can land in the tie-break slot
-            is_tiebreak=task.is_tiebreak or item.state == workflow.NEEDS_TIEBREAK,
-            details=details or {},
-        )
+        label_writes.insert_label(label)
     except IntegrityError:
         raise WorkflowError("you have already labeled this item") from None
     task.status, task.finished_at = Task.Status.SUBMITTED, now
-    task.save(update_fields=["status", "finished_at"])
-    ItemEvent.objects.create(
+    return label
+
+
+def _label_event(item, user, kind, cleaned, unsuitable, reason, note) -> ItemEvent:
+    return ItemEvent(
         item=item,
         actor=user,
-        kind=ItemEvent.Kind.LABELED,
+        kind=kind,
         from_state=item.state,
         to_state=item.state,
         value=_event_value(cleaned, unsuitable, reason, note),
+        created_at=timezone.now(),
     )
-    return label
 
 
 def _change_label(item, label, user, cleaned, note, unsuitable, reason, details) -> Label:
@@ -181,14 +194,6 @@ def _change_label(item, label, user, cleaned, note, unsuitable, reason, details)
     if details is not None:
         label.details = details
     label.save()
-    ItemEvent.objects.create(
-        item=item,
-        actor=user,
-        kind=ItemEvent.Kind.LABEL_CHANGED,
-        from_state=item.state,
-        to_state=item.state,
-        value=_event_value(cleaned, unsuitable, reason, note),
-    )
     return label
 
 
@@ -202,7 +207,17 @@ def votes_for(item: Item, stored: Sequence[Label] | None = None) -> list[labels.
     return [labels.Vote(label.annotator_id, label.value, label.unsuitable) for label in given]
 
 
-def _advance(item: Item, project: AnnotationProject, *, actor, stored: Sequence[Label] | None = None) -> None:
+def _advance(
+    item: Item,
+    project: AnnotationProject,
+    *,
+    actor,
+    stored: Sequence[Label] | None = None,
+    events: Sequence[ItemEvent] = (),
+    task: Task | None = None,
+) -> None:
+    """Move the item after a label and store the move with `events` (the label's own) and `task` (a submitted
+    task), in one round trip."""
     before = item.state
     votes = votes_for(item, stored)
     outcome, item.confidence = aggregation.after_label(
@@ -213,15 +228,15 @@ def _advance(item: Item, project: AnnotationProject, *, actor, stored: Sequence[
     if outcome.state == workflow.RESOLVED:
         item.resolution, item.final_value, item.excluded = outcome.resolution, outcome.final_value, outcome.excluded
         item.resolved_at = timezone.now()
-    item.save()
-    if before != item.state:
-        event_kind = {
-            workflow.NEEDS_TIEBREAK: ItemEvent.Kind.TIEBREAK_REQUESTED,
-            workflow.NEEDS_ADJUDICATION: ItemEvent.Kind.ADJUDICATION_REQUESTED,
-            workflow.RESOLVED: ItemEvent.Kind.RESOLVED,
-        }.get(item.state)
-        if event_kind:
-            ItemEvent.objects.create(
+    events = list(events)
+    event_kind = {
+        workflow.NEEDS_TIEBREAK: ItemEvent.Kind.TIEBREAK_REQUESTED,
+        workflow.NEEDS_ADJUDICATION: ItemEvent.Kind.ADJUDICATION_REQUESTED,
+        workflow.RESOLVED: ItemEvent.Kind.RESOLVED,
+    }.get(item.state)
+    if before != item.state and event_kind:
+        events.append(
+            ItemEvent(
                 item=item,
                 actor=actor,
                 kind=event_kind,
@@ -235,4 +250,7 @@ def _advance(item: Item, project: AnnotationProject, *, actor, stored: Sequence[
                 }
                 if item.state == workflow.RESOLVED
                 else None,
+                created_at=timezone.now(),
             )
+        )
+    label_writes.save_moves(item=item, events=events, task=task)
