@@ -17,6 +17,8 @@ from datetime import datetime
 
 from django.db import connection
 
+from core import rows
+
 from . import workflow
 from .models import AnnotationProject, Item, Label, ProjectMember, Task
 
@@ -75,12 +77,14 @@ def next_candidate(project_id: int, user_id: int, now: datetime, *, phase: str, 
     PostgreSQL (skipping rows another claim or submit holds unless `skip_locked` is False); None if there is none.
     Call inside a transaction."""
     sql = (
-        f"SELECT i.* FROM {_ITEM} i WHERE {_CANDIDATE} {_PHASES[phase](connection.vendor)} "
+        f"SELECT {rows.columns(Item, 'i')} FROM {_ITEM} i WHERE {_CANDIDATE} {_PHASES[phase](connection.vendor)} "
         f"ORDER BY i.started DESC, i.priority DESC, i.random_key LIMIT 1 {_lock_clause(skip_locked=skip_locked)}"
     )
     params = {"project": project_id, "user": user_id, "now": _stored(now), "lookahead": STARTED_LOOKAHEAD}
-    found = list(Item.objects.raw(sql, params))
-    return found[0] if found else None
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return rows.instance(Item, row) if row is not None else None
 
 
 def has_candidate(project_id: int, user_id: int, now: datetime) -> bool:
@@ -199,56 +203,30 @@ def task_with_project_id(task_id: int, user_id: int) -> Task | None:
     """The user's task with its project's id and kind as `project_id` and `project_kind`, without loading the
     item or the project (a submit reads both itself, under lock)."""
     sql = (
-        f"SELECT t.*, i.project_id, p.kind AS project_kind FROM {_TASK} t JOIN {_ITEM} i ON i.id = t.item_id "
+        f"SELECT {rows.columns(Task, 't')}, i.project_id, p.kind FROM {_TASK} t JOIN {_ITEM} i ON i.id = t.item_id "
         f"JOIN {AnnotationProject._meta.db_table} p ON p.id = i.project_id WHERE t.id = %s AND t.annotator_id = %s"
     )
-    found = list(Task.objects.raw(sql, [task_id, user_id]))
-    return found[0] if found else None
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [task_id, user_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    task = rows.instance(Task, row[:-2])
+    task.project_id, task.project_kind = row[-2:]
+    return task
 
 
 def _for_update() -> str:
     return "FOR UPDATE" if connection.vendor == "postgresql" else ""
 
 
-def _columns(model, alias: str) -> tuple[list[str], str]:
-    names = [field.attname for field in model._meta.concrete_fields]
-    columns = ", ".join(f"{alias}.{connection.ops.quote_name(field.column)}" for field in model._meta.concrete_fields)
-    return names, columns
-
-
-_CONVERTERS: dict = {}
-
-
-def _converters(model) -> list[tuple[object, list]]:
-    """Per column of the model, what turns the backend's value into the field's (JSON text, SQLite's dates...), as
-    the ORM applies them; worked out once per model and backend."""
-    key = (model, connection.vendor)
-    if key not in _CONVERTERS:
-        columns = [field.get_col(model._meta.db_table) for field in model._meta.concrete_fields]
-        _CONVERTERS[key] = [
-            (column, [*connection.ops.get_db_converters(column), *column.field.get_db_converters(connection)])
-            for column in columns
-        ]
-    return _CONVERTERS[key]
-
-
-def _from_row(model, names: list[str], values):
-    converted = list(values)
-    for index, (column, converters) in enumerate(_converters(model)):
-        for convert in converters:
-            converted[index] = convert(converted[index], column, connection)
-    return model.from_db(connection.alias, names, converted)
-
-
 def locked_submission(item_id: int, task_id: int) -> tuple[Item, Task]:
     """A submit's item with its project, and the task, in one statement: item and task row-locked on PostgreSQL
     (call inside a transaction, after the policy lock, so the project read is the policy in force)."""
-    item_names, item_columns = _columns(Item, "i")
-    project_names, project_columns = _columns(AnnotationProject, "p")
-    task_names, task_columns = _columns(Task, "t")
     lock = "FOR UPDATE OF i, t" if connection.vendor == "postgresql" else ""
     sql = (
-        f"SELECT {item_columns}, {project_columns}, {task_columns} FROM {_ITEM} i "
+        f"SELECT {rows.columns(Item, 'i')}, {rows.columns(AnnotationProject, 'p')}, {rows.columns(Task, 't')} "
+        f"FROM {_ITEM} i "
         f"JOIN {AnnotationProject._meta.db_table} p ON p.id = i.project_id JOIN {_TASK} t ON t.id = %s "
         f"WHERE i.id = %s {lock}"
     )
@@ -257,14 +235,15 @@ def locked_submission(item_id: int, task_id: int) -> tuple[Item, Task]:
         row = cursor.fetchone()
     if row is None:
         raise Task.DoesNotExist(f"no task {task_id} on item {item_id}")
-    first, second = len(item_names), len(item_names) + len(project_names)
-    item = _from_row(Item, item_names, row[:first])
-    item.project = _from_row(AnnotationProject, project_names, row[first:second])
-    task = _from_row(Task, task_names, row[second:])
-    return item, task
+    first, second = rows.width(Item), rows.width(Item) + rows.width(AnnotationProject)
+    item = rows.instance(Item, row[:first])
+    item.project = rows.instance(AnnotationProject, row[first:second])
+    return item, rows.instance(Task, row[second:])
 
 
 def item_labels(item_id: int) -> list[Label]:
     """Every label of the item, oldest first."""
-    sql = f"SELECT * FROM {Label._meta.db_table} WHERE item_id = %s ORDER BY created_at, id"
-    return list(Label.objects.raw(sql, [item_id]))
+    sql = f"SELECT {rows.columns(Label, 'l')} FROM {Label._meta.db_table} l WHERE item_id = %s ORDER BY created_at, id"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [item_id])
+        return [rows.instance(Label, row) for row in cursor.fetchall()]

@@ -7,11 +7,14 @@ from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
+
+from core import rows
 
 
 def token_expired(token) -> bool:
@@ -26,11 +29,17 @@ def _user_with_token(key: str):
         return None
     users = get_user_model()
     sql = (
-        f"SELECT u.*, t.created AS token_created FROM {users._meta.db_table} u "
+        f"SELECT {rows.columns(users, 'u')}, t.created FROM {users._meta.db_table} u "
         f"JOIN {Token._meta.db_table} t ON t.user_id = u.{users._meta.pk.column} WHERE t.key = %s"
     )
-    found = list(users.objects.raw(sql, [key]))
-    return found[0] if found else None
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [key])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    user = rows.instance(users, row[:-1])
+    user.token_created = row[-1]
+    return user
 
 
 def _aware(moment):

@@ -16,13 +16,23 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
+from django.db import connection
+
 from annotation import aggregates, workflow
 from annotation.models import AnnotationProject, Item
 from core.labels import InvalidValue
 from verifybench.label_rules import CORRECTNESS, CorrectnessRules
-from verifybench.models import Completion
+from verifybench.models import Completion, Question
+
+from .models import Verdict
 
 _RULES = CorrectnessRules()
+# fixed text but for the list of completions: on every label, the ORM's compiling of the join cost more than running it
+_FACTS_SQL = (
+    f"SELECT c.id, c.model_name, q.answer_class, q.answer_type, c.question_id, c.is_greedy, v.verifier_id, v.status "
+    f"FROM {Completion._meta.db_table} c JOIN {Question._meta.db_table} q ON q.id = c.question_id "
+    f"LEFT JOIN {Verdict._meta.db_table} v ON v.completion_id = c.id WHERE c.id IN ({{subjects}})"
+)
 
 
 def has_final_label(item: Item) -> bool:
@@ -40,18 +50,11 @@ def verdict_contribution(project: AnnotationProject, items: Sequence[Item], read
         question, greedy or sampled), in one query."""
         verdicts: dict[int, dict[int, str]] = {}
         about: dict[int, tuple[str, str, str, int, bool]] = {}
-        rows = Completion.objects.filter(pk__in=subjects).values_list(
-            "pk",
-            "model_name",
-            "question__answer_class",
-            "question__answer_type",
-            "question_id",
-            "is_greedy",
-            "verdicts__verifier_id",
-            "verdicts__status",
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(_FACTS_SQL.format(subjects=", ".join(["%s"] * len(subjects))), list(subjects))
+            rows = cursor.fetchall()
         for pk, model, answer_class, answer_type, question_id, is_greedy, verifier_id, status in rows:
-            about[pk] = (model, answer_class or "", answer_type or "", question_id, is_greedy)
+            about[pk] = (model, answer_class or "", answer_type or "", question_id, bool(is_greedy))
             if verifier_id is not None:
                 verdicts.setdefault(pk, {})[verifier_id] = status
         return verdicts, about
