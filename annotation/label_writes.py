@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
 from .models import Item, ItemEvent, Label, Task
@@ -32,10 +32,21 @@ ITEM_FIELDS_A_LABEL_MOVES = (
 _TASK_FIELDS_A_SUBMIT_MOVES = ("status", "finished_at")
 
 
+_FIELDS: dict = {}
+
+
+def _fields(model: type[Model], names: Sequence[str]) -> tuple[list, list[str]]:
+    key = (model, tuple(names), connection.vendor)
+    if key not in _FIELDS:
+        fields = [model._meta.get_field(name) for name in names]
+        _FIELDS[key] = (fields, [connection.ops.quote_name(field.column) for field in fields])
+    return _FIELDS[key]
+
+
 def _prepared(obj: Model, names: Sequence[str]) -> tuple[list[str], list]:
-    fields = [obj._meta.get_field(name) for name in names]
-    columns = [connection.ops.quote_name(field.column) for field in fields]
-    return columns, [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in fields]
+    fields, columns = _fields(type(obj), names)
+    db = connections[DEFAULT_DB_ALIAS]  # the thread's connection, looked up once rather than once per field
+    return columns, [field.get_db_prep_save(getattr(obj, field.attname), db) for field in fields]
 
 
 def _insert_fields(model: type[Model]) -> list[str]:

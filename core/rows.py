@@ -11,15 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
 _CONVERTERS: dict = {}
+_COLUMNS: dict = {}
 
 
 def columns(model: type[Model], alias: str) -> str:
     """The model's columns as a SELECT list, in field order, qualified by `alias`."""
-    return ", ".join(f"{alias}.{connection.ops.quote_name(field.column)}" for field in model._meta.concrete_fields)
+    key = (model, alias, connection.vendor)
+    if key not in _COLUMNS:
+        quote = connection.ops.quote_name
+        _COLUMNS[key] = ", ".join(f"{alias}.{quote(field.column)}" for field in model._meta.concrete_fields)
+    return _COLUMNS[key]
 
 
 def width(model: type[Model]) -> int:
@@ -40,7 +45,17 @@ def _converters(model: type[Model]) -> list[tuple[object, list]]:
 def instance(model: type[Model], values: Sequence):
     """The instance a row of `columns(model, ...)` describes."""
     converted = list(values)
+    db = connections[DEFAULT_DB_ALIAS]
     for index, (col, converters) in enumerate(_converters(model)):
         for convert in converters:
-            converted[index] = convert(converted[index], col, connection)
-    return model.from_db(connection.alias, [field.attname for field in model._meta.concrete_fields], converted)
+            converted[index] = convert(converted[index], col, db)
+    return model.from_db(connection.alias, _attnames(model), converted)
+
+
+_ATTNAMES: dict = {}
+
+
+def _attnames(model: type[Model]) -> list[str]:
+    if model not in _ATTNAMES:
+        _ATTNAMES[model] = [field.attname for field in model._meta.concrete_fields]
+    return _ATTNAMES[model]
