@@ -13,22 +13,31 @@ from annotation import services
 from annotation.models import ItemEvent, Label, Task
 from core import roles
 from frontend.rendering import final_answer_span, render_answer, render_with_final_answer
+from grading import runs
 
+from .jobs_fixtures import correctness_project, label_everything, make_verifiable_dataset, rule_verifier
 from .labeling_fixtures import make_dataset, make_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WIDER_THAN_VIEWPORT = """() => {
   const width = document.documentElement.clientWidth;
-  const scrolls = (el) => { for (let p = el.parentElement; p; p = p.parentElement) {
-      const style = getComputedStyle(p);
-      if (/(auto|scroll|hidden)/.test(style.overflowX) && p !== document.documentElement && p !== document.body) return true;
-    } return false; };
+  // A scroll container clips only what it contains together with its containing block: an absolutely positioned
+  // element (a visually hidden table heading, say) whose positioned ancestor lies outside it widens the page.
+  const clipped = (el) => {
+    const position = getComputedStyle(el).position;
+    if (position === 'fixed') return false;
+    const anchor = position === 'absolute' ? el.offsetParent : el.parentElement;
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      if (/(auto|scroll|hidden|clip)/.test(getComputedStyle(p).overflowX) && p.contains(anchor)) return true;
+    }
+    return false;
+  };
   const wide = [];
   for (const el of document.querySelectorAll('body *')) {
     const box = el.getBoundingClientRect();
     if (box.width === 0 || box.height === 0) continue;
-    if ((box.right > width + 1 || box.left < -1) && !scrolls(el) && !el.closest('.visually-hidden, .skip-link'))
+    if ((box.right > width + 1 || box.left < -1) && !clipped(el))
       wide.push(`${el.tagName.toLowerCase()}.${el.className}`);
   }
   return { scrollWidth: document.documentElement.scrollWidth, width, wide: wide.slice(0, 10) };
@@ -60,6 +69,33 @@ def test_labeling_at_390px_is_one_column_without_horizontal_overflow(
     completion_box = page.locator(".task-holder.current .label-completion").bounding_box()
     assert completion_box["y"] >= context_box["y"] + context_box["height"] - 1  # stacked, not side by side
     screenshot(page, "labeling-phone", full_page=False)
+    context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_pages_with_data_tables_scroll_the_tables_not_the_page(browser, live_server, login, app_url, make_user, width):
+    researcher = make_user(roles.RESEARCHER, username="narrow")
+    annotators = [make_user(roles.ANNOTATOR, username=name) for name in ("dora", "eli")]
+    dataset = make_verifiable_dataset(questions=3, per_question=4, name="VerifyBench sample")
+    project = correctness_project(dataset, annotators=annotators, name="VerifyBench sample: correctness")
+    label_everything(project, annotators)
+    run = runs.create_run(verifier=rule_verifier("math-rules"), project=project, created_by=researcher, enqueue=False)
+    assert runs.execute_run(run.pk).status == "succeeded"
+    pages = {
+        "jobs": app_url("jobs"),
+        "dashboard": app_url("dashboard-project", project.pk),
+        "members": app_url("project-members", project.pk),
+        "run": app_url("job-detail", "verification-run", run.pk),
+        "dataset jobs": app_url("jobs-dataset", dataset.pk),
+    }
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    page = context.new_page()
+    login(page, researcher)
+    for name, url in pages.items():
+        page.goto(url)
+        assert page.locator("table.data tbody tr").count() > 0, name
+        layout = page.evaluate(WIDER_THAN_VIEWPORT)
+        assert layout["scrollWidth"] <= layout["width"] and layout["wide"] == [], (name, layout)
     context.close()
 
 
