@@ -14,7 +14,7 @@ from frontend.rendering.markdown import render_markdown
 
 _MATH_DELIMITERS = re.compile(r"(?<!\\)\$|\\\(|\\\[")
 _TEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
-_TEX_SIGNS = re.compile(r"[\^_{}]|\\[,;!{}]")
+_TEX_SIGNS = re.compile(r"[\^_{}]|\\[,;!{} ]")
 _DOUBLED_COMMAND = re.compile(r"\\\\[a-zA-Z]")
 _SINGLE_COMMAND = re.compile(r"(?<!\\)\\[a-zA-Z]")
 _PROSE = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
@@ -50,7 +50,7 @@ def as_math_source(text: str) -> str:
         return text
     if not (_TEX_COMMAND.search(text) or _TEX_SIGNS.search(text)):
         return text
-    if _PROSE.search(_TEXT_GROUP.sub(" ", _TEX_COMMAND.sub(" ", text))):
+    if _PROSE.search(_TEX_COMMAND.sub(" ", _TEXT_GROUP.sub(" ", text))):
         return wrap_bare_tex(text)
     if "\\begin{" in text or "\n" in text:
         return f"$$\n{text}\n$$"

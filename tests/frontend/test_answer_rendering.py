@@ -27,6 +27,9 @@ from frontend.rendering import (
         (r"\(\pi r^2\)", r"\(\pi r^2\)"),
         ("30", "30"),
         ("All bloops are lazzies.", "All bloops are lazzies."),
+        (r"\text{Fundamental Theorem of Algebra}", r"$\text{Fundamental Theorem of Algebra}$"),
+        (r"\text{The sequence converges to } 0", r"$\text{The sequence converges to } 0$"),
+        (r"x = 3,\ x = 1", r"$x = 3,\ x = 1$"),
         (
             r"The answer \boxed{3} holds since \frac{a}{b} is whole.",
             r"The answer $\boxed{3}$ holds since $\frac{a}{b}$ is whole.",
