@@ -12,6 +12,12 @@ from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_DIR = REPO_ROOT / "docs" / "screenshots"
 DEFAULT_PASSWORD = "pass-word-123"  # the password tests/conftest.py's make_user gives every user
+# The text a reader sees inside `root` once KaTeX has typeset it (a function for Playwright's evaluate).
+VISIBLE_TEXT = """root => {
+  const copy = root.cloneNode(true);
+  for (const hidden of copy.querySelectorAll('.katex-mathml')) hidden.remove();  // MathML for screen readers
+  return copy.textContent;
+}"""
 
 _serial = itertools.count(1)
 

@@ -20,6 +20,8 @@ from frontend.rendering import (
 from frontend.rendering.answers import explanation_source, unrepr_quoted
 from grading.answercheck import verify
 
+from .helpers import VISIBLE_TEXT
+
 
 @pytest.mark.parametrize(
     ("answer", "source"),
@@ -264,3 +266,24 @@ def test_markup_quoted_in_an_explanation_stays_text(explanation):
     assert all(set(attributes) <= {"class", "data-display"} for _, attributes in tags), html
     assert "alert(1)" in html  # shown as text
     assert sanitize_html(html) == html
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_verifier_explanations_typeset_in_the_browser_show_no_raw_tex(page, live_server, app_url, built_assets):
+    page.goto(app_url("login"))
+    page.wait_for_selector("html[data-math-ready='1']")
+    html = "".join(
+        f'<div class="prose" data-explanation="{index}">{render_explanation(explanation)}</div>'
+        for index, explanation in enumerate(VERIFIER_EXPLANATIONS)
+    )
+    page.evaluate(
+        "html => { const box = document.createElement('section'); box.id = 'explanations';"
+        " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
+        html,
+    )
+    assert page.locator("#explanations .math-error").count() == 0
+    assert page.locator("#explanations .katex").count() >= 20
+    for index, explanation in enumerate(VERIFIER_EXPLANATIONS):
+        shown = page.locator(f'[data-explanation="{index}"]').evaluate(VISIBLE_TEXT)
+        assert "\\" not in shown, (explanation, shown)  # no raw \begin or \frac, no doubled backslash

@@ -15,6 +15,7 @@ from core import roles
 from frontend.rendering import final_answer_span, render_answer, render_with_final_answer
 from grading import runs
 
+from .helpers import VISIBLE_TEXT
 from .jobs_fixtures import correctness_project, label_everything, make_verifiable_dataset, rule_verifier
 from .labeling_fixtures import make_dataset, make_project
 
@@ -141,11 +142,6 @@ def test_the_message_bar_shows_no_hidden_button(page, live_server, login, app_ur
     assert page.locator("[data-label-message-next]").evaluate("el => getComputedStyle(el).display") == "none"
 
 
-VISIBLE_TEXT = """root => {
-  const copy = root.cloneNode(true);
-  for (const hidden of copy.querySelectorAll('.katex-mathml')) hidden.remove();  // MathML for screen readers
-  return copy.textContent;
-}"""
 REPO = Path(__file__).resolve().parents[2]
 
 
