@@ -179,6 +179,33 @@ def test_every_reference_answer_of_the_demo_and_of_verifybench_shapes_renders_as
             assert raw not in shown, (answer, shown)
 
 
+def test_an_inline_formula_wider_than_a_phone_scrolls_inside_itself_and_keeps_its_baseline(
+    browser, live_server, app_url, built_assets
+):
+    text = "So $x$ tends to $0$: $\\boxed{\\text{The sequence decreases monotonically and converges to } 0}$"
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(app_url("login"))
+    page.wait_for_selector("html[data-math-ready='1']")
+    page.evaluate(
+        "html => { const box = document.createElement('div'); box.className = 'prose'; box.id = 'done';"
+        " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
+        str(render_with_final_answer(text, final_answer_span(text))),
+    )
+    layout = page.evaluate(WIDER_THAN_VIEWPORT)
+    assert layout["scrollWidth"] <= layout["width"] and layout["wide"] == [], layout
+    boxed = page.locator("#final-answer .math")
+    assert boxed.evaluate("math => math.scrollWidth > math.clientWidth")  # it scrolls
+    # A formula sits on the line of text: the x of $x$ ends where the letters beside it end.
+    letters = page.locator("#done p").evaluate(
+        "p => { const range = document.createRange(); range.setStart(p.firstChild, 0); range.setEnd(p.firstChild, 2);"
+        " return range.getBoundingClientRect().bottom; }"
+    )
+    glyph = page.locator("#done .katex-html .mathnormal").first.bounding_box()
+    assert abs(glyph["y"] + glyph["height"] - letters) <= 1
+    context.close()
+
+
 def test_a_display_math_final_answer_is_highlighted_across_its_whole_width(page, live_server, app_url, built_assets):
     text = "So the value is $$\\boxed{\\frac{\\pi}{2} + \\sum_{k=1}^{n} k^2}$$"
     page.goto(app_url("login"))
