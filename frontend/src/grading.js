@@ -74,9 +74,9 @@ function setupGrading(form) {
 
   function focusCheckpoint(checkpoint) {
     if (!checkpoint) return;
-    if (current) current.classList.remove("current");
+    if (current) current.classList.remove("is-current");
     current = checkpoint;
-    current.classList.add("current");
+    current.classList.add("is-current");
     current.focus();
   }
 
@@ -105,9 +105,9 @@ function setupGrading(form) {
   form.addEventListener("focusin", (event) => {
     const checkpoint = event.target.closest("[data-checkpoint]");
     if (checkpoint && checkpoint !== current) {
-      if (current) current.classList.remove("current");
+      if (current) current.classList.remove("is-current");
       current = checkpoint;
-      current.classList.add("current");
+      current.classList.add("is-current");
     }
   });
 

@@ -115,9 +115,54 @@ export function initLabeling(root) {
   // focusing the item shown wait until the swap is painted and the page is idle (`settle`); until then the click
   // handler ignores the controls of an item put away, the label keys act on the item shown, and a key that moves the
   // focus into it settles at once.
-  const fitSlot = new ResizeObserver(() => {
-    slot.style.height = state.current ? `${state.current.node.offsetHeight}px` : "";
+  // The key changes neither item's class nor style: Chrome follows what a key press changes into the next frame,
+  // and walks every element of an item whose class or style changed, 5-6 ms for two long items. So `data-item` says at
+  // once what an item is (current, waiting, stowed; no style hangs on it), the styles that stack the items hang on
+  // `data-layer`, which only `settle` changes, and the key swaps the two items with finished animations of their
+  // opacity and stacking order, which settling replaces by the layer they stand for.
+  const SHOWN = [{ opacity: 1, zIndex: 1 }];
+  const HIDDEN = [{ opacity: 0, zIndex: 0 }];
+
+  function stopLayerAnimations(node) {
+    for (const animation of node.getAnimations()) animation.cancel();
+  }
+
+  function swapLayer(node, keyframes) {
+    stopLayerAnimations(node);
+    node.animate(keyframes, { duration: 0, fill: "forwards" });
+  }
+
+  // Each item's height is measured while it waits, so the key sets the slot's height without a layout of its own,
+  // and only when it differs.
+  const heights = new WeakMap();
+
+  function fitSlotTo(node) {
+    let height = heights.get(node);
+    if (!height) {
+      // not measured yet (shown the moment it went in), or measured while stowed
+      height = node.offsetHeight;
+      heights.set(node, height);
+    }
+    const value = `${height}px`;
+    if (slot.style.height !== value) slot.style.height = value;
+  }
+
+  const measureItems = new ResizeObserver((observed) => {
+    for (const { target, borderBoxSize } of observed) heights.set(target, Math.round(borderBoxSize[0].blockSize));
+    if (state.current && observed.some(({ target }) => target === state.current.node)) fitSlotTo(state.current.node);
   });
+
+  function putInSlot(node) {
+    slot.append(node);
+    measureItems.observe(node);
+  }
+
+  function takeOutOfSlot(node) {
+    if (!node) return;
+    measureItems.unobserve(node);
+    node.remove();
+  }
+
   const whenIdle = window.requestIdleCallback
     ? (callback) => requestIdleCallback(callback, { timeout: 100 })
     : (callback) => setTimeout(callback, 50);
@@ -129,11 +174,17 @@ export function initLabeling(root) {
     const waiting = new Set(state.queue.map((entry) => entry.node));
     for (const node of slot.querySelectorAll(":scope > .task-holder")) {
       if (waiting.has(node)) {
+        node.dataset.layer = "waiting";
         node.inert = true;
+      } else if (node === state.current?.node) {
+        node.dataset.layer = "shown";
+        node.inert = false;
       } else {
-        if (node !== state.current?.node) node.classList.replace("waiting", "stowed");
+        node.dataset.item = "stowed";
+        node.dataset.layer = "stowed";
         node.inert = false;
       }
+      stopLayerAnimations(node);
     }
     if (state.current && !state.current.node.contains(document.activeElement)) {
       state.current.node.querySelector("[data-task]")?.focus({ preventScroll: true });
@@ -148,15 +199,21 @@ export function initLabeling(root) {
 
   function putAway(entry) {
     if (!entry) return;
-    entry.node.classList.replace("current", "waiting");
+    entry.node.dataset.item = "waiting";
     entry.node.setAttribute("aria-hidden", "true");
-    fitSlot.unobserve(entry.node);
+    if (entry.node.dataset.layer !== "stowed") swapLayer(entry.node, HIDDEN);
   }
 
   function reveal(node) {
-    node.classList.remove("waiting", "stowed");
-    node.classList.add("current");
+    node.dataset.item = "current";
     node.removeAttribute("aria-hidden");
+    if (node.dataset.layer === "stowed") {
+      // going back to a labeled item: it has to be laid out and painted anyway
+      stopLayerAnimations(node);
+      node.dataset.layer = "shown";
+    } else {
+      swapLayer(node, SHOWN);
+    }
   }
 
   // Typesetting a long completion takes a while, and so do laying it out and painting it: done at once when the
@@ -168,7 +225,9 @@ export function initLabeling(root) {
   function* preparation(entry) {
     try {
       const node = document.createElement("div");
-      node.className = "task-holder waiting";
+      node.className = "task-holder";
+      node.dataset.item = "waiting";
+      node.dataset.layer = "waiting";
       node.setAttribute("aria-hidden", "true");
       node.inert = true;
       node.innerHTML = entry.html;
@@ -190,7 +249,7 @@ export function initLabeling(root) {
       entry.steps ||= preparation(entry);
       while (!entry.steps.next().done) continue;
     }
-    if (entry.node.parentNode !== slot) slot.append(entry.node);
+    if (entry.node.parentNode !== slot) putInSlot(entry.node);
   }
 
   let preparing = false;
@@ -211,7 +270,7 @@ export function initLabeling(root) {
         }
         await afterNextFrame();
         if (!state.queue.includes(entry) || entry.node.parentNode === slot) continue;
-        slot.append(entry.node);
+        putInSlot(entry.node);
         void entry.node.offsetHeight; // laid out now, not in a frame that may follow a key
         await afterNextFrame();
       }
@@ -226,7 +285,7 @@ export function initLabeling(root) {
   function dropNode(entry) {
     if (!entry) return;
     whenIdle(() => {
-      if (!inUse(entry) && !state.history.some((done) => done.entry === entry)) entry.node?.remove();
+      if (!inUse(entry) && !state.history.some((done) => done.entry === entry)) takeOutOfSlot(entry.node);
     });
   }
 
@@ -234,7 +293,7 @@ export function initLabeling(root) {
     whenIdle(() => {
       const recent = state.history.slice(-HISTORY_IN_PAGE).some((done) => done.entry === entry);
       if (!entry.node || inUse(entry) || recent) return;
-      entry.node.remove();
+      takeOutOfSlot(entry.node);
       Object.assign(entry, { node: null, steps: null, ready: false });
     });
   }
@@ -280,7 +339,7 @@ export function initLabeling(root) {
       finish(entry);
       resetControls(entry.node);
       reveal(entry.node);
-      fitSlot.observe(entry.node);
+      fitSlotTo(entry.node);
       root.dataset.taskId = String(entry.id);
       root.dataset.state = "task";
     } else {
@@ -468,7 +527,7 @@ export function initLabeling(root) {
     }
     const data = await response.json();
     if (state.current) state.queue.unshift(state.current);
-    for (const entry of state.queue.filter((queued) => queued.id === id)) entry.node?.remove();
+    for (const entry of state.queue.filter((queued) => queued.id === id)) takeOutOfSlot(entry.node);
     state.queue = state.queue.filter((entry) => entry.id !== id);
     show(entryOf(data.task));
   }

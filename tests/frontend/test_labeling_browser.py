@@ -82,16 +82,16 @@ def test_answer_type_labels_by_typing_the_code(page, live_server, login, app_url
     login(page, annotator)
     errors = open_label_page(page, app_url, project)
     first = page.locator("[data-labeling]").get_attribute("data-task-id")
-    assert page.locator(".task-holder.current [data-code]").count() == 18
+    assert page.locator(".task-holder[data-item=current] [data-code]").count() == 18
     page.keyboard.press("b")
     page.keyboard.press("3")
-    assert page.locator(".task-holder.current [data-code=B3]").get_attribute("aria-pressed") == "true"
+    assert page.locator(".task-holder[data-item=current] [data-code=B3]").get_attribute("aria-pressed") == "true"
     screenshot(page, "answer-type")
     page.keyboard.press("Enter")
     second = wait_for_next(page, first)
 
     page.keyboard.press("u")
-    assert page.locator(".task-holder.current [data-unsuitable-reason]").is_visible()
+    assert page.locator(".task-holder[data-item=current] [data-unsuitable-reason]").is_visible()
     page.keyboard.type("The question has two readings")
     page.keyboard.press("Enter")
     wait_for_next(page, second)
@@ -168,7 +168,7 @@ def test_a_key_pressed_while_the_next_item_is_still_being_prepared_shows_it_whol
         "previous => document.querySelector('[data-labeling]').dataset.taskId !== previous", arg=first, polling=50
     )
     second = root.get_attribute("data-task-id")
-    shown = page.locator(".task-holder.current")
+    shown = page.locator(".task-holder[data-item=current]")
     assert shown.count() == 1
     assert shown.locator("[data-task]").get_attribute("data-task-id") == second
     assert shown.locator("[data-testid=question] .katex").count() >= 1
@@ -180,7 +180,7 @@ def test_a_key_pressed_while_the_next_item_is_still_being_prepared_shows_it_whol
     page.keyboard.press("1")
     third = wait_for_next(page, second)
     assert third not in (first, second)
-    assert page.locator(".task-holder.current [data-testid=completion] .katex").count() >= 1
+    assert page.locator(".task-holder[data-item=current] [data-testid=completion] .katex").count() >= 1
     page.wait_for_selector("[data-labeling][data-unsaved='0']")
     holders = page.evaluate(
         "[...document.querySelectorAll('[data-task-slot] > .task-holder [data-task]')].map(task => task.dataset.taskId)"
@@ -197,13 +197,13 @@ def test_items_leased_ahead_are_laid_out_but_neither_tabbable_nor_read_out(
     login(page, annotator)
     assert open_label_page(page, app_url, project) == []
     settled = (
-        "() => { const holders = [...document.querySelectorAll('[data-task-slot] > .task-holder:not(.stowed)')];"
-        " return holders.length >= 2 && holders.every(node => node.inert !== node.classList.contains('current')); }"
+        "() => { const holders = [...document.querySelectorAll('[data-task-slot] > .task-holder:not([data-item=stowed])')];"
+        " return holders.length >= 2 && holders.every(node => node.inert !== (node.dataset.item === 'current')); }"
     )
     page.wait_for_function(settled)
     holders = page.evaluate(
-        "[...document.querySelectorAll('[data-task-slot] > .task-holder:not(.stowed)')].map(node => ({"
-        " current: node.classList.contains('current'), hidden: node.getAttribute('aria-hidden'),"
+        "[...document.querySelectorAll('[data-task-slot] > .task-holder:not([data-item=stowed])')].map(node => ({"
+        " current: node.dataset.item === 'current', hidden: node.getAttribute('aria-hidden'),"
         " width: node.getBoundingClientRect().width, opacity: getComputedStyle(node).opacity }))"
     )
     shown = [holder for holder in holders if holder["current"]]
@@ -212,14 +212,14 @@ def test_items_leased_ahead_are_laid_out_but_neither_tabbable_nor_read_out(
     assert ahead and all(holder["hidden"] == "true" and holder["opacity"] == "0" for holder in ahead)
     assert all(holder["width"] == shown[0]["width"] > 0 for holder in ahead)  # laid out at the shown one's width
 
-    current_question = page.locator(".task-holder.current [data-testid=question]").inner_text()
+    current_question = page.locator(".task-holder[data-item=current] [data-testid=question]").inner_text()
     snapshot = page.locator("[data-task-slot]").aria_snapshot()
     assert current_question.split(":")[0] in snapshot
-    for other in page.locator(".task-holder.waiting [data-testid=question]").all_inner_texts():
+    for other in page.locator(".task-holder[data-item=waiting] [data-testid=question]").all_inner_texts():
         assert other.split(":")[0] not in snapshot
     for _ in range(30):
         page.keyboard.press("Tab")
-        assert page.evaluate("() => !document.activeElement.closest('.task-holder:not(.current)')")
+        assert page.evaluate("() => !document.activeElement.closest('.task-holder:not([data-item=current])')")
 
     first = page.locator("[data-labeling]").get_attribute("data-task-id")
     page.keyboard.press("Escape")
@@ -227,4 +227,4 @@ def test_items_leased_ahead_are_laid_out_but_neither_tabbable_nor_read_out(
     page.keyboard.press("1")
     wait_for_next(page, first)
     page.wait_for_function(settled)
-    assert page.locator(".task-holder.current [data-testid=question]").inner_text() != current_question
+    assert page.locator(".task-holder[data-item=current] [data-testid=question]").inner_text() != current_question

@@ -66,8 +66,8 @@ def test_labeling_at_390px_is_one_column_without_horizontal_overflow(
     open_label_page(page, app_url, project)
     layout = page.evaluate(WIDER_THAN_VIEWPORT)
     assert layout["scrollWidth"] <= layout["width"] and layout["wide"] == [], layout
-    context_box = page.locator(".task-holder.current .label-context").bounding_box()
-    completion_box = page.locator(".task-holder.current .label-completion").bounding_box()
+    context_box = page.locator(".task-holder[data-item=current] .label-context").bounding_box()
+    completion_box = page.locator(".task-holder[data-item=current] .label-completion").bounding_box()
     assert completion_box["y"] >= context_box["y"] + context_box["height"] - 1  # stacked, not side by side
     screenshot(page, "labeling-phone", full_page=False)
     context.close()
