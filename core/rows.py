@@ -23,7 +23,8 @@ def columns(model: type[Model], alias: str) -> str:
     key = (model, alias, connection.vendor)
     if key not in _COLUMNS:
         quote = connection.ops.quote_name
-        _COLUMNS[key] = ", ".join(f"{alias}.{quote(field.column)}" for field in model._meta.concrete_fields)
+        # a concrete field always has a column (only a field that is not stored has none)
+        _COLUMNS[key] = ", ".join(f"{alias}.{quote(str(field.column))}" for field in model._meta.concrete_fields)
     return _COLUMNS[key]
 
 
