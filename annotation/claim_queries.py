@@ -81,17 +81,13 @@ def next_candidate(project_id: int, user_id: int, now: datetime, *, phase: str, 
         f"ORDER BY i.started DESC, i.priority DESC, i.random_key LIMIT 1 {_lock_clause(skip_locked=skip_locked)}"
     )
     params = {"project": project_id, "user": user_id, "now": _stored(now), "lookahead": STARTED_LOOKAHEAD}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+    row = rows.fetch_one(sql, params)
     return rows.instance(Item, row) if row is not None else None
 
 
 def has_candidate(project_id: int, user_id: int, now: datetime) -> bool:
     sql = f"SELECT 1 FROM {_ITEM} i WHERE {_CANDIDATE} LIMIT 1"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, {"project": project_id, "user": user_id, "now": _stored(now)})
-        return cursor.fetchone() is not None
+    return rows.fetch_one(sql, {"project": project_id, "user": user_id, "now": _stored(now)}) is not None
 
 
 def live_leases(item_id: int, now: datetime, *, other_than: int | None = None) -> int:
@@ -101,16 +97,13 @@ def live_leases(item_id: int, now: datetime, *, other_than: int | None = None) -
     if other_than is not None:
         sql += " AND id <> %s"
         params.append(other_than)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchone()[0]
+    return rows.fetch_one(sql, params)[0]
 
 
 def current_lease_id(project_id: int, user_id: int, now: datetime) -> int | None:
     """The user's oldest live lease in the project on an item that still takes labels (or is gold), or None."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT ({_CURRENT_LEASE})", {"project": project_id, "user": user_id, "now": _stored(now)})
-        return cursor.fetchone()[0]
+    params = {"project": project_id, "user": user_id, "now": _stored(now)}
+    return rows.fetch_one(f"SELECT ({_CURRENT_LEASE})", params)[0]
 
 
 _CURRENT_LEASE = f"""
@@ -127,17 +120,13 @@ _IS_MEMBER = (
 
 def is_active_member(project_id: int, user_id: int, role: str) -> bool:
     """Whether the user is an active member of the project in this role (checked on every claim)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_IS_MEMBER, {"project": project_id, "user": user_id, "role": role})
-        return cursor.fetchone() is not None
+    return rows.fetch_one(_IS_MEMBER, {"project": project_id, "user": user_id, "role": role}) is not None
 
 
 def membership_and_current_lease(project_id: int, user_id: int, role: str, now: datetime) -> tuple[bool, int | None]:
     """`is_active_member` and `current_lease_id` in one round trip: what every claim asks first."""
     params = {"project": project_id, "user": user_id, "role": role, "now": _stored(now)}
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT EXISTS ({_IS_MEMBER}), ({_CURRENT_LEASE})", params)
-        member, lease_id = cursor.fetchone()
+    member, lease_id = rows.fetch_one(f"SELECT EXISTS ({_IS_MEMBER}), ({_CURRENT_LEASE})", params)
     return bool(member), lease_id
 
 
@@ -206,13 +195,10 @@ def task_with_project_id(task_id: int, user_id: int) -> Task | None:
         f"SELECT {rows.columns(Task, 't')}, i.project_id, p.kind FROM {_TASK} t JOIN {_ITEM} i ON i.id = t.item_id "
         f"JOIN {AnnotationProject._meta.db_table} p ON p.id = i.project_id WHERE t.id = %s AND t.annotator_id = %s"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [task_id, user_id])
-        row = cursor.fetchone()
+    row = rows.fetch_one(sql, [task_id, user_id])
     if row is None:
         return None
-    task = rows.instance(Task, row[:-2])
-    task.project_id, task.project_kind = row[-2:]
+    task, task.project_id, task.project_kind = rows.split(row, Task)
     return task
 
 
@@ -230,15 +216,11 @@ def locked_submission(item_id: int, task_id: int) -> tuple[Item, Task]:
         f"JOIN {AnnotationProject._meta.db_table} p ON p.id = i.project_id JOIN {_TASK} t ON t.id = %s "
         f"WHERE i.id = %s {lock}"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [task_id, item_id])
-        row = cursor.fetchone()
+    row = rows.fetch_one(sql, [task_id, item_id])
     if row is None:
         raise Task.DoesNotExist(f"no task {task_id} on item {item_id}")
-    first, second = rows.width(Item), rows.width(Item) + rows.width(AnnotationProject)
-    item = rows.instance(Item, row[:first])
-    item.project = rows.instance(AnnotationProject, row[first:second])
-    return item, rows.instance(Task, row[second:])
+    item, item.project, task = rows.split(row, Item, AnnotationProject, Task)
+    return item, task
 
 
 def item_labels(item_id: int) -> list[Label]:

@@ -7,7 +7,6 @@ from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import exceptions
@@ -32,13 +31,10 @@ def _user_with_token(key: str):
         f"SELECT {rows.columns(users, 'u')}, t.created FROM {users._meta.db_table} u "
         f"JOIN {Token._meta.db_table} t ON t.user_id = u.{users._meta.pk.column} WHERE t.key = %s"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [key])
-        row = cursor.fetchone()
+    row = rows.fetch_one(sql, [key])
     if row is None:
         return None
-    user = rows.instance(users, row[:-1])
-    user.token_created = row[-1]
+    user, user.token_created = rows.split(row, users)
     return user
 
 

@@ -60,3 +60,22 @@ def _attnames(model: type[Model]) -> list[str]:
     if model not in _ATTNAMES:
         _ATTNAMES[model] = [field.attname for field in model._meta.concrete_fields]
     return _ATTNAMES[model]
+
+
+def fetch_one(sql: str, params) -> tuple | None:
+    """The first row the statement gives, or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def split(row: Sequence, *models: type[Model]) -> list:
+    """The instances of `models`, whose `columns` come one after another at the start of the row, followed by the
+    row's remaining values."""
+    parts: list = []
+    start = 0
+    for model in models:
+        end = start + width(model)
+        parts.append(instance(model, row[start:end]))
+        start = end
+    return [*parts, *row[start:]]
