@@ -22,6 +22,17 @@ VISIBLE_TEXT = """root => {
 _serial = itertools.count(1)
 
 
+def typeset_in_page(page, html: str, *, box_id: str, tag: str = "section", class_name: str = "") -> None:
+    """Append rendered HTML to the open page's <main> in a box with id `box_id`, and typeset it as the app does
+    (the page must have loaded the app's script: wait for html[data-math-ready='1'] first)."""
+    page.evaluate(
+        "([html, id, tag, className]) => { const box = document.createElement(tag); box.id = id;"
+        " box.className = className; box.innerHTML = html;"
+        " document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
+        [html, box_id, tag, class_name],
+    )
+
+
 def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -20,7 +20,7 @@ from frontend.rendering import (
 from frontend.rendering.answers import explanation_source, unrepr_quoted
 from grading.answercheck import verify
 
-from .helpers import VISIBLE_TEXT
+from .helpers import VISIBLE_TEXT, typeset_in_page
 
 
 @pytest.mark.parametrize(
@@ -277,11 +277,7 @@ def test_verifier_explanations_typeset_in_the_browser_show_no_raw_tex(page, live
         f'<div class="prose" data-explanation="{index}">{render_explanation(explanation)}</div>'
         for index, explanation in enumerate(VERIFIER_EXPLANATIONS)
     )
-    page.evaluate(
-        "html => { const box = document.createElement('section'); box.id = 'explanations';"
-        " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
-        html,
-    )
+    typeset_in_page(page, html, box_id="explanations")
     assert page.locator("#explanations .math-error").count() == 0
     assert page.locator("#explanations .katex").count() >= 20
     for index, explanation in enumerate(VERIFIER_EXPLANATIONS):

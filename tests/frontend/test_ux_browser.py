@@ -15,7 +15,7 @@ from core import roles
 from frontend.rendering import final_answer_span, render_answer, render_with_final_answer
 from grading import runs
 
-from .helpers import VISIBLE_TEXT
+from .helpers import VISIBLE_TEXT, typeset_in_page
 from .jobs_fixtures import correctness_project, label_everything, make_verifiable_dataset, rule_verifier
 from .labeling_fixtures import make_dataset, make_project
 
@@ -166,11 +166,7 @@ def test_every_reference_answer_of_the_demo_and_of_verifybench_shapes_renders_as
         f'<div class="prose" data-answer="{index}">{render_answer(answer)}</div>'
         for index, answer in enumerate(answers)
     )
-    page.evaluate(
-        "html => { const box = document.createElement('section'); box.id = 'answers';"
-        " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
-        html,
-    )
+    typeset_in_page(page, html, box_id="answers")
     failed = page.locator("#answers .math-error").count()
     assert failed == 0
     for index, answer in enumerate(answers):
@@ -187,10 +183,8 @@ def test_an_inline_formula_wider_than_a_phone_scrolls_inside_itself_and_keeps_it
     page = context.new_page()
     page.goto(app_url("login"))
     page.wait_for_selector("html[data-math-ready='1']")
-    page.evaluate(
-        "html => { const box = document.createElement('div'); box.className = 'prose'; box.id = 'done';"
-        " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
-        str(render_with_final_answer(text, final_answer_span(text))),
+    typeset_in_page(
+        page, str(render_with_final_answer(text, final_answer_span(text))), box_id="done", tag="div", class_name="prose"
     )
     layout = page.evaluate(WIDER_THAN_VIEWPORT)
     assert layout["scrollWidth"] <= layout["width"] and layout["wide"] == [], layout
@@ -210,10 +204,8 @@ def test_a_display_math_final_answer_is_highlighted_across_its_whole_width(page,
     text = "So the value is $$\\boxed{\\frac{\\pi}{2} + \\sum_{k=1}^{n} k^2}$$"
     page.goto(app_url("login"))
     page.wait_for_selector("html[data-math-ready='1']")
-    page.evaluate(
-        "html => { const box = document.createElement('div'); box.className = 'prose'; box.id = 'done';"
-        " box.innerHTML = html; document.querySelector('main').append(box); window.mathlabel.typeset(box); }",
-        str(render_with_final_answer(text, final_answer_span(text))),
+    typeset_in_page(
+        page, str(render_with_final_answer(text, final_answer_span(text))), box_id="done", tag="div", class_name="prose"
     )
     mark = page.locator("#final-answer").bounding_box()
     formula = page.locator("#final-answer .katex").bounding_box()
