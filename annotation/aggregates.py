@@ -160,23 +160,6 @@ def _group_rows(groups: Mapping[tuple[str, str], list[int]]) -> list[tuple[str, 
     return sorted((series, group, n, c) for (series, group), (n, c) in groups.items() if n or c)
 
 
-def _add_groups(project_id: int, rows: Sequence[tuple[str, str, int, int]]) -> None:
-    if not rows:
-        return
-    table = GroupTally._meta.db_table
-    values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(rows))
-    params: list = []
-    for series, group, n, c in rows:
-        params += [project_id, series, group, n, c]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f'INSERT INTO {table} (project_id, series, "group", n, c) VALUES {values} '
-            f'ON CONFLICT (project_id, series, "group") DO UPDATE SET n = {table}.n + EXCLUDED.n, '
-            f"c = {table}.c + EXCLUDED.c",
-            params,
-        )
-
-
 _PROJECT_TABLE, _GROUP_TABLE = ProjectTally._meta.db_table, GroupTally._meta.db_table
 # PostgreSQL: the shared lock and both upserts in one statement of fixed text (the rows travel as arrays); every
 # row to insert is joined to the lock's row, so no counter moves before the lock is held
@@ -212,6 +195,8 @@ def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = Non
     if not rows and not group_rows:
         return
     if connection.vendor == "postgresql":
+        series, groups, ns, cs = _columns(group_rows, 4)
+        keys, shards, counts = _columns(rows, 3)
         with connection.cursor() as cursor:
             cursor.execute(
                 _ADD_IN_ONE_STATEMENT,
@@ -219,28 +204,40 @@ def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = Non
                     "space": _REBUILD_LOCK_SPACE,
                     "key": project_id % 2**31,
                     "project": project_id,
-                    "series": [row[0] for row in group_rows],
-                    "groups": [row[1] for row in group_rows],
-                    "ns": [row[2] for row in group_rows],
-                    "cs": [row[3] for row in group_rows],
-                    "keys": [row[0] for row in rows],
-                    "shards": [row[1] for row in rows],
-                    "counts": [row[2] for row in rows],
+                    "series": series,
+                    "groups": groups,
+                    "ns": ns,
+                    "cs": cs,
+                    "keys": keys,
+                    "shards": shards,
+                    "counts": counts,
                 },
             )
         return
-    _add_groups(project_id, group_rows)
+    # SQLite runs one writer at a time: the same two upserts, each with a VALUES list
+    _upsert_adding(_GROUP_TABLE, ("series", '"group"'), ("n", "c"), project_id, group_rows)
+    _upsert_adding(_PROJECT_TABLE, ("key", "shard"), ("count",), project_id, rows)
+
+
+def _columns(rows: Sequence[tuple], width: int) -> list[list]:
+    """The rows' values column by column (`width` empty lists when there are no rows)."""
+    return [list(column) for column in zip(*rows)] if rows else [[] for _ in range(width)]
+
+
+def _upsert_adding(
+    table: str, key_columns: Sequence[str], counters: Sequence[str], project_id: int, rows: Sequence[tuple]
+) -> None:
+    """Insert the project's rows (key columns, then counters), adding the counters to those of a row that exists."""
     if not rows:
         return
-    values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
-    params: list = []
-    for key, shard, count in rows:
-        params += [project_id, key, shard, count]
+    columns = ("project_id", *key_columns, *counters)
+    values = ", ".join([f"({', '.join(['%s'] * len(columns))})"] * len(rows))
+    updates = ", ".join(f"{counter} = {table}.{counter} + EXCLUDED.{counter}" for counter in counters)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {_PROJECT_TABLE} (project_id, key, shard, count) VALUES {values} "
-            f"ON CONFLICT (project_id, key, shard) DO UPDATE SET count = {_PROJECT_TABLE}.count + EXCLUDED.count",
-            params,
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values} "
+            f"ON CONFLICT (project_id, {', '.join(key_columns)}) DO UPDATE SET {updates}",
+            [value for row in rows for value in (project_id, *row)],
         )
 
 
