@@ -22,6 +22,7 @@ from django.db import connection, transaction
 from django.db.models import Q, Sum
 
 from core.metrics import tallies
+from core.rows import prepared_cursor
 
 from .models import AnnotationProject, GroupTally, Item, Label, ProjectTally
 
@@ -197,7 +198,7 @@ def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = Non
     if connection.vendor == "postgresql":
         series, groups, ns, cs = _columns(group_rows, 4)
         keys, shards, counts = _columns(rows, 3)
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(
                 _ADD_IN_ONE_STATEMENT,
                 {

@@ -172,7 +172,7 @@ def lease(
         "RETURNING id"
     )
     start = f"UPDATE {_ITEM} SET state = '{workflow.IN_PROGRESS}' WHERE id = %(item)s AND state = '{workflow.PENDING}'"
-    with connection.cursor() as cursor:
+    with rows.prepared_cursor() as cursor:
         if start_item and connection.vendor == "postgresql":
             cursor.execute(
                 f"WITH leased AS ({insert}), started AS ({start} AND EXISTS (SELECT 1 FROM leased)) "
@@ -226,6 +226,6 @@ def locked_submission(item_id: int, task_id: int) -> tuple[Item, Task]:
 def item_labels(item_id: int) -> list[Label]:
     """Every label of the item, oldest first."""
     sql = f"SELECT {rows.columns(Label, 'l')} FROM {Label._meta.db_table} l WHERE item_id = %s ORDER BY created_at, id"
-    with connection.cursor() as cursor:
+    with rows.prepared_cursor() as cursor:
         cursor.execute(sql, [item_id])
         return [rows.instance(Label, row) for row in cursor.fetchall()]

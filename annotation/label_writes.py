@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
+from core.rows import prepared_cursor
+
 from .models import Item, ItemEvent, Label, Task
 
 # what moving an item through the workflow after a label may change; the caller holds the item's row lock
@@ -75,7 +77,7 @@ def insert_label(label: Label) -> None:
     """Insert the label (its timestamps already set) and give it its id. The (item, annotator) constraint raises
     IntegrityError when the annotator already labeled the item."""
     sql, params = _insert([label], returning=True)
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         label.pk = cursor.fetchone()[0]
 
@@ -88,7 +90,7 @@ def save_moves(*, item: Item, events: Sequence[ItemEvent], task: Task | None = N
         statements.append(_update(task, _TASK_FIELDS_A_SUBMIT_MOVES))
     if events:
         statements.append(_insert(events))
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         if connection.vendor == "postgresql":
             ctes = ", ".join(f"w{index} AS ({sql})" for index, (sql, _) in enumerate(statements))
             cursor.execute(f"WITH {ctes} SELECT 1", [param for _, params in statements for param in params])

@@ -106,6 +106,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+# The label path's fixed statements are prepared once per connection on PostgreSQL (core.rows.prepared_cursor).
+# Set DATABASE_PREPARED_STATEMENTS=0 behind a pooler in transaction mode that cannot keep prepared statements.
+DATABASE_PREPARED_STATEMENTS = os.environ.get("DATABASE_PREPARED_STATEMENTS", "1") != "0"
+if IS_POSTGRES and DATABASE_PREPARED_STATEMENTS:
+    # psycopg prepares a statement only when a cursor asks (Django's own cursors bind on the client and never do);
+    # the threshold is for statements executed often without asking, which no cursor here does
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
 # While the database cannot be reached, requests answer 503 with this Retry-After (core.middleware).
 DATABASE_RETRY_AFTER_SECONDS = int(os.environ.get("DATABASE_RETRY_AFTER_SECONDS", "10"))
 

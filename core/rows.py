@@ -9,8 +9,10 @@ and booleans).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
@@ -62,9 +64,37 @@ def _attnames(model: type[Model]) -> list[str]:
     return _ATTNAMES[model]
 
 
+def prepared_cursor():
+    """A cursor for fixed SQL that runs on every label: on PostgreSQL its statements are prepared on first use and
+    their plans kept for the connection's life. Planning these joins cost PostgreSQL several times what running them
+    does (0.8 ms against 0.07 ms for a task with its item and project). Elsewhere, or with
+    DATABASE_PREPARED_STATEMENTS off, Django's own cursor. Logging and error translation are Django's either way."""
+    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
+        return connection.cursor()
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        cursor = _preparing_cursor_class()(connection.connection)
+    return connection.make_debug_cursor(cursor) if connection.queries_logged else connection.make_cursor(cursor)
+
+
+@functools.cache
+def _preparing_cursor_class():
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    class PreparingCursor(ServerBindingCursor):
+        """Binds parameters on the server and prepares every statement (Django turns automatic preparing off)."""
+
+        def execute(self, query, params=None, *, prepare=None, binary=None):
+            return super().execute(query, params, prepare=True, binary=binary)
+
+    return PreparingCursor
+
+
 def fetch_one(sql: str, params) -> tuple | None:
-    """The first row the statement gives, or None."""
-    with connection.cursor() as cursor:
+    """The first row the statement gives (a prepared statement on PostgreSQL), or None."""
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
 

@@ -16,11 +16,10 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
-from django.db import connection
-
 from annotation import aggregates, workflow
 from annotation.models import AnnotationProject, Item
 from core.labels import InvalidValue
+from core.rows import prepared_cursor
 from verifybench.label_rules import CORRECTNESS, CorrectnessRules
 from verifybench.models import Completion, Question
 
@@ -50,7 +49,7 @@ def verdict_contribution(project: AnnotationProject, items: Sequence[Item], read
         question, greedy or sampled), in one query."""
         verdicts: dict[int, dict[int, str]] = {}
         about: dict[int, tuple[str, str, str, int, bool]] = {}
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(_FACTS_SQL.format(subjects=", ".join(["%s"] * len(subjects))), list(subjects))
             rows = cursor.fetchall()
         for pk, model, answer_class, answer_type, question_id, is_greedy, verifier_id, status in rows:

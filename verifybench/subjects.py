@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import connection
 from django.db.models import Prefetch
 
 from core import subjects
+from core.rows import fetch_one
 from core.search import text_matches
 from core.subjects import SubjectKind, ViewContext
 
@@ -74,9 +74,7 @@ _TASK_VIEW_SQL = f"""
 def completion_task_view(completion_id: int, context: ViewContext) -> dict:
     # one fixed statement: this runs on every claim, and building it with the ORM (model instances and a
     # prefetch) cost more CPU than the look-up itself
-    with connection.cursor() as cursor:
-        cursor.execute(_TASK_VIEW_SQL, [completion_id])
-        row = cursor.fetchone()
+    row = fetch_one(_TASK_VIEW_SQL, [completion_id])
     if row is None:
         raise Completion.DoesNotExist(f"no completion {completion_id}")
     text, model_name, question_text, answer_type, subject, final_answer, solution = row
