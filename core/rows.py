@@ -74,14 +74,15 @@ def prepared_cursor():
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     connection.validate_thread_sharing()
+    preparing, logging = _preparing_cursor_classes()
     with connection.wrap_database_errors:
-        cursor = _preparing_cursor_class()(connection.connection)
-    return connection.make_debug_cursor(cursor) if connection.queries_logged else connection.make_cursor(cursor)
+        cursor = preparing(connection.connection)
+    return logging(cursor, connection) if connection.queries_logged else connection.make_cursor(cursor)
 
 
 @functools.cache
-def _preparing_cursor_class():
-    from django.db.backends.postgresql.base import ServerBindingCursor
+def _preparing_cursor_classes():
+    from django.db.backends.postgresql.base import CursorDebugWrapper, ServerBindingCursor
 
     class PreparingCursor(ServerBindingCursor):
         """Binds parameters on the server and prepares every statement (Django turns automatic preparing off)."""
@@ -89,7 +90,19 @@ def _preparing_cursor_class():
         def execute(self, query, params=None, *, prepare=None, binary=None):
             return super().execute(query, params, prepare=True, binary=binary)
 
-    return PreparingCursor
+    class LoggingPreparedCursor(CursorDebugWrapper):
+        """Django's query log (DEBUG, tests) with the statement and its values, as for Django's own cursors: the
+        driver keeps no text of a statement it runs by its prepared name."""
+
+        def debug_sql(self, sql=None, params=None, use_last_executed_query=False, many=False):
+            if use_last_executed_query and not many:
+                try:
+                    sql, use_last_executed_query = self.db.ops.compose_sql(sql, params), False
+                except Exception:  # values the statement itself will refuse: log its text, let it fail as it would
+                    use_last_executed_query = False
+            return super().debug_sql(sql, params, use_last_executed_query, many)
+
+    return PreparingCursor, LoggingPreparedCursor
 
 
 def fetch_one(sql: str, params) -> tuple | None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from django.contrib.auth.models import Group, User
+from django.db import DatabaseError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 
 from core import roles, rows
@@ -48,3 +51,41 @@ def test_split_gives_consecutive_models_in_order(make_user):
 
     assert (user.pk, user.username) == (person.pk, "split-member")
     assert (found_group.pk, found_group.name) == (group.pk, roles.ANNOTATOR)
+
+
+def _prepared_here() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [statement for (statement,) in cursor.fetchall()]
+
+
+@pytest.mark.postgres
+def test_on_postgresql_a_fixed_statement_is_prepared_once_and_reused(make_user):
+    person = make_user(roles.ANNOTATOR, username="prepared-person")
+    token = Token.objects.create(user=person)
+
+    for _ in range(3):
+        user, _key = rows.split(_user_and_token_row(token.key), User)
+        assert user.pk == person.pk
+    with CaptureQueriesContext(connection) as logged:
+        _user_and_token_row(token.key)
+
+    prepared = [statement for statement in _prepared_here() if "authtoken_token" in statement]
+    assert len(prepared) == 1 and "$1" in prepared[0]
+    assert len(logged) == 1 and "authtoken_token" in logged[0]["sql"]  # still logged as Django's statements are
+
+
+@pytest.mark.postgres
+def test_with_prepared_statements_off_nothing_is_prepared(make_user, settings):
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    person = make_user(roles.ANNOTATOR, username="unprepared-person")
+    token = Token.objects.create(user=person)
+
+    assert _user_and_token_row(token.key) is not None
+    assert not [statement for statement in _prepared_here() if "authtoken_token" in statement]
+
+
+@pytest.mark.postgres
+def test_a_database_error_in_a_prepared_statement_is_django_s_error(db):
+    with pytest.raises(DatabaseError), transaction.atomic():
+        rows.fetch_one("SELECT 1 / (%s - 1)", [1])
