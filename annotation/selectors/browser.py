@@ -298,7 +298,7 @@ def recent_labels(project: AnnotationProject, user, limit: int = 20) -> list[dic
             "task_id": label.task_id,
             "item_id": label.item_id,
             "value": label.value,
-            "display": "unsuitable" if label.unsuitable else judgement.display(label.value),
+            "display": "Unsuitable" if label.unsuitable else judgement.display(label.value),
             "summary": found.get(label.item_id, {}),
             "changeable": label.item.state in workflow.OPEN_STATES or label.item.is_gold,
             "at": label.created_at.isoformat(),

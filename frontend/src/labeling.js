@@ -10,6 +10,7 @@ const TEXT_FIELDS = "input:not([type=button]):not([type=submit]):not([type=radio
 const CODE_LETTERS = new Set(["a", "b", "c", "d"]);
 const RETRY_DELAYS = [1000, 2000, 4000, 8000, 15000];
 const HISTORY_LIMIT = 20;
+const RECENT_PREVIEW_CHARACTERS = 60;
 // Labeled items kept in the page, ready for `z`; older ones are rebuilt from their HTML when gone back to, which keeps
 // the page (and the work of the browser's garbage collector) small.
 const HISTORY_IN_PAGE = 3;
@@ -403,6 +404,24 @@ export function initLabeling(root) {
     prepareQueued();
   }
 
+  // A one-line preview of a shown question: its text, and its formulas as the page already typeset them (cloned,
+  // so nothing is typeset again while a key is handled), cut after about `budget.left` visible characters.
+  function appendPreview(target, node, budget) {
+    for (const child of node.childNodes) {
+      if (budget.left <= 0) return;
+      if (child.nodeType === Node.TEXT_NODE) {
+        const text = child.textContent.replace(/\s+/g, " ");
+        target.append(text.length > budget.left ? `${text.slice(0, budget.left).trimEnd()}…` : text);
+        budget.left -= text.length;
+      } else if (child.nodeType === Node.ELEMENT_NODE && child.classList.contains("katex")) {
+        target.append(child.cloneNode(true));
+        budget.left -= (child.querySelector(".katex-html")?.textContent || "").length;
+      } else if (child.nodeType === Node.ELEMENT_NODE) {
+        appendPreview(target, child, budget);
+      }
+    }
+  }
+
   function recordRecent(entry, body) {
     if (!recentList) return;
     recentList.querySelector("[data-recent-empty]")?.remove();
@@ -415,13 +434,15 @@ export function initLabeling(root) {
       button.className = "link-button";
       button.dataset.action = "open";
       button.dataset.task = String(entry.id);
-      const question = entry.node.querySelector("[data-testid=question]")?.textContent.trim() || `Task ${entry.id}`;
-      button.textContent = question.length > 60 ? `${question.slice(0, 59)}…` : question;
+      const question = entry.node.querySelector("[data-testid=question]");
+      if (question) appendPreview(button, question, { left: RECENT_PREVIEW_CHARACTERS });
+      else button.textContent = `Task ${entry.id}`;
       const value = document.createElement("strong");
       value.dataset.recentValue = "";
       item.append(button, " → ", value);
     }
-    item.querySelector("[data-recent-value]").textContent = labelText(isAnswerType, body);
+    const shown = labelText(isAnswerType, body);
+    item.querySelector("[data-recent-value]").textContent = shown.charAt(0).toUpperCase() + shown.slice(1); // as the server lists it
     recentList.prepend(item);
     while (recentList.children.length > HISTORY_LIMIT) recentList.lastElementChild.remove();
   }

@@ -11,6 +11,7 @@ from annotation import services, workflow
 from annotation.models import Item, Label, Task
 from core import roles
 
+from .helpers import VISIBLE_TEXT
 from .labeling_fixtures import make_dataset, make_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -228,3 +229,25 @@ def test_items_leased_ahead_are_laid_out_but_neither_tabbable_nor_read_out(
     wait_for_next(page, first)
     page.wait_for_function(settled)
     assert page.locator(".task-holder[data-item=current] [data-testid=question]").inner_text() != current_question
+
+
+def test_my_recent_labels_show_questions_with_typeset_formulas_before_and_after_a_reload(
+    page, live_server, login, app_url, make_user
+):
+    annotator = make_user(roles.ANNOTATOR, username="recent-reader")
+    project = make_project(make_dataset(questions=3, name="Recent labels"), annotators=[annotator])
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    first = page.locator("[data-labeling]").get_attribute("data-task-id")
+    page.keyboard.press("1")
+    wait_for_next(page, first)
+
+    for moment in ("added by the page", "rendered by the server"):
+        page.locator("[data-recent-labels] summary").click()
+        entry = page.locator(f'[data-recent-task="{first}"]')
+        assert entry.locator(".katex").count() >= 1, moment
+        shown = entry.evaluate(VISIBLE_TEXT)
+        assert "$" not in shown and "\\int" not in shown and "Question" in shown, (moment, shown)
+        assert "Correct" in shown, (moment, shown)
+        page.reload()
+        open_label_page(page, app_url, project)

@@ -320,7 +320,7 @@ def test_z_goes_back_to_change_a_label_and_recent_labels_jump_back(
     recent = page.locator("[data-recent-labels]")
     recent.locator("summary").click()
     entries = recent.locator("[data-recent-task]")
-    assert entries.count() == 1 and entries.first.locator("[data-recent-value]").inner_text() == "correct"
+    assert entries.count() == 1 and entries.first.locator("[data-recent-value]").inner_text() == "Correct"
     screenshot(page, "labeling-recent", full_page=False)
     entries.first.get_by_role("button").click()
     assert wait_for_task_change(page, second) == first
