@@ -82,9 +82,10 @@ def prepared_cursor():
 
 @functools.cache
 def _preparing_cursor_classes():
-    from django.db.backends.postgresql.base import CursorDebugWrapper, ServerBindingCursor
+    import psycopg
+    from django.db.backends.postgresql.base import CursorDebugWrapper
 
-    class PreparingCursor(ServerBindingCursor):
+    class PreparingCursor(psycopg.Cursor):
         """Binds parameters on the server and prepares every statement (Django turns automatic preparing off)."""
 
         def execute(self, query, params=None, *, prepare=None, binary=None):
