@@ -32,6 +32,8 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation workflow"
 
     def ready(self):
-        from . import refit, setup  # noqa: F401  (register the annotator-model and project-setup job kinds)
+        from . import refit, setup, signals  # noqa: F401  (register the annotator-model and project-setup job kinds)
+
+        signals.connect()
 
         post_migrate.connect(count_projects_without_tallies, sender=self)

@@ -392,9 +392,21 @@ class Invitation(models.Model):
     revoked_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    account_state = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="For a link bound to an account: a digest of the account as it was when the link was made (its "
+        "password, flags, groups, permissions and memberships). Any change to the account kills the link.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["account"], condition=models.Q(used_at=None, revoked_at=None), name="open_account_links"
+            )
+        ]
 
     def __str__(self):
         return f"{self.get_role_display().lower()} invitation to {self.project} ({self.status()})"

@@ -108,3 +108,45 @@ def test_rows_of_the_previous_floor_plan_survive_the_migrations_both_ways():
     assert OldItem.objects.get(pk=by_proof.pk).proof_submission_id == proof.pk
     assert back.get_model("verifybench", "ExportJob").objects.get(pk=export.pk).format == "verifybench-hard"
     migrate(latest())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_open_account_links_from_before_the_fix_are_bound_or_revoked():
+    """Links made before accounts were fingerprinted: one whose account is untouched keeps working, bound to the
+    account as it is; one whose account has since got a password or a higher role is revoked."""
+    from django.contrib.auth.hashers import make_password
+
+    from verifybench.models import Dataset  # only annotation goes back, so the other apps' models are current
+
+    old = migrate([("annotation", "0012_group_tallies")])
+    User, Group = old.get_model("auth", "User"), old.get_model("auth", "Group")
+    Project, Invitation = old.get_model("annotation", "AnnotationProject"), old.get_model("annotation", "Invitation")
+    dataset = Dataset.objects.create(name="links")
+    project = Project.objects.create(name="links", dataset_id=dataset.pk, kind="correctness")
+    annotator_group = Group.objects.get_or_create(name="annotator")[0]
+    links = {}
+    for name, password, extra_group in (
+        ("untouched", "!unusable", None),
+        ("has-password", make_password("something-long-1"), None),
+        ("promoted", "!unusable", "admin"),
+    ):
+        user = User.objects.create(username=name, password=password)
+        user.groups.add(annotator_group)
+        if extra_group:
+            user.groups.add(Group.objects.get_or_create(name=extra_group)[0])
+        links[name] = Invitation.objects.create(
+            project=project,
+            role="annotator",
+            token_hash=name.ljust(64, "0"),
+            account=user,
+            expires_at=timezone.now() + timezone.timedelta(days=7),
+        ).pk
+    new = migrate(latest())
+    Invitation = new.get_model("annotation", "Invitation")
+    after = {name: Invitation.objects.get(pk=pk) for name, pk in links.items()}
+    assert after["untouched"].revoked_at is None and len(after["untouched"].account_state) == 64
+    assert after["has-password"].revoked_at is not None and after["promoted"].revoked_at is not None
+    for name in links:
+        User.objects.filter(username=name).delete()
+    Project.objects.filter(pk=project.pk).delete()
+    dataset.delete()

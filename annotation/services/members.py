@@ -39,6 +39,12 @@ class UnknownInvitation(InvitationUnusable):
     status_code = 404
 
 
+ACCOUNT_CHANGED = (
+    "This link was made for choosing the account's first password, and the account has changed since (its password, "
+    "its roles or its memberships). Ask the person who created the account for a new link."
+)
+
+
 class AlreadyMember(WorkflowError):
     """Accepting would change nothing: the link stays usable for the person it was meant for."""
 
@@ -73,6 +79,72 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def account_digest(
+    *,
+    password: str,
+    is_active: bool,
+    is_staff: bool,
+    is_superuser: bool,
+    group_ids: list[int],
+    permission_ids: list[int],
+    memberships: list[tuple[int, str]],
+) -> str:
+    """A digest of everything that makes an account worth taking over; a link bound to the account is good only
+    while the digest is the one it was made with."""
+    parts = [
+        password,
+        f"{int(is_active)}{int(is_staff)}{int(is_superuser)}",
+        ",".join(map(str, sorted(group_ids))),
+        ",".join(map(str, sorted(permission_ids))),
+        ",".join(f"{project}:{role}" for project, role in sorted(memberships)),
+    ]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def account_state(user) -> str:
+    """The digest of the account as it is in the database now."""
+    User = get_user_model()
+    row = User.objects.filter(pk=user.pk).values("password", "is_active", "is_staff", "is_superuser").first()
+    if row is None:
+        return ""
+    return account_digest(
+        **row,
+        group_ids=list(User.groups.through.objects.filter(user_id=user.pk).values_list("group_id", flat=True)),
+        permission_ids=list(
+            User.user_permissions.through.objects.filter(user_id=user.pk).values_list("permission_id", flat=True)
+        ),
+        memberships=list(
+            ProjectMember.objects.filter(user_id=user.pk, is_active=True).values_list("project_id", "role")
+        ),
+    )
+
+
+def withdraw_changed_account_links(user_id: int) -> int:
+    """Revoke the open links bound to an account that no longer is as it was when they were made: a password set
+    or changed by any means, a role or group given or taken, a flag or permission changed, a membership added or
+    ended. Returns how many were revoked. Called from the signals of every such change."""
+    open_links = Invitation.objects.filter(account_id=user_id, used_at=None, revoked_at=None)
+    if not open_links.exists():
+        return 0
+    User = get_user_model()
+    user = User(pk=user_id)
+    state = account_state(user)
+    return open_links.exclude(account_state=state).update(revoked_at=timezone.now())
+
+
+def _account_may_use_link(invitation: Invitation) -> bool:
+    """A link bound to an account sets the first password of an account that holds only the link's role: it never
+    hands over more than it was made for, whatever happened to the account since."""
+    account = invitation.account
+    if account is None:
+        return True
+    if not invitation.account_state or account_state(account) != invitation.account_state:
+        return False
+    if account.is_staff or account.is_superuser or account.has_usable_password():
+        return False
+    return set(account.groups.values_list("name", flat=True)) <= {invitation.role}
+
+
 def _grant_role(user, role: str) -> None:
     if not roles.has_role(user, role):
         user.groups.add(Group.objects.get_or_create(name=role)[0])
@@ -95,14 +167,21 @@ def create_invitation(
         raise InvalidSubmission("an invitation is valid for 1 to 90 days")
     token = secrets.token_urlsafe(32)
     with transaction.atomic():
-        invitation = Invitation.objects.create(
+        invitation = Invitation(
             project=project,
             role=role,
             token_hash=_token_hash(token),
             account=account,
+            account_state=account_state(account) if account is not None else "",
             created_by=actor,
             expires_at=timezone.now() + timedelta(days=days),
         )
+        if account is not None and not _account_may_use_link(invitation):
+            raise InvalidSubmission(
+                f"{account.get_username()} already has a password or more than the {role} role; a link can only "
+                "let a new account choose its first password"
+            )
+        invitation.save()
         for_whom = f" for {account.get_username()}" if account is not None else ""
         log_change(
             project,
@@ -152,8 +231,12 @@ def _usable_invitation(token: str, *, lock: bool) -> Invitation:
     if invitation is None:
         raise UnknownInvitation(UNKNOWN_INVITATION)
     status = invitation.status()
+    if status == Invitation.Status.REVOKED and invitation.account_id and invitation.revoked_by_id is None:
+        raise InvitationUnusable(ACCOUNT_CHANGED)  # revoked by a change to the account, not by a person
     if status != Invitation.Status.OPEN:
         raise InvitationUnusable(_UNUSABLE[Invitation.Status(status)])
+    if not _account_may_use_link(invitation):
+        raise InvitationUnusable(ACCOUNT_CHANGED)
     return invitation
 
 
@@ -234,9 +317,9 @@ def set_password_with_invitation(token: str, *, password: str):
         if user is None:
             raise NotAllowed("this link invites a new member; it does not belong to an account")
         _check_password(password, user)
+        _redeem(invitation, user)  # spent before the password changes, so the change cannot revoke it
         user.set_password(password)
         user.save(update_fields=["password"])
-        _redeem(invitation, user)
     return user
 
 
