@@ -8,7 +8,7 @@ ASSETS := frontend/static/dist/.built
 ENV_FILE := .env
 # Type-checked: the pure modules and the services (mypy, with the Django plugin).
 TYPED := core verifybench/services.py annotation/setup.py verifybench/importing verifybench/label_rules.py annotation/workflow.py annotation/label_model.py \
-	annotation/services grading/cascade.py grading/judges grading/services.py grading/runs.py \
+	annotation/services grading/cascade.py grading/judges grading/services.py grading/runs grading/verdict_writes.py \
 	grading/proofs/services.py grading/proofs/scoring.py grading/proofs/leaderboard.py grading/selection \
 	reports/services.py reports/exports
 

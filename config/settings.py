@@ -256,6 +256,10 @@ EXPORT_STALE_SECONDS = float(os.environ.get("EXPORT_STALE_SECONDS", "120"))
 IMPORT_STALE_SECONDS = float(os.environ.get("IMPORT_STALE_SECONDS", "600"))
 VERIFICATION_STALE_SECONDS = float(os.environ.get("VERIFICATION_STALE_SECONDS", "300"))
 JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "30"))
+# A worker process's share of a judge's concurrency limit is forgotten this long (plus the judge's timeout) after it
+# stopped renewing it (it died); a run asks this many other worker processes to help with its chunks.
+JUDGE_LEASE_SECONDS = float(os.environ.get("JUDGE_LEASE_SECONDS", "15"))
+VERIFICATION_HELPERS = int(os.environ.get("VERIFICATION_HELPERS", "32"))
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-jobs": {"task": "core.sweep_stale_jobs", "schedule": JOB_SWEEP_SECONDS},
 }

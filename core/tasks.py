@@ -16,6 +16,12 @@ def run_job(kind: str, job_id: int, attempt: int | None = None) -> str | None:
     return job.status if job is not None else None
 
 
+@shared_task(name="core.help_job")
+def help_job(kind: str, job_id: int, attempt: int) -> None:
+    """Do parts of a running job that splits its work (a verification run's chunks) beside its own execution."""
+    runner.help_with(kind, job_id, attempt)
+
+
 @shared_task(name="core.sweep_stale_jobs")
 def sweep_stale_jobs() -> dict:
     report = runner.sweep()
@@ -28,6 +34,15 @@ def _sweep_when_a_worker_starts(**kwargs) -> None:
 
 
 runner.set_dispatcher(lambda kind, job_id, attempt: run_job.delay(kind, job_id, attempt))
+
+
+def _ask_for_help(kind: str, job_id: int, attempt: int) -> None:
+    # Tasks that run in the caller (eager mode) have no other worker to help: the execution does every part itself.
+    if not help_job.app.conf.task_always_eager:
+        help_job.delay(kind, job_id, attempt)
+
+
+runner.set_helper_dispatcher(_ask_for_help)
 
 
 # Names under which earlier versions queued their jobs; messages already in a broker still run.

@@ -21,6 +21,8 @@ from .proofs.models import (  # noqa: F401  (Django finds the app's models here)
 )
 
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_TIMEOUT_SECONDS = 3600.0
+MAX_CONCURRENCY = 1024
 
 
 class AllowedJudgeHost(models.Model):
@@ -148,12 +150,25 @@ class VerifierConfig(models.Model):
     )
     temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0.0)])
     max_tokens = models.PositiveIntegerField(null=True, blank=True, default=2048)
-    timeout_seconds = models.FloatField(default=60.0, validators=[MinValueValidator(0.001)])
+    timeout_seconds = models.FloatField(
+        default=60.0, validators=[MinValueValidator(0.001), MaxValueValidator(MAX_TIMEOUT_SECONDS)]
+    )
     max_retries = models.PositiveIntegerField(default=3, help_text="Retries after the first attempt of each call.")
     backoff_base_seconds = models.FloatField(
         default=1.0, validators=[MinValueValidator(0.0)], help_text="First retry waits about this long, doubling after."
     )
-    concurrency_limit = models.PositiveIntegerField(default=4, validators=[MinValueValidator(1)])
+    concurrency_limit = models.PositiveIntegerField(
+        default=4,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_CONCURRENCY)],
+        help_text="Calls in flight at once to this judge, across every worker process and machine.",
+    )
+    requests_per_minute = models.PositiveIntegerField(
+        default=0, help_text="At most this many calls a minute, across every worker; 0 for no limit."
+    )
+    tokens_per_minute = models.PositiveIntegerField(
+        default=0,
+        help_text="At most this many prompt and completion tokens a minute, across every worker; 0 for no limit.",
+    )
     price_input_per_million = models.DecimalField(max_digits=12, decimal_places=4, default=0)
     price_output_per_million = models.DecimalField(max_digits=12, decimal_places=4, default=0)
     use_reference = models.BooleanField(default=True)
@@ -180,6 +195,9 @@ class VerifierConfig(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(temperature__gte=0), name="verifier_temperature_not_negative"),
             models.CheckConstraint(condition=models.Q(timeout_seconds__gt=0), name="verifier_timeout_positive"),
+            models.CheckConstraint(
+                condition=models.Q(timeout_seconds__lte=MAX_TIMEOUT_SECONDS), name="verifier_timeout_at_most_an_hour"
+            ),
             models.CheckConstraint(
                 condition=models.Q(concurrency_limit__gte=1), name="verifier_concurrency_at_least_one"
             ),
@@ -396,6 +414,65 @@ class VerificationRun(BackgroundJob):
     def done(self) -> int:
         """Completions in scope with a usable verdict."""
         return self.progress_done
+
+
+class RunChunk(models.Model):
+    """A stretch of a run's pending completions, by id, that one worker process verifies and commits whole.
+
+    A run's execution plans its chunks when it starts; any worker process then claims one (`token`), keeps its
+    heartbeat fresh while it works, and commits its verdicts, the chunk's end and the run's progress in one
+    transaction that checks the token. A chunk whose heartbeat went stale (its worker died) is claimed again."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    run = models.ForeignKey(VerificationRun, on_delete=models.CASCADE, related_name="chunks")
+    first_id = models.BigIntegerField(help_text="The first completion id of the stretch.")
+    last_id = models.BigIntegerField(help_text="The last completion id of the stretch.")
+    size = models.PositiveIntegerField(help_text="Pending completions in the stretch when it was planned.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    token = models.CharField(max_length=32, blank=True, help_text="Identifies the worker that holds the chunk.")
+    holder = models.CharField(max_length=200, blank=True, help_text="host:pid of the worker that last claimed it.")
+    claims = models.PositiveIntegerField(default=0, help_text="How many times a worker took it.")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    verified = models.PositiveIntegerField(default=0, help_text="Usable verdicts its commit wrote.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "first_id"]
+        indexes = [models.Index(fields=["run", "status", "first_id"], name="runchunk_run_status_first")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(first_id__lte=models.F("last_id")), name="runchunk_range")
+        ]
+
+    def __str__(self):
+        return f"chunk {self.first_id}-{self.last_id} of run {self.run_id} ({self.status})"
+
+
+class JudgeCallLease(models.Model):
+    """One worker process's share of a judge configuration's concurrency limit.
+
+    The shares of the live holders never add up to more than the limit: a holder raises its own only under a lock
+    on the configuration, within what the others leave, and uses no more than its share at any moment. A holder
+    that stops renewing is forgotten after `grading.judges.limits.LEASE_SECONDS`; one that cannot renew in time
+    stops starting calls (it fences itself) before anyone forgets it."""
+
+    verifier = models.ForeignKey(VerifierConfig, on_delete=models.CASCADE, related_name="call_leases")
+    holder = models.CharField(max_length=200)
+    granted = models.PositiveIntegerField(default=0, help_text="Calls it may have in flight.")
+    wanted = models.PositiveIntegerField(default=0, help_text="Calls it has in flight or waiting.")
+    paused_until = models.DateTimeField(
+        null=True, blank=True, help_text="The endpoint asked to slow down (429): nobody starts a call before this."
+    )
+    renewed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["verifier", "holder"], name="one_call_lease_per_holder")]
+
+    def __str__(self):
+        return f"{self.holder}: {self.granted} of {self.verifier}"
 
 
 class SelectionRecord(models.Model):

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation import aggregates
-from verifybench.label_rules import CORRECTNESS
-
 from .judges import templates
-from .models import PromptTemplate, Verdict, VerifierConfig
+from .models import PromptTemplate
+from .verdict_writes import record_verdict, write_verdicts
+
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "ensure_default_templates",
+    "judge_config_defaults",
+    "record_verdict",
+    "save_prompt_template_version",
+    "write_verdicts",
+]
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
@@ -83,49 +88,3 @@ def save_prompt_template_version(
             extraction_template=extraction_template,
             created_by=created_by,
         )
-
-
-def record_verdict(completion, config: VerifierConfig, result) -> Verdict:
-    """Store what a verifier said about a completion, replacing its earlier verdict for that verifier.
-
-    `result` is a judge's JudgeResult or any object with `status`, `extracted_answer`,
-    `explanation`, `reason` and `raw_output`; token, cost and cache fields default to zero.
-    Verdicts are kept apart from human labels and never touch them.
-    """
-    if result.status not in Verdict.Status.values:
-        raise ValidationError(f"Unknown verdict status {result.status!r}.")
-    template_id = getattr(result, "template_id", None)
-    if template_id is None and config.kind == VerifierConfig.Kind.JUDGE:
-        template_id = config.template_id
-    with transaction.atomic():
-        # the meta-evaluation's tallies of the completion's items move with its verdicts
-        tracker = aggregates.track_subjects(CORRECTNESS, [completion.pk])
-        verdict = _store_verdict(completion, config, result, template_id)
-        tracker.done()
-    return verdict
-
-
-def _store_verdict(completion, config: VerifierConfig, result, template_id) -> Verdict:
-    verdict, _ = Verdict.objects.update_or_create(
-        completion=completion,
-        verifier=config,
-        defaults={
-            "prompt_template_id": template_id,
-            "status": result.status,
-            "extracted_answer": result.extracted_answer or "",
-            "explanation": result.explanation or "",
-            "reason": result.reason or "",
-            "raw_output": result.raw_output or "",
-            "extraction_output": getattr(result, "extraction_output", "") or "",
-            "prompt_tokens": getattr(result, "prompt_tokens", 0) or 0,
-            "completion_tokens": getattr(result, "completion_tokens", 0) or 0,
-            "cost": getattr(result, "cost", None) or Decimal(0),
-            "attempts": getattr(result, "attempts", 0) or 0,
-            "cache_hit": bool(getattr(result, "cache_hit", False)),
-            "failed": bool(getattr(result, "failed", False)),
-            "stage": getattr(result, "stage", "") or "",
-            "rule_status": getattr(result, "rule_status", "") or "",
-            "judge_status": getattr(result, "judge_status", "") or "",
-        },
-    )
-    return verdict

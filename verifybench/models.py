@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Coalesce
 
 from core import taxonomy
 from core.jobs.models import BackgroundJob
@@ -102,7 +103,26 @@ class ReferenceAnswer(models.Model):
         return f"reference for {self.question_id}"
 
 
+class CompletionQuerySet(models.QuerySet):
+    def with_primary_reference(self):
+        """Each completion with its question's primary reference as `reference_final_answer` and
+        `reference_solution` (empty when the question has none), joined in the same query."""
+        return self.annotate(
+            primary_reference=models.FilteredRelation(
+                "question__references", condition=models.Q(question__references__is_primary=True)
+            ),
+            reference_final_answer=Coalesce(
+                "primary_reference__final_answer", models.Value(""), output_field=models.TextField()
+            ),
+            reference_solution=Coalesce(
+                "primary_reference__solution", models.Value(""), output_field=models.TextField()
+            ),
+        )
+
+
 class Completion(models.Model):
+    objects = CompletionQuerySet.as_manager()
+
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="completions")
     external_id = models.CharField(max_length=255)
     model_name = models.CharField(max_length=200, db_index=True)

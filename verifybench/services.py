@@ -11,12 +11,12 @@ import os
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from . import selectors
 from .bulk_writer import DatabaseWriter
 from .importing import ImportReport, LineError, RecordReader, UnknownFormat, format_names, get_format
-from .models import Dataset
+from .models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
 from .source_files import RejectsFile, default_rejects_path, open_rows, progress_bar
 
 
@@ -120,7 +120,22 @@ def import_jsonl(
     if rejects is not None:
         rejects.close()
         report.rejects_path = str(rejects.path) if rejects.count else None
+    analyze_imported_tables()
     return report
+
+
+def analyze_imported_tables() -> None:
+    """Refresh PostgreSQL's statistics of the tables an import writes, once its rows are committed, so the next
+    queries (a verification run's plan, the item browser) are planned for the table as it is now rather than as it
+    was before a bulk load, whatever autovacuum has done yet. Inside a caller's transaction the rows are not
+    committed yet: the caller's own commit is followed by the next import's analysis, or autovacuum's."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return
+    tables = ", ".join(
+        connection.ops.quote_name(model._meta.db_table) for model in (Question, ReferenceAnswer, Completion, PriorLabel)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {tables}")
 
 
 def _import_in_transaction(

@@ -56,6 +56,10 @@ class JobKind:
     # Resets the kind's own fields (and files) before a start from scratch; returns their names.
     reset: Callable[[Any], list[str]] = lambda job: []
     stale_setting: str = "JOB_STALE_SECONDS"
+    # A kind whose work splits into parts that other worker processes may take (a run's chunks): `help(job_id,
+    # attempt)` does parts of the job's current attempt until none is left; the execution asks for helpers with
+    # `call_helpers`. A helper that finds the job finished, or on another attempt, does nothing.
+    help: Callable[[int, int], None] | None = None
     noun: str = ""  # how messages name one job ("run 12"); the title in lower case when empty
     extra: dict = field(default_factory=dict)
 
@@ -235,6 +239,38 @@ _dispatch: list[Dispatcher] = []
 def set_dispatcher(dispatch: Dispatcher) -> None:
     """How queued jobs reach a worker: `dispatch(kind_name, job_id, attempt)`; core.tasks sets the Celery one."""
     _dispatch[:] = [dispatch]
+
+
+_help_dispatch: list[Dispatcher] = []
+
+
+def set_helper_dispatcher(dispatch: Dispatcher) -> None:
+    """How requests for help reach other workers: `dispatch(kind_name, job_id, attempt)`; core.tasks sets it."""
+    _help_dispatch[:] = [dispatch]
+
+
+def call_helpers(job, count: int) -> int:
+    """Ask up to `count` other worker processes to help with the job's current attempt; returns how many were asked
+    (none when no dispatcher is set, e.g. when tasks run in the caller)."""
+    if not _help_dispatch or count <= 0:
+        return 0
+    kind = kind_of(job)
+    if kind.help is None:
+        raise RuntimeError(f"{kind.name} jobs cannot be helped")
+    for _ in range(count):
+        _help_dispatch[0](kind.name, job.pk, job.attempt)
+    return count
+
+
+def help_with(kind_name: str, job_id: int, attempt: int) -> None:
+    """Do parts of a job as a helper (in a worker, from a help request)."""
+    kind = get_kind(kind_name)
+    if kind.help is None:
+        return
+    try:
+        kind.help(job_id, attempt)
+    finally:
+        close_old_connections()
 
 
 def enqueue(job) -> None:

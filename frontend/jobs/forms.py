@@ -75,10 +75,11 @@ class RunForm(ScopeFiltersMixin):
     )
     scope = forms.ChoiceField(widget=forms.RadioSelect)
     chunk_size = forms.IntegerField(
+        required=False,
         min_value=1,
         max_value=runs.MAX_CHUNK_SIZE,
-        initial=100,
-        help_text="Completions verified and committed together.",
+        help_text="Completions verified and committed together, and shared out to workers as a unit. Leave empty "
+        "for the verifier's default (2,000 for the rules, 200 for a judge, 500 for a cascade).",
     )
     chunk_delay = forms.FloatField(
         required=False,
@@ -112,7 +113,7 @@ class RunForm(ScopeFiltersMixin):
                 answer_types=data["answer_types"],
                 domains=data["domains"],
                 models=data["models"],
-                chunk_size=data["chunk_size"],
+                chunk_size=data.get("chunk_size") or None,
                 options=options,
                 created_by=user,
                 **scope,

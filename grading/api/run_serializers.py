@@ -49,6 +49,8 @@ class VerifierConfigSerializer(serializers.ModelSerializer):
             "max_retries",
             "backoff_base_seconds",
             "concurrency_limit",
+            "requests_per_minute",
+            "tokens_per_minute",
             "price_input_per_million",
             "price_output_per_million",
             "use_reference",
@@ -123,7 +125,15 @@ class RunCreateSerializer(serializers.Serializer):
     answer_types = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     domains = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     models = serializers.ListField(child=serializers.CharField(), required=False, default=list)
-    chunk_size = serializers.IntegerField(required=False, default=100, min_value=1)
+    chunk_size = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        max_value=10_000,
+        help_text="Completions per chunk, the unit workers share and commit (default by verifier kind: rules 2000, "
+        "judge 200, cascade 500).",
+    )
     options = serializers.DictField(
         required=False, default=dict, help_text="chunk_delay: seconds to pause after each chunk."
     )

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from django.db.models import F, FilteredRelation, Q
-
 from annotation import workflow
 from annotation.models import Item, Label
 from core import taxonomy
@@ -75,17 +73,7 @@ def exportable_items(project, options: dict):
 
 def _completions(ids) -> dict[int, dict]:
     """The completions (with their question and primary reference) of these ids, as records keyed by id."""
-    rows = (
-        Completion.objects.filter(pk__in=list(ids))
-        .annotate(
-            primary_reference=FilteredRelation(
-                "question__references", condition=Q(question__references__is_primary=True)
-            ),
-            reference_final_answer=F("primary_reference__final_answer"),
-            reference_solution=F("primary_reference__solution"),
-        )
-        .values_list(*_COMPLETION_FIELDS)
-    )
+    rows = Completion.objects.filter(pk__in=list(ids)).with_primary_reference().values_list(*_COMPLETION_FIELDS)
     found = {}
     for values in rows:
         record = dict(zip(_COMPLETION_FIELDS, values, strict=True))

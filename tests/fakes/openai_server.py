@@ -61,6 +61,16 @@ class Redirect:
     location: str
 
 
+@dataclass(frozen=True)
+class Raw:
+    """An answer that is not a chat completion: `body` as it is, with its own content type (a misconfigured proxy,
+    an HTML error page, a model server's plain-text answer)."""
+
+    body: str
+    content_type: str = "text/plain"
+    code: int = 200
+
+
 @dataclass
 class RecordedRequest:
     path: str
@@ -218,12 +228,14 @@ class FakeOpenAIServer:
         if self._group_generation == generation:
             self._held -= 1
 
-    def _answer(self, behaviour, body: dict, headers: dict[str, str]) -> tuple[int, dict, dict] | None:
+    def _answer(self, behaviour, body: dict, headers: dict[str, str]) -> tuple[int, object, dict] | None:
         """The status, JSON payload and extra headers of the reply; None when the server is stopping."""
         if isinstance(behaviour, Status):
             extra = {"Retry-After": behaviour.retry_after} if behaviour.retry_after is not None else {}
             error = {"message": behaviour.message, "type": "server_error" if behaviour.code >= 500 else "error"}
             return behaviour.code, {"error": error}, extra
+        if isinstance(behaviour, Raw):
+            return behaviour.code, behaviour, {}
         if isinstance(behaviour, Redirect):
             return 307, {"error": {"message": "moved", "type": "redirect"}}, {"Location": behaviour.location}
         if isinstance(behaviour, Slow):
@@ -261,10 +273,13 @@ class FakeOpenAIServer:
         )
 
     @staticmethod
-    def _send(handler, code: int, payload: dict, extra_headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode("utf-8")
+    def _send(handler, code: int, payload, extra_headers: dict[str, str] | None = None) -> None:
+        if isinstance(payload, Raw):
+            data, content_type = payload.body.encode("utf-8"), payload.content_type
+        else:
+            data, content_type = json.dumps(payload).encode("utf-8"), "application/json"
         handler.send_response(code)
-        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Type", content_type)
         handler.send_header("Content-Length", str(len(data)))
         for name, value in (extra_headers or {}).items():
             handler.send_header(name, value)

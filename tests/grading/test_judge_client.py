@@ -18,7 +18,7 @@ from grading.judges.service import judge_batch, judge_completion
 from grading.judges.templates import DEFAULT_TEMPLATES, FINAL_JUDGMENT
 from grading.models import JudgeResponseCache, PromptTemplate, Verdict, VerifierConfig
 from grading.services import record_verdict
-from tests.fakes.openai_server import CORRECT_MARKER, UNDECIDED_MARKER, EchoAuthorization, Reply, Slow, Status
+from tests.fakes.openai_server import CORRECT_MARKER, UNDECIDED_MARKER, EchoAuthorization, Raw, Reply, Slow, Status
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
 KEY_ENV = "JUDGE_KEY_MATHLABEL_TEST"
@@ -170,6 +170,20 @@ def test_server_errors_until_giving_up_become_an_inconclusive_verdict(make_judge
     verdict = record_verdict(completion, config, result)
     assert (verdict.status, verdict.failed, verdict.attempts) == ("inconclusive", True, 3)
     assert "HTTP 500" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [Raw("OK"), Raw("<html><body>Bad gateway</body></html>", "text/html"), Raw('{"result": "yes"}', "application/json")],
+    ids=["plain text", "html", "other json"],
+)
+def test_a_reply_that_is_not_a_chat_completion_is_a_failed_call(make_judge, fake_openai, answer):
+    fake_openai.script(answer)
+    result = judge(make_judge(max_retries=2), "0.75")
+    assert (result.status, result.failed) == ("inconclusive", True)
+    assert "not a chat completion" in result.reason
+    assert len(fake_openai.chat_requests) == 1  # not retried: the endpoint answered, with the wrong thing
+    assert JudgeResponseCache.objects.count() == 0
 
 
 def test_client_errors_are_not_retried(make_judge, fake_openai):

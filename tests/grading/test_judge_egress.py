@@ -208,7 +208,7 @@ def legacy_config(listener, api_key_env: str) -> VerifierConfig:
 
 def queued_run(config, dataset) -> VerificationRun:
     """A run queued before the checks existed (create_run refuses such a configuration today)."""
-    with pytest.raises(runs.RunRequestError, match="not usable"):
+    with pytest.raises(runs.RunRequestError, match="cannot run"):
         runs.create_run(verifier=config, dataset=dataset, enqueue=False)
     return VerificationRun.objects.create(verifier=config, dataset=dataset)
 

@@ -13,6 +13,7 @@ from django.db.models import Count
 from annotation import services as annotation_services
 from grading import runs
 from grading.models import AllowedJudgeHost, PromptTemplate, Verdict, VerificationRun, VerifierConfig
+from grading.runs import pipeline
 from tests.fakes.openai_server import CORRECT_MARKER
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
@@ -78,6 +79,12 @@ def run_now(run) -> VerificationRun:
     return runs.execute_run(run.pk, run.attempt)
 
 
+def watch_chunks(monkeypatch, watch):
+    """Call `watch(rows)` with each chunk's rows before the rules verify them (its answer is ignored)."""
+    original = pipeline.verify_rule_rows
+    monkeypatch.setattr(pipeline, "verify_rule_rows", lambda rows: watch(rows) or original(rows))
+
+
 @pytest.fixture
 def dataset(db):
     return make_dataset()
@@ -87,8 +94,7 @@ def dataset(db):
 def test_a_rule_run_verifies_every_completion_in_chunks_and_counts_the_verdicts(dataset, monkeypatch):
     config = rule_verifier()
     chunk_sizes = []
-    original = runs.verify_chunk
-    monkeypatch.setattr(runs, "verify_chunk", lambda c, chunk: chunk_sizes.append(len(chunk)) or original(c, chunk))
+    watch_chunks(monkeypatch, lambda chunk: chunk_sizes.append(len(chunk)))
     run = run_now(runs.create_run(verifier=config, dataset=dataset, chunk_size=6, enqueue=False))
 
     assert run.status == VerificationRun.Status.SUCCEEDED, run.error
@@ -104,24 +110,22 @@ def test_a_rule_run_verifies_every_completion_in_chunks_and_counts_the_verdicts(
 @pytest.mark.django_db
 def test_a_failed_run_keeps_its_whole_chunks_and_a_resume_finishes_without_duplicates(dataset, monkeypatch):
     config = rule_verifier()
-    original = runs.verify_chunk
     calls = []
 
-    def crash_on_third_chunk(c, chunk):
+    def crash_on_third_chunk(chunk):
         calls.append([completion.pk for completion in chunk])
         if len(calls) == 3:
             raise RuntimeError("worker lost")
-        return original(c, chunk)
 
-    monkeypatch.setattr(runs, "verify_chunk", crash_on_third_chunk)
+    watch_chunks(monkeypatch, crash_on_third_chunk)
     run = run_now(runs.create_run(verifier=config, dataset=dataset, chunk_size=4, enqueue=False))
     assert run.status == VerificationRun.Status.FAILED and "worker lost" in run.error
     first_eight = sorted(Completion.objects.filter(question__dataset=dataset).values_list("pk", flat=True))[:8]
     assert sorted(verdicts_per_completion(config)) == first_eight and run.done == 8
 
-    monkeypatch.setattr(runs, "verify_chunk", original)
+    monkeypatch.undo()
     seen = []
-    monkeypatch.setattr(runs, "verify_chunk", lambda c, chunk: seen.extend(x.pk for x in chunk) or original(c, chunk))
+    watch_chunks(monkeypatch, lambda chunk: seen.extend(x.pk for x in chunk))
     run = run_now(runs.resume_run(run, enqueue=False))
     assert run.status == VerificationRun.Status.SUCCEEDED and run.attempt == 2
     assert not set(seen) & set(first_eight) and len(seen) == 12
@@ -135,8 +139,7 @@ def test_a_second_run_of_the_same_verifier_skips_what_is_done_and_a_stale_messag
     first = run_now(runs.create_run(verifier=config, dataset=dataset, answer_types=["A"], enqueue=False))
     assert first.total == first.done == 12
     seen = []
-    original = runs.verify_chunk
-    monkeypatch.setattr(runs, "verify_chunk", lambda c, chunk: seen.extend(chunk) or original(c, chunk))
+    watch_chunks(monkeypatch, seen.extend)
     second = run_now(runs.create_run(verifier=config, dataset=dataset, enqueue=False))
     assert len(seen) == 8 and second.done == 20
     assert runs.execute_run(second.pk, attempt=second.attempt).status == VerificationRun.Status.SUCCEEDED
@@ -147,14 +150,12 @@ def test_a_second_run_of_the_same_verifier_skips_what_is_done_and_a_stale_messag
 def test_cancel_stops_between_chunks_and_a_queued_run_is_cancelled_at_once(dataset, monkeypatch):
     config = rule_verifier()
     run = runs.create_run(verifier=config, dataset=dataset, chunk_size=5, enqueue=False)
-    original = runs.verify_chunk
 
-    def cancel_during_second_chunk(c, chunk):
-        if Verdict.objects.filter(verifier=c).count() == 5:
+    def cancel_during_second_chunk(chunk):
+        if Verdict.objects.filter(verifier=config).count() == 5:
             runs.cancel_run(run)
-        return original(c, chunk)
 
-    monkeypatch.setattr(runs, "verify_chunk", cancel_during_second_chunk)
+    watch_chunks(monkeypatch, cancel_during_second_chunk)
     run = run_now(run)
     assert run.status == VerificationRun.Status.CANCELLED and run.cancel_requested
     assert Verdict.objects.filter(verifier=config).count() == 10 and run.done == 10  # the chunk under way is kept
@@ -233,6 +234,24 @@ def test_failed_judge_calls_leave_the_run_failed_and_a_resume_retries_only_them(
     assert run.status == VerificationRun.Status.SUCCEEDED
     assert run.counts == {"correct": 2, "incorrect": 2, "inconclusive": 0, "failed": 0} and run.done == 4
     assert Verdict.objects.filter(verifier=config, failed=False).count() == 4
+
+
+@pytest.mark.django_db
+def test_an_endpoint_answering_plain_text_fails_those_calls_not_the_run(fake_openai, monkeypatch):
+    from tests.fakes.openai_server import Raw
+
+    monkeypatch.setenv(JUDGE_KEY_ENV, "sk-run-test-key")
+    dataset = make_dataset("plain-text", questions=2, per_question=4, judge_markers=True)
+    config = judge_verifier(fake_openai.base_url)
+    fake_openai.script(Raw("Service temporarily moved"), Raw("Service temporarily moved"))
+    run = run_now(runs.create_run(verifier=config, dataset=dataset, enqueue=False))
+    failed = Verdict.objects.filter(verifier=config, failed=True).count()
+    assert 2 <= failed < 8  # the two prompts answered in plain text (a prompt may stand for twin completions)
+    assert run.status == VerificationRun.Status.FAILED and f"{failed} judge call(s) failed" in run.error
+    assert run.counts["failed"] == failed and run.done == 8 - failed
+    assert "not a chat completion" in Verdict.objects.filter(verifier=config, failed=True).first().reason
+    run = run_now(runs.resume_run(run, enqueue=False))
+    assert run.status == VerificationRun.Status.SUCCEEDED and run.counts["failed"] == 0
 
 
 @pytest.mark.django_db

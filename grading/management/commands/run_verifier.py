@@ -35,7 +35,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--domain", action="append", default=[], dest="domains", help="repeatable")
         parser.add_argument("--model", action="append", default=[], dest="models", help="repeatable")
-        parser.add_argument("--chunk-size", type=int, default=100)
+        parser.add_argument(
+            "--chunk-size",
+            type=int,
+            default=None,
+            help="completions per chunk (default: 2000 for the rules, 200 for a judge)",
+        )
         parser.add_argument("--queue", action="store_true", help="queue the run for a Celery worker and return")
 
     def handle(self, *args, **options):
