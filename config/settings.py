@@ -188,14 +188,15 @@ LOGIN_MAX_FAILURES = int(os.environ.get("LOGIN_MAX_FAILURES", "10"))
 LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
 API_TOKEN_TTL_HOURS = float(os.environ.get("API_TOKEN_TTL_HOURS", str(24 * 30)))
 
-# Throttles and login failures are counted in the cache: Redis with CACHE_URL (shared by every web process),
-# otherwise the process's memory.
+# Throttles and login failures are counted in the cache, shared by every web process: Redis with CACHE_URL,
+# otherwise a table of the database (created by core's migration). Tests count in each process's memory.
 CACHE_URL = os.environ.get("CACHE_URL", "")
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
-    if CACHE_URL
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "mathlabel"}
-}
+if CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+elif TESTING:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "mathlabel"}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "mathlabel_cache"}}
 SPECTACULAR_SETTINGS = {
     "TITLE": "mathlabel API",
     "DESCRIPTION": "Import benchmark data, run the annotation workflow, verify, export and evaluate.",

@@ -7,4 +7,7 @@ class CoreConfig(AppConfig):
     verbose_name = "Shared core"
 
     def ready(self):
-        from . import login_limits, tasks  # noqa: F401  (counts failed sign-ins; sets how queued jobs reach a worker)
+        # login_limits counts failed sign-ins; tasks sets how queued jobs reach a worker
+        from . import accounts, login_limits, tasks  # noqa: F401
+
+        accounts.connect()

@@ -3,8 +3,9 @@
 Every failed sign-in (Django's `user_login_failed` signal: the login page, the admin's, and the API token endpoint)
 counts against its username and against the client's address for LOGIN_LOCKOUT_SECONDS. Once a username has
 LOGIN_MAX_FAILURES failures, or an address five times as many, further attempts are refused with 429 and
-`Retry-After` before any password is checked, so the right password does not help a guesser either. A successful
-sign-in clears its username's count.
+`Retry-After` before any password is checked, so the right password does not help a guesser either. A username is
+counted as the identity it stands for (`core.identity`: full-width, other look-alike forms and case fold to one), so
+another spelling neither escapes the count nor resets it. A successful sign-in clears its identity's count.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.core.cache import cache
 from django.dispatch import receiver
 
+from .identity import canonical_username
+
 ADDRESS_FACTOR = 5
 
 
@@ -25,8 +28,9 @@ def client_address(request) -> str:
 
 
 def _user_key(username: str) -> str:
-    # Hashed: a username is whatever the client typed, and a cache key must be short and plain.
-    digest = hashlib.sha256(username.strip().lower().encode("utf-8", "surrogatepass")).hexdigest()
+    # One counter per identity, however the name is spelled (core.identity); hashed, since a username is whatever
+    # the client typed and a cache key must be short and plain.
+    digest = hashlib.sha256(canonical_username(username).encode("utf-8", "surrogatepass")).hexdigest()
     return f"login-failures:user:{digest}"
 
 

@@ -14,6 +14,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core import roles
+from core.accounts import username_refusal
+from core.identity import display_username
 
 from ..models import (
     AnnotationProject,
@@ -292,11 +294,10 @@ def sign_up_with_invitation(token: str, *, username: str, password: str, email: 
         invitation = _usable_invitation(token, lock=True)
         if invitation.account_id is not None:
             raise NotAllowed("this link sets the password of an existing account; it cannot create another one")
-        username = username.strip()
-        if not username:
-            raise InvalidSubmission("choose a username")
-        if User.objects.filter(username__iexact=username).exists():
-            raise InvalidSubmission("that username is taken; choose another one")
+        username = display_username(username)
+        refusal = username_refusal(username)
+        if refusal:
+            raise InvalidSubmission(refusal)
         user = User(username=username, email=email.strip())
         _check_password(password, user)
         user.set_password(password)
@@ -335,14 +336,13 @@ def create_account(
     """Create an account (without a usable password) with the role, make it a member, and return it with a
     one-time link through which its owner chooses a password."""
     User = get_user_model()
-    username = username.strip()
-    if not username:
-        raise InvalidSubmission("choose a username")
+    username = display_username(username)
     with transaction.atomic():
-        if User.objects.filter(username__iexact=username).exists():
-            raise InvalidSubmission(
-                f"the username {username} is taken; choose another one, or add the existing account as a member"
-            )
+        refusal = username_refusal(username)
+        if refusal:
+            if refusal.startswith("choose"):
+                raise InvalidSubmission(refusal)
+            raise InvalidSubmission(f"{refusal}, or add the existing account as a member")
         user = User(username=username, email=email.strip())
         user.set_unusable_password()
         try:

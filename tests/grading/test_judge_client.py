@@ -174,7 +174,11 @@ def test_server_errors_until_giving_up_become_an_inconclusive_verdict(make_judge
 
 @pytest.mark.parametrize(
     "answer",
-    [Raw("OK"), Raw("<html><body>Bad gateway</body></html>", "text/html"), Raw('{"result": "yes"}', "application/json")],
+    [
+        Raw("OK"),
+        Raw("<html><body>Bad gateway</body></html>", "text/html"),
+        Raw('{"result": "yes"}', "application/json"),
+    ],
     ids=["plain text", "html", "other json"],
 )
 def test_a_reply_that_is_not_a_chat_completion_is_a_failed_call(make_judge, fake_openai, answer):

@@ -9,6 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from core import roles
+from core.accounts import username_in_use
+from core.identity import display_username
 
 
 class Command(BaseCommand):
@@ -32,8 +34,11 @@ class Command(BaseCommand):
         user_model = get_user_model()
         if role not in roles.ALL_ROLES:
             raise CommandError(f"Unknown role {role!r}; choose one of: {', '.join(roles.ALL_ROLES)}.")
-        if user_model.objects.filter(username=username).exists():
-            raise CommandError(f"User {username!r} already exists; nothing was changed.")
+        username = display_username(username)
+        existing = username_in_use(username)
+        if existing is not None:
+            same = "already exists" if existing == username else f"is the same name as the existing user {existing!r}"
+            raise CommandError(f"User {username!r} {same}; nothing was changed.")
         try:
             group = Group.objects.get(name=role)
         except Group.DoesNotExist:
