@@ -242,9 +242,13 @@ def fresh_verifier(kind: str, name: str, **fields):
     from grading.models import PromptTemplate, VerifierConfig
 
     if kind == "judge":
+        from grading.judges.egress import parse_entry
         from grading.models import AllowedJudgeHost
 
-        AllowedJudgeHost.objects.get_or_create(host="127.0.0.1", defaults={"allow_private": True})
+        scheme, host, port = parse_entry(fields["base_url"])
+        AllowedJudgeHost.objects.update_or_create(
+            scheme=scheme, host=host, port=port, defaults={"allow_private": True, "key_envs": [JUDGE_KEY_ENV]}
+        )
         fields.setdefault("template", PromptTemplate.objects.get(name="verifybench-final-judgment", version=1))
         fields.setdefault("api_key_env", JUDGE_KEY_ENV)
     return VerifierConfig.objects.create(name=f"{name}-{uuid.uuid4().hex[:6]}", kind=kind, **fields)

@@ -65,9 +65,11 @@ class VerifierConfigAdmin(admin.ModelAdmin):
 
 @admin.register(AllowedJudgeHost)
 class AllowedJudgeHostAdmin(admin.ModelAdmin):
-    """The hosts judges may call. Only admins change the list: a host on it receives API keys."""
+    """The endpoints judges may call, and the key variables bound to each. Only admins change the list: an endpoint on
+    it receives the keys bound to it."""
 
-    list_display = ("host", "allow_private", "note", "created_by", "created_at")
+    list_display = ("host", "port", "scheme", "key_envs", "allow_private", "note", "created_by", "created_at")
+    fields = ("scheme", "host", "port", "key_envs", "allow_private", "note", "created_by", "created_at")
     readonly_fields = ("created_by", "created_at")
 
     def has_add_permission(self, request):

@@ -124,7 +124,7 @@ DEMO_JUDGE_MODEL = "gpt-4o-mini"
 def create_demo_cascade(context: DemoContext) -> None:
     """An LLM judge on the endpoint in OPENAI_BASE_URL (a local OpenAI-compatible server when unset) and a cascade
     that asks it after the rules, checking a tenth of the rule verdicts. Nothing is called here: a researcher starts
-    the run from the dataset's jobs page once an admin has put the endpoint's host on the allow-list."""
+    the run from the dataset's jobs page once an admin has put the endpoint on the allow-list with its key bound."""
     ensure_default_templates()
     judge, judge_created = VerifierConfig.objects.get_or_create(
         name=DEMO_JUDGE,
@@ -149,5 +149,6 @@ def create_demo_cascade(context: DemoContext) -> None:
     if judge_created or cascade_created:
         context.say(
             f"Cascade {DEMO_CASCADE!r}: rules, then {DEMO_JUDGE} ({judge.model} at {judge.base_url}), then "
-            "humans; allow the judge's host (Admin > Allowed judge hosts) and start a run to use it."
+            f"humans; allow {judge.base_url} with {DEFAULT_API_KEY_ENV} (Admin > Allowed judge endpoints) and start a "
+            "run to use it."
         )

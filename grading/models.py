@@ -26,13 +26,28 @@ MAX_CONCURRENCY = 1024
 
 
 class AllowedJudgeHost(models.Model):
-    """A host that LLM judge configurations may send requests (and their API keys) to. Only admins change the list.
+    """An endpoint LLM judge configurations may send requests to, and the key variables that may go with them. Only
+    admins change the list.
 
-    `host` is a host name, an IP address, or `*.domain` for every sub-domain. Unless `allow_private` is set, the host
-    must resolve to public addresses only: loopback, private ranges and link-local addresses are refused.
+    An entry is a scheme, a host and a port (written as a base URL: `https://api.openai.com`,
+    `http://10.0.0.5:8000`): another port or scheme of the same host is another endpoint. `host` is a host name, an
+    IP address, or `*.domain` for every sub-domain. `key_envs` names the environment variables whose keys may be
+    sent to it; a key bound to one endpoint never goes to another. Unless `allow_private` is set, the host must
+    resolve to public addresses only: loopback, private ranges and link-local addresses are refused.
     """
 
-    host = models.CharField(max_length=255, unique=True)
+    class Scheme(models.TextChoices):
+        HTTPS = "https", "https"
+        HTTP = "http", "http"
+
+    scheme = models.CharField(max_length=5, choices=Scheme.choices, default=Scheme.HTTPS)
+    host = models.CharField(max_length=255)
+    port = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(65535)])
+    key_envs = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Names of the environment variables whose keys may be sent to this endpoint (never the keys).",
+    )
     allow_private = models.BooleanField(
         default=False, help_text="Allow loopback, private and link-local addresses (e.g. a model served in-house)."
     )
@@ -43,25 +58,58 @@ class AllowedJudgeHost(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["host"]
+        ordering = ["host", "port", "scheme"]
+        verbose_name = "allowed judge endpoint"
+        constraints = [
+            models.UniqueConstraint(fields=["scheme", "host", "port"], name="one_allow_list_entry_per_endpoint"),
+            models.CheckConstraint(condition=models.Q(port__gte=1, port__lte=65535), name="allowed_endpoint_port"),
+        ]
 
     def __str__(self):
-        return f"{self.host}{' (private addresses allowed)' if self.allow_private else ''}"
+        return f"{self.base_url}{' (private addresses allowed)' if self.allow_private else ''}"
+
+    @property
+    def base_url(self) -> str:
+        return self.rule().base_url
+
+    def rule(self) -> egress.EndpointRule:
+        return egress.EndpointRule(
+            scheme=self.scheme,
+            host=self.host,
+            port=self.port,
+            allow_private=self.allow_private,
+            key_envs=frozenset(self.key_envs or ()),
+        )
 
     def clean(self):
+        errors = {}
         try:
             self.host = egress.validate_host_pattern(self.host)
         except ValueError as error:
-            raise ValidationError({"host": str(error)}) from None
+            errors["host"] = str(error)
+        if not isinstance(self.key_envs, list) or not all(
+            isinstance(name, str) and ENV_VAR_NAME.match(name) for name in self.key_envs
+        ):
+            errors["key_envs"] = "A list of environment variable names (letters, digits, _), never keys."
+        else:
+            policy = egress.EgressPolicy(key_envs=frozenset(settings.JUDGE_API_KEY_ENVS))
+            refused = [name for name in self.key_envs if not policy.key_env_allowed(name)]
+            if refused:
+                errors["key_envs"] = (
+                    f"{', '.join(refused)} may not hold a judge key: list them in JUDGE_API_KEY_ENVS or name them "
+                    f"{egress.KEY_ENV_PREFIX}...; server secrets never qualify."
+                )
+            self.key_envs = sorted(set(self.key_envs))
+        if errors:
+            raise ValidationError(errors)
 
 
 def judge_egress_policy() -> egress.EgressPolicy:
-    """The egress policy in force: key variables from the settings, endpoint hosts from the admins' allow-list."""
-    hosts = tuple(
-        egress.HostRule(pattern, allow_private)
-        for pattern, allow_private in AllowedJudgeHost.objects.order_by("host").values_list("host", "allow_private")
+    """The egress policy in force: key variables from the settings, endpoints from the admins' allow-list."""
+    return egress.EgressPolicy(
+        key_envs=frozenset(settings.JUDGE_API_KEY_ENVS),
+        endpoints=tuple(entry.rule() for entry in AllowedJudgeHost.objects.order_by("host", "port", "scheme")),
     )
-    return egress.EgressPolicy(key_envs=frozenset(settings.JUDGE_API_KEY_ENVS), hosts=hosts)
 
 
 class TemplateInUseError(ValidationError):
@@ -257,9 +305,15 @@ class VerifierConfig(models.Model):
                 errors["api_key_env"] = str(refused)
         if self.base_url and "base_url" not in errors:
             try:
-                policy.check_url(self.base_url)
+                rule = policy.check_url(self.base_url)
             except egress.EgressRefused as refused:
                 errors["base_url"] = str(refused)
+                return
+            if self.api_key_env and "api_key_env" not in errors:
+                try:
+                    policy.check_key_binding(rule, self.api_key_env)
+                except egress.EgressRefused as refused:
+                    errors["api_key_env"] = str(refused)
 
 
 class CascadeStage(models.TextChoices):

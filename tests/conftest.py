@@ -97,11 +97,25 @@ def admin_role_user(make_user):
 
 
 @pytest.fixture
-def local_judge_host(db):
-    """Allow judges on 127.0.0.1, where the fake OpenAI-compatible server listens (a loopback address)."""
+def local_judge_host(db, fake_openai):  # noqa: F811  (the fixture imported above)
+    """Allow judges on the fake OpenAI-compatible server (a loopback address), with the tests' key variables."""
+    return allow_judge_endpoint(fake_openai.base_url, *TEST_KEY_ENVS)
+
+
+TEST_KEY_ENVS = ("JUDGE_KEY_MATHLABEL_TEST", "JUDGE_KEY_MATHLABEL_TEST_RUN", "JUDGE_KEY_EGRESS_TEST", "OPENAI_API_KEY")
+
+
+def allow_judge_endpoint(base_url: str, *key_envs: str, allow_private: bool = True):
+    """Put the endpoint of `base_url` (scheme, host, port) on the judge allow-list with these key variables bound."""
+    from grading.judges.egress import parse_entry
     from grading.models import AllowedJudgeHost
 
-    return AllowedJudgeHost.objects.get_or_create(host="127.0.0.1", defaults={"allow_private": True})[0]
+    scheme, host, port = parse_entry(base_url)
+    entry, _ = AllowedJudgeHost.objects.get_or_create(scheme=scheme, host=host, port=port)
+    entry.key_envs = sorted(set(entry.key_envs) | set(key_envs))
+    entry.allow_private = allow_private
+    entry.save()
+    return entry
 
 
 @pytest.fixture

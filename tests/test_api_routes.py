@@ -102,7 +102,7 @@ def lab(db, settings, tmp_path):
     export = export_services.create_export(project=correctness, format="verifybench-hard", enqueue=False)
     runner.run("export", export.pk, export.attempt)
     queued_export = export_services.create_export(project=correctness, format="verifybench-hard", enqueue=False)
-    AllowedJudgeHost.objects.create(host="judge.example.org", created_by=users["admin"])
+    AllowedJudgeHost.objects.create(host="judge.example.org", port=443, created_by=users["admin"])
     invitation, invitation_token = annotation_services.create_invitation(
         correctness, role=ProjectMember.Role.ANNOTATOR, days=7, actor=users["researcher"]
     )

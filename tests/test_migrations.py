@@ -150,3 +150,34 @@ def test_open_account_links_from_before_the_fix_are_bound_or_revoked():
         User.objects.filter(username=name).delete()
     Project.objects.filter(pk=project.pk).delete()
     dataset.delete()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_host_wide_allow_list_entry_becomes_the_endpoints_its_judges_use_with_their_keys():
+    old = migrate([("grading", "0010_run_chunks_and_shared_judge_limits")])
+    Entry, Config = old.get_model("grading", "AllowedJudgeHost"), old.get_model("grading", "VerifierConfig")
+    Template = old.get_model("grading", "PromptTemplate")
+    template = Template.objects.create(
+        name="migration-template", version=1, contract="final_judgment", user_template="x"
+    )
+    Entry.objects.create(host="127.0.0.1", allow_private=True)
+    Entry.objects.create(host="unused.example.org")
+    for name, url, key in (
+        ("a", "http://127.0.0.1:8000/v1", "JUDGE_KEY_A"),
+        ("b", "http://127.0.0.1:8000/v1", "JUDGE_KEY_B"),
+        ("c", "http://127.0.0.1:9000/v1", "JUDGE_KEY_C"),
+    ):
+        Config.objects.create(
+            name=f"migrated-{name}", kind="judge", base_url=url, model="m", api_key_env=key, template=template
+        )
+    new = migrate(latest())
+    Entry = new.get_model("grading", "AllowedJudgeHost")
+    entries = {(e.scheme, e.host, e.port): (e.key_envs, e.allow_private) for e in Entry.objects.all()}
+    assert entries == {
+        ("http", "127.0.0.1", 8000): (["JUDGE_KEY_A", "JUDGE_KEY_B"], True),
+        ("http", "127.0.0.1", 9000): (["JUDGE_KEY_C"], True),
+        ("https", "unused.example.org", 443): ([], False),
+    }
+    new.get_model("grading", "VerifierConfig").objects.filter(name__startswith="migrated-").delete()
+    Entry.objects.all().delete()
+    new.get_model("grading", "PromptTemplate").objects.filter(name="migration-template").delete()

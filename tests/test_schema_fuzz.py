@@ -55,7 +55,9 @@ def real_ids(users) -> dict[str, list]:
     task = annotation_services.next_task(correctness, users["annotator"])
     export = export_services.create_export(project=correctness, format="verifybench-hard", enqueue=False)
     runner.run("export", export.pk, export.attempt)
-    AllowedJudgeHost.objects.get_or_create(host="judge.example.org", defaults={"created_by": users["admin"]})
+    AllowedJudgeHost.objects.get_or_create(
+        host="judge.example.org", port=443, defaults={"created_by": users["admin"], "key_envs": ["OPENAI_API_KEY"]}
+    )
     ids = {
         "completions": _first(Completion.objects),
         "datasets": _first(Dataset.objects),

@@ -95,25 +95,68 @@ class VerifierConfigSerializer(serializers.ModelSerializer):
 
 
 class AllowedJudgeHostSerializer(serializers.ModelSerializer):
+    """An allowed judge endpoint, written as a base URL (`https://api.openai.com`, `http://10.0.0.5:8000/v1`;
+    a path is ignored), with the names of the key variables that may be sent to it."""
+
+    base_url = serializers.CharField(
+        max_length=600, help_text="scheme://host[:port]: another port or scheme of the host is another endpoint."
+    )
+    key_envs = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        required=False,
+        default=list,
+        help_text="Names of the environment variables whose keys may be sent here (never the keys themselves).",
+    )
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = AllowedJudgeHost
-        fields = ["id", "host", "allow_private", "note", "created_by", "created_at"]
-        read_only_fields = ["id", "created_by", "created_at"]
+        fields = [
+            "id",
+            "base_url",
+            "scheme",
+            "host",
+            "port",
+            "key_envs",
+            "allow_private",
+            "note",
+            "created_by",
+            "created_at",
+        ]
+        read_only_fields = ["id", "scheme", "host", "port", "created_by", "created_at"]
 
-    def validate_host(self, host):
+    def to_representation(self, instance):
+        return {**super().to_representation(instance), "base_url": instance.base_url}
+
+    def validate_base_url(self, base_url):
         try:
-            host = egress.validate_host_pattern(host)
+            return egress.parse_entry(base_url)
         except ValueError as error:
             raise serializers.ValidationError(str(error)) from None
-        # The field's own uniqueness check saw the host as typed; it is stored normalized (lower case).
-        others = AllowedJudgeHost.objects.filter(host=host)
+
+    def validate(self, attrs):
+        if "base_url" in attrs:
+            attrs["scheme"], attrs["host"], attrs["port"] = attrs.pop("base_url")
+        candidate = AllowedJudgeHost(
+            **{
+                "scheme": getattr(self.instance, "scheme", "https"),
+                "host": getattr(self.instance, "host", ""),
+                "port": getattr(self.instance, "port", 443),
+                "key_envs": getattr(self.instance, "key_envs", []),
+                **attrs,
+            }
+        )
+        try:
+            candidate.clean()
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from None
+        others = AllowedJudgeHost.objects.filter(scheme=candidate.scheme, host=candidate.host, port=candidate.port)
         if self.instance is not None:
             others = others.exclude(pk=self.instance.pk)
         if others.exists():
-            raise serializers.ValidationError("this host is already allowed")
-        return host
+            raise serializers.ValidationError({"base_url": f"{candidate.base_url} is already allowed"})
+        attrs["key_envs"] = candidate.key_envs
+        return attrs
 
 
 class RunCreateSerializer(serializers.Serializer):

@@ -36,9 +36,10 @@ class VerifierConfigViewSet(viewsets.ModelViewSet):
 
 
 class AllowedJudgeHostViewSet(viewsets.ModelViewSet):
-    """Admins only: the hosts LLM judges may call (and so receive API keys). Private addresses only when allowed."""
+    """Admins only: the endpoints LLM judges may call, and the key variables bound to each. Private addresses only
+    when an entry allows them."""
 
-    queryset = AllowedJudgeHost.objects.select_related("created_by").order_by("host")
+    queryset = AllowedJudgeHost.objects.select_related("created_by").order_by("host", "port", "scheme")
     serializer_class = run_serializers.AllowedJudgeHostSerializer
     permission_classes = [IsAdminRole]
 

@@ -31,7 +31,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from .caching import CachedResponse, ResponseCache, judge_cache_key
-from .egress import EgressPolicy, EgressRefused
+from .egress import DEFAULT_PORTS, EgressPolicy, EgressRefused, EndpointRule, split_url
 from .parsers import INCONCLUSIVE, ParsedVerdict, parse_output
 from .stream import CallGate
 from .templates import COT_EXTRACT, TemplateText, render_extraction_messages, render_messages
@@ -62,18 +62,26 @@ class EndpointNotAllowedError(JudgeConfigurationError):
 
 
 class _GuardedTransport(httpx2.HTTPTransport):
-    """Checks, before each request, that the host is allowed and resolves only to allowed addresses. Its connection
-    pool holds as many connections as the judge may have calls in flight."""
+    """Before each request: the endpoint must be the allowed one the client was made for, and its host must resolve
+    only to allowed addresses; the request then goes to the address that was checked (the name keeps its place in
+    the Host header and in TLS), so nothing resolves it a second time. Its pool holds `connections` connections."""
 
-    def __init__(self, policy: EgressPolicy, *, connections: int = 100, **kwargs):
+    def __init__(self, policy: EgressPolicy, rule: EndpointRule, *, connections: int = 100, resolve=None, **kwargs):
         kwargs.setdefault("limits", httpx2.Limits(max_connections=connections, max_keepalive_connections=connections))
         super().__init__(**kwargs)
-        self._policy = policy
+        self._policy, self._rule = policy, rule
+        self._resolve = resolve
 
     def handle_request(self, request):
-        self._policy.check_addresses(
-            request.url.host, request.url.port or (443 if request.url.scheme == "https" else 80)
-        )
+        scheme, host = request.url.scheme, request.url.host
+        port = request.url.port or DEFAULT_PORTS.get(scheme, 443)
+        if not self._rule.matches(scheme, host, port):
+            raise EgressRefused(f"the request to {scheme}://{host}:{port} is not to the endpoint {self._rule.base_url}")
+        extra = {"resolve": self._resolve} if self._resolve is not None else {}
+        address = self._policy.check_addresses(self._rule, host, port, **extra)[0]
+        if address != host:
+            request.url = request.url.copy_with(host=address)
+            request.extensions = {**request.extensions, "sni_hostname": host}
         return super().handle_request(request)
 
 
@@ -247,11 +255,13 @@ class JudgeClient:
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = random.random,
         gate: CallGate | None = None,
+        resolve=None,
     ):
-        # Both checks come before the key is read: a refused variable is never even looked at.
+        # Every check comes before the key is read: a refused variable is never even looked at.
         try:
-            policy.check_key_env(settings.api_key_env)
-            policy.check_endpoint(settings.base_url)
+            self._rule = policy.check_request(settings.base_url, settings.api_key_env)
+            _, host, port = split_url(settings.base_url)
+            policy.check_addresses(self._rule, host, port, **({"resolve": resolve} if resolve is not None else {}))
         except EgressRefused as refused:
             raise EndpointNotAllowedError(f"Judge config {settings.name!r}: {refused}") from None
         api_key = os.environ.get(settings.api_key_env, "")
@@ -267,6 +277,7 @@ class JudgeClient:
         self._jitter = jitter
         self.gate = gate if gate is not None else process_gate(settings)
         self._policy = policy
+        self._resolve = resolve
         self._tls = ssl.create_default_context()
         self._local = threading.local()
         self._clients: list[openai.OpenAI] = []
@@ -285,7 +296,9 @@ class JudgeClient:
                 timeout=self.settings.timeout_seconds,
                 http_client=openai.DefaultHttpxClient(
                     follow_redirects=False,
-                    transport=_GuardedTransport(self._policy, connections=1, verify=self._tls),
+                    transport=_GuardedTransport(
+                        self._policy, self._rule, connections=1, resolve=self._resolve, verify=self._tls
+                    ),
                 ),
             )
             self._local.client = client
@@ -487,6 +500,9 @@ class JudgeClient:
                 retryable = not isinstance(error.__cause__, EgressRefused)
             except NotAChatCompletion as error:
                 description = self._redact(str(error))[:500]
+                retryable = False
+            except EgressRefused as refused:
+                description = f"refused before sending: {refused}"
                 retryable = False
             else:
                 return outcome

@@ -1,14 +1,19 @@
-"""Where LLM judge calls may go and which environment variables may hold their keys. Pure module, no Django.
+"""Where LLM judge calls may go, and which keys may go there. Pure module, no Django.
 
 A judge configuration is written by researchers, so neither its endpoint nor the name of its key variable is
 trusted:
 
 - the key variable must be one the operator allowed: listed in `JUDGE_API_KEY_ENVS`, or named with the prefix
   `JUDGE_KEY_`. A server secret (`SECRET_KEY`, `DATABASE_URL`, ...) never qualifies, even when listed;
-- the endpoint must be `http` or `https`, carry no credentials, and its host must be on the allow-list that admins
-  keep. Its addresses must be public unless that entry allows private ones (loopback, private ranges, link-local,
-  ...). The names are checked when a configuration is saved; the addresses again before every request, on what the
-  host resolves to at that moment. Redirects are not followed.
+- the endpoint must be on the allow-list that admins keep. An entry is a scheme, a host (a name, an IP address, or
+  `*.domain` for its sub-domains) and a port: another port or scheme of an allowed host is another endpoint, and is
+  refused. The URL must carry no credentials;
+- each entry names the key variables that may be sent to it: a key allowed for one endpoint is never sent to
+  another, even an allowed one;
+- the endpoint's addresses must be public unless its entry allows private ones (loopback, private ranges,
+  link-local, ...). They are checked before every request, on what the host resolves to at that moment, and the
+  request then goes to the address that was checked: the name is never resolved a second time, so a DNS answer
+  that changes in between cannot send the key elsewhere. Redirects are not followed.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ SERVER_SECRET_ENVS = frozenset(
         "DATABASE_URL",
         "CELERY_BROKER_URL",
         "CELERY_RESULT_BACKEND",
+        "CACHE_URL",
         "REDIS_URL",
         "EMAIL_HOST_PASSWORD",
         "AWS_SECRET_ACCESS_KEY",
@@ -38,6 +44,7 @@ SERVER_SECRET_ENVS = frozenset(
     }
 )
 ALLOWED_SCHEMES = ("http", "https")
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 Resolver = Callable[[str, int], Iterable[str]]
 
@@ -67,7 +74,7 @@ def is_public_address(address: str) -> bool:
 
 
 def validate_host_pattern(pattern: str) -> str:
-    """The canonical form of an allow-list entry: a host name, an IP address, or `*.domain` for its sub-domains."""
+    """The canonical form of an entry's host: a host name, an IP address, or `*.domain` for its sub-domains."""
     host = _normalise_host(pattern)
     if not host:
         raise ValueError("give a host name, an IP address or *.domain")
@@ -79,23 +86,66 @@ def validate_host_pattern(pattern: str) -> str:
     return host
 
 
+def split_url(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of an endpoint URL, refused when it cannot be an endpoint."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as error:
+        raise EgressRefused(f"the endpoint URL is not valid: {error}") from None
+    if parts.scheme not in ALLOWED_SCHEMES:
+        raise EgressRefused("the endpoint URL must start with http:// or https://")
+    if parts.username is not None or parts.password is not None:
+        raise EgressRefused("the endpoint URL must not carry credentials")
+    host = _normalise_host(parts.hostname or "")
+    if not host:
+        raise EgressRefused("the endpoint URL has no host")
+    return parts.scheme, host, port or DEFAULT_PORTS[parts.scheme]
+
+
+def parse_entry(base_url: str) -> tuple[str, str, int]:
+    """(scheme, host pattern, port) of an allow-list entry written as a base URL (`https://api.openai.com`,
+    `http://10.0.0.5:8000/v1`, `https://*.openai.azure.com`); a path is allowed and ignored."""
+    try:
+        scheme, host, port = split_url(base_url)
+    except EgressRefused as refused:
+        raise ValueError(str(refused)) from None
+    return scheme, validate_host_pattern(host), port
+
+
+def _show(scheme: str, host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}" + ("" if DEFAULT_PORTS.get(scheme) == port else f":{port}")
+
+
 @dataclass(frozen=True)
-class HostRule:
-    """One allow-list entry. `pattern` is a host name, an IP address, or `*.domain` (any sub-domain, not the domain
-    itself). `allow_private` lets the host resolve to loopback, private or link-local addresses."""
+class EndpointRule:
+    """One allow-list entry: `scheme://host:port`, where `host` is a name, an IP address, or `*.domain` (any
+    sub-domain, not the domain itself); the key variables that may be sent there; whether the host may resolve to
+    loopback, private or link-local addresses."""
 
-    pattern: str
+    scheme: str
+    host: str
+    port: int
     allow_private: bool = False
+    key_envs: frozenset[str] = frozenset()
 
-    def matches(self, host: str) -> bool:
+    @property
+    def base_url(self) -> str:
+        return _show(self.scheme, self.host, self.port)
+
+    def matches_host(self, host: str) -> bool:
         host = _normalise_host(host)
-        pattern = _normalise_host(self.pattern)
+        pattern = _normalise_host(self.host)
         if pattern.startswith("*."):
             return host.endswith(pattern[1:]) and len(host) > len(pattern) - 1
         host_ip, pattern_ip = _ip_or_none(host), _ip_or_none(pattern)
         if host_ip is not None or pattern_ip is not None:
             return host_ip is not None and host_ip == pattern_ip
         return host == pattern
+
+    def matches(self, scheme: str, host: str, port: int) -> bool:
+        return scheme == self.scheme and port == self.port and self.matches_host(host)
 
 
 def _resolve(host: str, port: int) -> list[str]:
@@ -105,7 +155,7 @@ def _resolve(host: str, port: int) -> list[str]:
 @dataclass(frozen=True)
 class EgressPolicy:
     key_envs: frozenset[str] = frozenset()
-    hosts: tuple[HostRule, ...] = ()
+    endpoints: tuple[EndpointRule, ...] = ()
 
     # -- key variables
 
@@ -124,39 +174,47 @@ class EgressPolicy:
 
     # -- endpoints
 
-    def rule_for(self, host: str) -> HostRule | None:
-        for rule in self.hosts:
-            if rule.matches(host):
+    def rule_for(self, scheme: str, host: str, port: int) -> EndpointRule | None:
+        for rule in self.endpoints:
+            if rule.matches(scheme, host, port):
                 return rule
         return None
 
-    def check_url(self, url: str) -> tuple[str, int, HostRule]:
-        """(host, port, the matching rule) of an allowed endpoint URL, without resolving the host."""
-        try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError as error:
-            raise EgressRefused(f"the endpoint URL is not valid: {error}") from None
-        if parts.scheme not in ALLOWED_SCHEMES:
-            raise EgressRefused("the endpoint URL must start with http:// or https://")
-        if parts.username is not None or parts.password is not None:
-            raise EgressRefused("the endpoint URL must not carry credentials")
-        host = _normalise_host(parts.hostname or "")
-        if not host:
-            raise EgressRefused("the endpoint URL has no host")
-        rule = self.rule_for(host)
-        if rule is None:
+    def check_url(self, url: str) -> EndpointRule:
+        """The allow-list entry an endpoint URL falls under, without resolving its host."""
+        scheme, host, port = split_url(url)
+        rule = self.rule_for(scheme, host, port)
+        if rule is not None:
+            return rule
+        same_host = sorted(rule.base_url for rule in self.endpoints if rule.matches_host(host))
+        if same_host:
             raise EgressRefused(
-                f"the host {host!r} is not on the list of allowed judge endpoints; an admin can add it "
-                "(Admin > Allowed judge hosts)"
+                f"the endpoint {_show(scheme, host, port)} is not on the list of allowed judge endpoints; on that "
+                f"host only {', '.join(same_host)} is allowed (an entry is a scheme, a host and a port)"
             )
-        return host, port or (443 if parts.scheme == "https" else 80), rule
+        raise EgressRefused(
+            f"the host {host!r} is not on the list of allowed judge endpoints; an admin can add "
+            f"{_show(scheme, host, port)} (Admin > Allowed judge endpoints)"
+        )
 
-    def check_addresses(self, host: str, port: int, *, resolve: Resolver = _resolve) -> list[str]:
-        """The addresses `host` resolves to, once each is allowed: public, or the host's rule allows private ones."""
-        rule = self.rule_for(host)
-        if rule is None:
-            raise EgressRefused(f"the host {host!r} is not on the list of allowed judge endpoints")
+    def check_key_binding(self, rule: EndpointRule, key_env: str) -> None:
+        """The key in `key_env` may be sent to the entry's endpoint."""
+        if key_env not in rule.key_envs:
+            bound = ", ".join(sorted(rule.key_envs)) or "none"
+            raise EgressRefused(
+                f"the key in {key_env!r} may not be sent to {rule.base_url}; the keys bound to that endpoint are: "
+                f"{bound} (an admin binds key variables to allowed endpoints)"
+            )
+
+    def check_request(self, url: str, key_env: str) -> EndpointRule:
+        """Everything that can be checked without the network: the key variable, the endpoint, their binding."""
+        self.check_key_env(key_env)
+        rule = self.check_url(url)
+        self.check_key_binding(rule, key_env)
+        return rule
+
+    def check_addresses(self, rule: EndpointRule, host: str, port: int, *, resolve: Resolver = _resolve) -> list[str]:
+        """The addresses `host` resolves to now, once each is allowed: public, or its entry allows private ones."""
         literal = _ip_or_none(_normalise_host(host))
         try:
             addresses = [str(literal)] if literal is not None else list(resolve(host, port))
@@ -168,10 +226,12 @@ class EgressPolicy:
         if private and not rule.allow_private:
             raise EgressRefused(
                 f"the host {host!r} resolves to a non-public address ({', '.join(private)}); an admin must allow "
-                "private addresses for it"
+                f"private addresses for {rule.base_url}"
             )
         return addresses
 
-    def check_endpoint(self, url: str, *, resolve: Resolver = _resolve) -> None:
-        host, port, _ = self.check_url(url)
-        self.check_addresses(host, port, resolve=resolve)
+    def check_endpoint(self, url: str, key_env: str, *, resolve: Resolver = _resolve) -> list[str]:
+        """The whole check before a call: key variable, endpoint, binding and the addresses it resolves to now."""
+        rule = self.check_request(url, key_env)
+        _, host, port = split_url(url)
+        return self.check_addresses(rule, host, port, resolve=resolve)

@@ -27,6 +27,7 @@ from grading.models import (
 )
 from grading.selection import services as selection_services
 from grading.services import ensure_default_templates
+from tests.conftest import allow_judge_endpoint
 from tests.fakes.openai_server import CORRECT_MARKER, UNDECIDED_MARKER, Reply, Status
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
@@ -82,7 +83,7 @@ def make_cascade_dataset(name: str = "cascade-data") -> Dataset:
 
 
 def make_cascade(base_url: str, *, sample_rate: float = 1.0, name: str = "cascade") -> VerifierConfig:
-    AllowedJudgeHost.objects.get_or_create(host="127.0.0.1", defaults={"allow_private": True})
+    allow_judge_endpoint(base_url, JUDGE_KEY_ENV)
     judge = VerifierConfig.objects.create(
         name=f"{name}-judge",
         kind=VerifierConfig.Kind.JUDGE,

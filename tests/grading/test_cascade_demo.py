@@ -14,7 +14,8 @@ from annotation.models import AnnotationProject
 from core import demo
 from grading import runs
 from grading.demo import DEMO_CASCADE, DEMO_JUDGE
-from grading.models import AllowedJudgeHost, Verdict, VerificationRun, VerifierConfig
+from grading.models import Verdict, VerificationRun, VerifierConfig
+from tests.conftest import allow_judge_endpoint
 from verifybench.demo import DEMO_DATASET_NAME
 from verifybench.models import Dataset
 
@@ -35,7 +36,7 @@ def test_the_demo_cascade_runs_against_the_fake_judge_and_reports_its_stages(
     demo.load_demo(io.StringIO())
     assert VerifierConfig.objects.filter(name__in=[DEMO_CASCADE, DEMO_JUDGE]).count() == 2  # idempotent
 
-    AllowedJudgeHost.objects.create(host="127.0.0.1", allow_private=True)
+    allow_judge_endpoint(fake_openai.base_url, cascade.cascade_judge.api_key_env)
     dataset = Dataset.objects.get(name=DEMO_DATASET_NAME)
     run = runs.create_run(verifier=cascade, dataset=dataset, enqueue=False)
     run = runs.execute_run(run.pk, run.attempt)

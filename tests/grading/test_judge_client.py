@@ -13,7 +13,7 @@ from grading.judges.client import (
     JudgeSettings,
     MissingApiKeyError,
 )
-from grading.judges.egress import EgressPolicy, HostRule
+from grading.judges.egress import EgressPolicy, EndpointRule, parse_entry
 from grading.judges.service import judge_batch, judge_completion
 from grading.judges.templates import DEFAULT_TEMPLATES, FINAL_JUDGMENT
 from grading.models import JudgeResponseCache, PromptTemplate, Verdict, VerifierConfig
@@ -23,7 +23,14 @@ from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
 KEY_ENV = "JUDGE_KEY_MATHLABEL_TEST"
 _names = itertools.count(1)
-LOOPBACK_POLICY = EgressPolicy(hosts=(HostRule("127.0.0.1", allow_private=True),))
+
+
+def loopback_policy(base_url: str) -> EgressPolicy:
+    """The judge's fake endpoint allowed, with the test key bound to it."""
+    scheme, host, port = parse_entry(base_url)
+    return EgressPolicy(
+        endpoints=(EndpointRule(scheme, host, port, allow_private=True, key_envs=frozenset({KEY_ENV})),)
+    )
 
 
 @pytest.fixture
@@ -276,7 +283,7 @@ def test_concurrency_limit_is_shared_by_clients_of_one_configuration(fake_openai
     outcomes = []
 
     def run(prefix):
-        with JudgeClient(settings, policy=LOOPBACK_POLICY) as client:
+        with JudgeClient(settings, policy=loopback_policy(fake_openai.base_url)) as client:
             outcomes.extend(client.judge_many([JudgeInput("Q", "R", f"{prefix}{n}") for n in range(4)]))
 
     threads = [threading.Thread(target=run, args=(prefix,)) for prefix in "ab"]

@@ -12,8 +12,9 @@ from django.db.models import Count
 
 from annotation import services as annotation_services
 from grading import runs
-from grading.models import AllowedJudgeHost, PromptTemplate, Verdict, VerificationRun, VerifierConfig
+from grading.models import PromptTemplate, Verdict, VerificationRun, VerifierConfig
 from grading.runs import pipeline
+from tests.conftest import allow_judge_endpoint
 from tests.fakes.openai_server import CORRECT_MARKER
 from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
@@ -56,7 +57,7 @@ def rule_verifier(name: str = "rules") -> VerifierConfig:
 
 
 def judge_verifier(base_url: str, name: str | None = None) -> VerifierConfig:
-    AllowedJudgeHost.objects.get_or_create(host="127.0.0.1", defaults={"allow_private": True})
+    allow_judge_endpoint(base_url, JUDGE_KEY_ENV)
     return VerifierConfig.objects.create(
         name=name or f"judge-{next(_names)}",
         kind=VerifierConfig.Kind.JUDGE,
@@ -341,7 +342,8 @@ def test_run_and_verifier_endpoints_are_for_researchers_only(dataset, annotator,
 
 
 @pytest.mark.django_db
-def test_verifier_configs_name_the_key_variable_and_never_take_a_key(researcher, api_client_for, local_judge_host):
+def test_verifier_configs_name_the_key_variable_and_never_take_a_key(researcher, api_client_for):
+    allow_judge_endpoint("http://127.0.0.1:8000", "JUDGE_KEY_QWEN")
     client = api_client_for(researcher)
     template = PromptTemplate.objects.get(name="verifybench-final-judgment", version=1)
     judge = {
@@ -416,10 +418,9 @@ def test_run_verifier_command_runs_here_and_resumes(dataset):
 
 
 @pytest.mark.django_db
-def test_a_new_judge_takes_the_endpoint_and_key_variable_from_the_environment(
-    researcher, api_client_for, settings, local_judge_host
-):
+def test_a_new_judge_takes_the_endpoint_and_key_variable_from_the_environment(researcher, api_client_for, settings):
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9999/v1"
+    allow_judge_endpoint(settings.OPENAI_BASE_URL, "OPENAI_API_KEY")
     template = PromptTemplate.objects.get(name="verifybench-final-judgment", version=1)
     created = api_client_for(researcher).post(
         "/api/grading/verifiers/",
