@@ -249,14 +249,18 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")
 
-# Background jobs (core.jobs.runner): a job whose heartbeat is older than its kind's limit is taken over by the next
-# sweep, which every worker runs when it starts and Celery beat runs every JOB_SWEEP_SECONDS.
-JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", "120"))
-EXPORT_STALE_SECONDS = float(os.environ.get("EXPORT_STALE_SECONDS", "120"))
-# An import holds one transaction; on SQLite its heartbeat can only be written once it commits.
-IMPORT_STALE_SECONDS = float(os.environ.get("IMPORT_STALE_SECONDS", "600"))
-VERIFICATION_STALE_SECONDS = float(os.environ.get("VERIFICATION_STALE_SECONDS", "300"))
-JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "30"))
+# Background jobs (core.jobs.runner): a running job's heartbeat is renewed every sixth of its kind's limit; one whose
+# heartbeat is older than the limit (its worker died) is taken over by the next sweep, which every worker runs when it
+# starts and Celery beat runs every JOB_SWEEP_SECONDS: a dead worker's job is taken over within 40 s by default. The
+# sweep also sends the messages of jobs stored while the broker could not be reached, and sends again those nobody
+# started within JOB_REQUEUE_SECONDS (a broker that lost its queue).
+JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", "30"))
+EXPORT_STALE_SECONDS = float(os.environ.get("EXPORT_STALE_SECONDS", "30"))
+# An import holds one transaction; on SQLite its heartbeat can only be written once it commits, so there it waits.
+IMPORT_STALE_SECONDS = float(os.environ.get("IMPORT_STALE_SECONDS", "30" if IS_POSTGRES else "600"))
+VERIFICATION_STALE_SECONDS = float(os.environ.get("VERIFICATION_STALE_SECONDS", "30"))
+JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "10"))
+JOB_REQUEUE_SECONDS = float(os.environ.get("JOB_REQUEUE_SECONDS", "600"))
 # A worker process's share of a judge's concurrency limit is forgotten this long (plus the judge's timeout) after it
 # stopped renewing it (it died); a run asks this many other worker processes to help with its chunks.
 JUDGE_LEASE_SECONDS = float(os.environ.get("JUDGE_LEASE_SECONDS", "15"))

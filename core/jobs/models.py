@@ -24,6 +24,11 @@ class BackgroundJob(models.Model):
     attempt = models.PositiveIntegerField(default=1, help_text="Raised each time the job is run again.")
     run_token = models.CharField(max_length=32, blank=True, help_text="Identifies the execution that owns the job.")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the current attempt's message reached the broker; empty while it has not (the sweep sends it).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -33,6 +33,9 @@ from .protocol import Cancelled, Superseded
 logger = logging.getLogger(__name__)
 
 MAX_AUTOMATIC_ATTEMPTS = 5
+# A queued job's message is sent right after its transaction commits; the sweep sends it only if it is still unsent
+# this long after (so it never races the first send).
+SEND_GRACE_SECONDS = 5.0
 
 
 class JobRequestError(ValueError):
@@ -273,13 +276,33 @@ def help_with(kind_name: str, job_id: int, attempt: int) -> None:
         close_old_connections()
 
 
+def publish(kind: JobKind, job_id: int, attempt: int) -> bool:
+    """Send the job's message to the broker and note it; a broker that cannot be reached leaves the job stored and
+    unsent (its `dispatched_at` empty), and the sweep sends it once the broker answers. Returns whether it was sent."""
+    try:
+        _dispatch[0](kind.name, job_id, attempt)
+    except Exception:
+        logger.warning(
+            "%s %s: its message could not reach the broker; it stays queued and is sent again by the next sweep",
+            kind.name,
+            job_id,
+            exc_info=True,
+        )
+        return False
+    kind.model.objects.filter(pk=job_id, attempt=attempt, status=kind.model.Status.QUEUED).update(
+        dispatched_at=timezone.now()
+    )
+    return True
+
+
 def enqueue(job) -> None:
-    """Queue the job's current attempt once the surrounding transaction commits."""
+    """Queue the job's current attempt once the surrounding transaction commits. The job row is the outbox: its
+    message is sent after the commit, and one the broker did not take is sent by the sweep."""
     if not _dispatch:
         raise RuntimeError("no job dispatcher is set; core.tasks sets it when the core app is ready")
     kind = kind_of(job)
-    job_id, attempt, dispatch = job.pk, job.attempt, _dispatch[0]
-    transaction.on_commit(lambda: dispatch(kind.name, job_id, attempt))
+    job_id, attempt = job.pk, job.attempt
+    transaction.on_commit(lambda: publish(kind, job_id, attempt))
 
 
 def cancel(job):
@@ -298,9 +321,10 @@ def _again(job, *, force: bool, from_scratch: bool, enqueue_it: bool, reason: st
             raise JobRequestError(f"{kind.noun} {job.pk} is already queued")
         if from_scratch and job.status == kind.model.Status.SUCCEEDED and not kind.resumable:
             raise JobRequestError(f"{kind.noun} {job.pk} has succeeded; start a new one instead")
-        fields = ["attempt", "status", "cancel_requested", "run_token", "error", "finished_at"]
+        fields = ["attempt", "status", "cancel_requested", "run_token", "error", "finished_at", "dispatched_at"]
         job.attempt += 1
         job.status, job.cancel_requested, job.run_token = kind.model.Status.QUEUED, False, ""
+        job.dispatched_at = None
         # the heartbeat dates the queueing, so the sweep only queues it again if nobody starts it in time
         job.error, job.finished_at, job.heartbeat_at = "", None, timezone.now()
         fields.append("heartbeat_at")
@@ -358,6 +382,7 @@ def sweep(*, enqueue_it: bool = True) -> SweepReport:
     """Take over running jobs whose heartbeat went stale and queue again queued jobs that nobody started."""
     report = SweepReport()
     now = timezone.now()
+    grace = timedelta(seconds=SEND_GRACE_SECONDS)
     for kind in kinds():
         Status = kind.model.Status
         stale_before = now - kind.stale_after
@@ -386,12 +411,14 @@ def sweep(*, enqueue_it: bool = True) -> SweepReport:
             except JobRequestError:
                 continue
             report.resumed.append((kind.name, job.pk))
-        waiting = kind.model.objects.filter(status=Status.QUEUED, created_at__lt=stale_before).filter(
-            heartbeat_at__isnull=True
-        ) | kind.model.objects.filter(status=Status.QUEUED, heartbeat_at__lt=stale_before)
-        for job in waiting:
-            if enqueue_it:
-                enqueue(job)
+        # The outbox: jobs whose message never reached the broker (it was down) are sent now; jobs whose message
+        # was sent but that nobody started for a long time (a broker that lost its queue) are sent again.
+        unsent = kind.model.objects.filter(status=Status.QUEUED, dispatched_at__isnull=True, created_at__lt=now - grace)
+        lost_before = now - timedelta(seconds=float(getattr(settings, "JOB_REQUEUE_SECONDS", 600)))
+        lost = kind.model.objects.filter(status=Status.QUEUED, dispatched_at__lt=lost_before)
+        for job in list(unsent) + list(lost):
+            if enqueue_it and not publish(kind, job.pk, job.attempt):
+                continue
             report.requeued.append((kind.name, job.pk))
     if report.resumed or report.requeued or report.failed:
         logger.warning(

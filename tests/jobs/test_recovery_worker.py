@@ -6,9 +6,16 @@ JOB_SWEEP_SECONDS and every worker runs when it starts: a job whose heartbeat is
 resumed as a new attempt, so the killed worker's message, redelivered by Redis much later, claims nothing.
 """
 
+import io
+import json
+import socket
+import subprocess
+import time
+import uuid
 import zipfile
 
 import pytest
+from django.test import override_settings
 
 from grading import runs
 from grading.models import Verdict, VerificationRun
@@ -70,3 +77,178 @@ def test_a_killed_workers_export_and_run_finish_by_themselves_exactly_once(
     assert run.attempt >= 2 and run.progress_done == run.progress_total == 40
     completions = Completion.objects.filter(question__dataset=dataset).count()
     assert Verdict.objects.filter(verifier=run.verifier).count() == completions == 40
+
+
+# -- the default recovery bound, for every long job kind ---------------------------------------------------------------
+
+
+def write_rows(path, count: int, prefix: str) -> None:
+    with open(path, "w") as out:
+        for index in range(count):
+            row = {
+                "question_id": f"{prefix}-q{index // 5}",
+                "question": f"What is {index // 5} + 1?",
+                "reference_answer": str(index // 5 + 1),
+                "completion": f"We add one. The answer is $\\\\boxed{{{index // 5 + 1 + index % 2}}}$.",
+                "model": f"model-{index % 3}",
+            }
+            out.write(json.dumps(row) + "\n")
+
+
+def kill_when_running(celery_worker_factory, model, pk, env):
+    """Start a worker, let it take the job, and kill it (SIGKILL) as soon as the job is running."""
+    worker = celery_worker_factory(env)
+    wait_for(
+        lambda: model.objects.filter(pk=pk, status="running").exists(), what=f"{model.__name__} to start", timeout=30
+    )
+    worker.kill()
+    assert model.objects.get(pk=pk).status == "running", f"the {model.__name__} ended before its worker was killed"
+    return time.monotonic()
+
+
+@pytest.mark.worker
+def test_every_long_job_kind_is_taken_over_within_a_minute_by_default_and_done_once(
+    celery_worker_factory, verifybench_data, export_root, tmp_path
+):
+    """With the default thresholds (a heartbeat every 5 s, stale after 30 s, a sweep every 10 s), an import, a
+    project setup, a verification run and an export whose worker is killed while they run are all taken over within
+    60 s of the kill, by a worker nobody told about them, and each result exists once."""
+    from annotation import setup
+    from annotation.models import AnnotationProject, Item, ProjectSetupJob
+    from verifybench import imports
+    from verifybench.models import Dataset, ImportJob
+    from verifybench.services import import_jsonl
+
+    export_root.mkdir(parents=True, exist_ok=True)
+    env = {"EXPORT_ROOT": str(export_root), "IMPORT_UPLOAD_DIR": str(tmp_path / "uploads")}
+    source = tmp_path / "big.jsonl"
+    write_rows(source, 60_000, "setup")
+    report = import_jsonl(dataset_name="setup-source", source=str(source), fmt="mathlabel")
+    setup_source = Dataset.objects.get(pk=report.dataset_id)
+
+    killed = {}
+    upload = tmp_path / "upload.jsonl"
+    write_rows(upload, 60_000, "imported")
+    with override_settings(IMPORT_UPLOAD_DIR=tmp_path / "uploads"), open(upload, "rb") as uploaded:
+        job = imports.create_import(uploaded=uploaded, dataset_name="imported", fmt="mathlabel")
+    killed["import"] = kill_when_running(celery_worker_factory, ImportJob, job.pk, env)
+    project, setup_job = setup.start_project(dataset=setup_source, kind="correctness", name="taken over", seed=3)
+    killed["setup"] = kill_when_running(celery_worker_factory, ProjectSetupJob, setup_job.pk, env)
+    run = runs.create_run(
+        verifier=rule_verifier(), dataset=setup_source, models=["model-0"], chunk_size=500, options={"chunk_delay": 0.1}
+    )
+    killed["run"] = kill_when_running(celery_worker_factory, VerificationRun, run.pk, env)
+    export = services.create_export(
+        project=verifybench_data.project, format="verifybench-hard", options={"chunk_size": 2, "chunk_delay": 0.4}
+    )
+    killed["export"] = kill_when_running(celery_worker_factory, ExportJob, export.pk, env)
+
+    celery_worker_factory(env, beat=True)  # a supervisor starts a worker; nobody touches the jobs
+    jobs = {
+        "import": (ImportJob, job.pk),
+        "setup": (ProjectSetupJob, setup_job.pk),
+        "run": (VerificationRun, run.pk),
+        "export": (ExportJob, export.pk),
+    }
+    for name, (model, pk) in jobs.items():
+        wait_for(
+            lambda model=model, pk=pk: model.objects.filter(pk=pk, attempt__gte=2).exists(),
+            what=f"the {name} to be taken over",
+            timeout=max(1.0, 60 - (time.monotonic() - killed[name])),
+        )
+    for name, (model, pk) in jobs.items():
+        ended = wait_for(lambda model=model, pk=pk: finished(model, pk), what=f"the {name} to finish", timeout=180)
+        assert ended.status == "succeeded", (name, ended.error)
+        assert "taken over" in [entry["event"] for entry in ended.log], name
+
+    imported = Dataset.objects.get(name="imported")
+    assert Completion.objects.filter(question__dataset=imported).count() == 60_000
+    assert ImportJob.objects.count() == 1
+    project = AnnotationProject.objects.get(pk=project.pk)
+    items = Item.objects.filter(project=project)
+    assert not project.preparing and items.count() == items.values("subject_id").distinct().count() == 60_000
+    run = VerificationRun.objects.get(pk=run.pk)
+    assert Verdict.objects.filter(verifier=run.verifier).count() == run.progress_done == 20_000
+    assert sorted(path.name for path in export_root.iterdir()) == [
+        runner.final_name(ExportJob.objects.get(pk=export.pk))
+    ]
+
+
+@pytest.mark.worker
+def test_an_import_sent_while_the_broker_is_down_runs_once_it_is_back(
+    transactional_db, tmp_path, researcher, api_client_for
+):
+    """A private Redis the test stops: the upload is answered 202 and its job kept, not a 500; once Redis is back,
+    the sweep of a worker sends the job's message, and the file is imported exactly once."""
+    from django.test import override_settings as settings_override
+
+    from config.celery import app
+    from tests.conftest import WorkerProcess, _forget_broker_connections
+    from verifybench.models import Dataset, ImportJob
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    broker = f"redis://127.0.0.1:{port}/0"
+
+    def redis():
+        return subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    queue = f"outage-{uuid.uuid4().hex[:8]}"
+    saved = {key: app.conf.get(key) for key in ("task_always_eager", "broker_url", "task_default_queue")}
+    app.conf.update(
+        task_always_eager=False,
+        broker_url=broker,
+        task_default_queue=queue,
+        broker_connection_retry=False,
+        broker_transport_options={"max_retries": 1},
+    )
+    _forget_broker_connections(app)
+    server = redis()
+    worker = None
+    try:
+        wait_for(lambda: _answers(port), what="the private Redis to start", timeout=10)
+        server.terminate()
+        server.wait(timeout=10)
+        row = {"question_id": "q1", "question": "1+1?", "reference_answer": "2", "completion": "2", "model": "m"}
+        data = io.BytesIO((json.dumps(row) + "\n").encode())
+        data.name = "outage.jsonl"
+        with settings_override(IMPORT_UPLOAD_DIR=tmp_path):
+            response = api_client_for(researcher).post(
+                "/api/datasets/import/", {"file": data, "dataset": "after-outage"}, format="multipart"
+            )
+        assert response.status_code == 202, response.content
+        job = ImportJob.objects.get()
+        assert job.status == "queued" and job.dispatched_at is None
+
+        server = redis()
+        wait_for(lambda: _answers(port), what="the private Redis to come back", timeout=10)
+        worker = WorkerProcess(
+            queue,
+            {"CELERY_BROKER_URL": broker, "IMPORT_UPLOAD_DIR": str(tmp_path), "JOB_SWEEP_SECONDS": "1"},
+            beat=True,
+            name=queue,
+        ).start()
+        job = wait_for(lambda: finished(ImportJob, job.pk), what="the import to run after the outage", timeout=60)
+        assert job.status == "succeeded", job.error
+        assert ImportJob.objects.count() == 1 and Dataset.objects.filter(name="after-outage").count() == 1
+        assert Completion.objects.filter(question__dataset__name="after-outage").count() == 1
+    finally:
+        if worker is not None:
+            worker.stop()
+        server.terminate()
+        app.conf.update(saved)
+        _forget_broker_connections(app)
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
+            connection.sendall(b"PING\r\n")
+            return connection.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
