@@ -57,6 +57,7 @@ CONFIDENCE = 0.95
 EXACT_QUESTIONS = 2000  # scopes up to this many questions are resampled exactly
 TARGET_WIDTH = 0.10  # the default target: a 95% interval 10 points wide (about ±5)
 UNCERTAIN_BELOW = 0.9  # a final label whose probability of being right is below this is uncertain
+MIN_QUESTIONS = 2  # a scope of one question has no interval: every resample is that question
 
 
 def cell_of(human_correct: bool, status: str) -> int:
@@ -195,13 +196,16 @@ def scope_intervals(
     confidence: float = CONFIDENCE,
 ) -> dict[str, Any]:
     """Every figure of one verifier on one scope with its percentile interval: `{"questions", "method",
-    <figure>: {"value", "low", "high"}}`; `low`/`high` are None when undefined or without resamples."""
+    <figure>: {"value", "low", "high"}}`; `low`/`high` are None when the figure is undefined, without resamples, or
+    for a scope of fewer than `MIN_QUESTIONS` questions."""
     point = figures_of_sums(counts.sums)
     result: dict[str, Any] = {
         "questions": counts.questions,
         "method": "exact" if counts.exact else "normal",
     }
-    draws = figures_of_sums(resampled_sums(counts, resamples, generator(seed, scope))) if resamples else None
+    draws = None
+    if resamples and counts.questions >= MIN_QUESTIONS:
+        draws = figures_of_sums(resampled_sums(counts, resamples, generator(seed, scope)))
     for figure in FIGURES:
         interval = percentile_interval(draws[figure], confidence) if draws is not None else None
         value = _point(float(point[figure]))
@@ -257,7 +261,7 @@ def paired_comparison(
         "mcnemar_p": mcnemar_exact(only_first, only_second),
     }
     draws = None
-    if resamples:
+    if resamples and counts.questions >= MIN_QUESTIONS:
         sums = resampled_sums(counts, resamples, generator(seed, scope))
         first, second = figures_of_sums(sums[:, :WIDTH]), figures_of_sums(sums[:, WIDTH : 2 * WIDTH])
         draws = {figure: first[figure] - second[figure] for figure in FIGURES}

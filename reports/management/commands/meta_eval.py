@@ -44,6 +44,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--csv", dest="csv_path", help="also write the figures as CSV to this path")
         parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+        parser.add_argument(
+            "--bootstrap", type=int, default=1000, help="bootstrap resamples of the questions (0: figures only)"
+        )
+        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
     def handle(self, *args, **options):
         project = AnnotationProject.objects.filter(pk=options["project"]).first()
@@ -51,7 +55,8 @@ class Command(BaseCommand):
             raise CommandError(f"no annotation project {options['project']}")
         names = [name for group in options["verifiers"] for name in group]
         try:
-            result = evaluation.meta_evaluate(project, names)
+            uncertainty = evaluation.Uncertainty.parse({"bootstrap": options["bootstrap"], "seed": options["seed"]})
+            result = evaluation.meta_evaluate(project, names, uncertainty)
         except evaluation.EvaluationError as error:
             raise CommandError(str(error)) from error
 
