@@ -17,7 +17,8 @@ cells and whether only one of them was right in ``["p", first, second, answer cl
 the humans' own error: ``lb|<basis>|<human>`` per labeled item and ``vn|<verifier>|<human>|<status>|<basis>`` per
 verdict, where the basis is ``posterior`` (the item has the annotator model's confidence), ``agreement`` or
 ``contested`` (a tie-break majority, an adjudication or an override); for items with a posterior, the confidence in
-millionths summed per verdict cell (``vc|<verifier>|<human>|<status>``) and counted per percent (``lq|<percent>``).
+millionths summed per verdict cell (``vc|<verifier>|<human>|<status>``) and over the items (``lc``), and the items
+counted per percent of confidence (``lq|<percent>``).
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ def _count_per_question(
     tally[f"lb|{basis}|{int(human)}"] += 1
     if basis == "posterior":
         tally[f"lq|{min(99, math.floor(100 * item.confidence))}"] += 1
+        tally["lc"] += round(1_000_000 * item.confidence)
     cells = {verifier_id: judge_intervals.cell_of(human, status) for verifier_id, status in ordered}
     for index, (verifier_id, status) in enumerate(ordered):
         cell = cells[verifier_id]

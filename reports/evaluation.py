@@ -731,7 +731,7 @@ def meta_evaluation_csv_rows(result: MetaEvaluation) -> list[dict[str, Any]]:
                     }
                 )
     for comparison in result.comparisons:
-        for kind, scope, entry in _comparison_scopes(comparison):
+        for kind, scope, entry in comparison_scopes(comparison):
             for figure in judge_intervals.FIGURES:
                 rows.append(
                     {
@@ -769,7 +769,7 @@ def meta_evaluation_csv_rows(result: MetaEvaluation) -> list[dict[str, Any]]:
     return rows
 
 
-def _comparison_scopes(comparison: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+def comparison_scopes(comparison: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
     """(scope kind, scope name, paired comparison) of one pair, overall first."""
     found: list[tuple[str, str, Mapping[str, Any]]] = []
     if "overall" in comparison:
