@@ -18,7 +18,7 @@ from grading.models import Verdict
 from reports import evaluation
 from reports import services as export_services
 
-from .conftest import make_completion, make_question, resolve, rule_verifier, set_verdicts
+from .projects import two_verifier_project
 
 pytestmark = pytest.mark.django_db
 
@@ -52,32 +52,8 @@ def test_intervals_from_the_tallies_equal_the_bootstrap_of_the_rows(meta_fixture
     assert report.intervals["by_answer_class"]["A"]["accuracy"]["low"] is None
 
 
-def bigger_project():
-    """Forty questions, two completions each, labeled; rule-a right on all but four items, rule-b on all but 14."""
-    from annotation import services
-    from verifybench.models import Dataset
-
-    dataset = Dataset.objects.create(name="uncertainty-fixture")
-    completions = []
-    for q in range(40):
-        question = make_question(dataset, f"q{q}", "AB"[q % 2])
-        completions += [make_completion(question, f"{q}-{k}", f"m{k}") for k in range(2)]
-    project = services.create_project(dataset=dataset, kind="correctness", name="Uncertainty", seed=1)
-    truth = {completion: index % 3 != 0 for index, completion in enumerate(completions)}
-    for completion, value in truth.items():
-        resolve(project, completion, value)
-    first, second = rule_verifier("rule-a"), rule_verifier("rule-b")
-
-    def verdict(value: bool, wrong: bool) -> str:
-        return "correct" if value != wrong else "incorrect"
-
-    set_verdicts(first, {c: verdict(v, i < 4) for i, (c, v) in enumerate(truth.items())})
-    set_verdicts(second, {c: verdict(v, i % 5 == 1 or i < 6) for i, (c, v) in enumerate(truth.items())})
-    return project, first, second
-
-
 def test_paired_comparison_sentences_and_mcnemar_from_the_tallies():
-    project, first, second = bigger_project()
+    project, first, second = two_verifier_project()
     result = evaluation.meta_evaluate(project, ["rule-a", "rule-b"], evaluation.Uncertainty())
     (comparison,) = result.comparisons
     overall = comparison["overall"]
@@ -106,7 +82,7 @@ def test_paired_comparison_sentences_and_mcnemar_from_the_tallies():
 
 
 def test_api_carries_intervals_and_comparisons_reproducibly(researcher, api_client_for):
-    project, _, _ = bigger_project()
+    project, _, _ = two_verifier_project()
     client = api_client_for(researcher)
     url = f"/api/projects/{project.pk}/meta-eval/"
     first = client.get(url).json()
@@ -133,7 +109,7 @@ def test_api_carries_intervals_and_comparisons_reproducibly(researcher, api_clie
 
 
 def test_csv_has_interval_columns_comparison_and_sample_size_rows(researcher, api_client_for):
-    project, _, _ = bigger_project()
+    project, _, _ = two_verifier_project()
     response = api_client_for(researcher).get(f"/api/projects/{project.pk}/meta-eval/", {"format": "csv"})
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     overall = next(row for row in rows if row["verifier"] == "rule-a" and row["scope"] == "overall")
@@ -151,7 +127,7 @@ def test_csv_has_interval_columns_comparison_and_sample_size_rows(researcher, ap
 
 
 def test_label_noise_counts_uncertain_posteriors():
-    project, _, _ = bigger_project()
+    project, _, _ = two_verifier_project()
     items = list(Item.objects.filter(project=project).order_by("pk")[:5])
     tracker = aggregates.track(project, items)
     for item, confidence in zip(items, (0.6, 0.7, 0.95, 0.99, 0.85)):
@@ -172,7 +148,7 @@ def test_label_noise_counts_uncertain_posteriors():
 
 
 def test_page_shows_intervals_sentences_and_matrix(researcher, client):
-    project, _, _ = bigger_project()
+    project, _, _ = two_verifier_project()
     client.force_login(researcher)
     page = client.get(f"/projects/{project.pk}/meta-eval/").content.decode()
     assert 'data-field="interval"' in page
@@ -185,7 +161,7 @@ def test_page_shows_intervals_sentences_and_matrix(researcher, client):
 
 def test_dataset_card_states_the_verifiers_figures_with_intervals(settings, tmp_path, researcher):
     settings.EXPORT_ROOT = str(tmp_path)
-    project, _, _ = bigger_project()
+    project, _, _ = two_verifier_project()
     job = export_services.create_export(project=project, format="mumath", created_by=researcher)
     from reports.exports import runner
 
