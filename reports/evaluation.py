@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -510,8 +510,8 @@ def _label_noise(
     basis: Counter = Counter()
     for key, count in kept.items():
         if key.startswith("lb|"):
-            _, name, human = key.split("|")
-            basis[(name, human == "1")] += count
+            _, basis_name, human_text = key.split("|")
+            basis[(basis_name, human_text == "1")] += count
     labeled = sum(basis.values())
     if not labeled:
         return None
@@ -544,15 +544,15 @@ def _label_noise(
     by_verifier: dict[str, Any] = {}
     for report in reports:
         verifier_id = report.verifier.pk
-        items: Counter = Counter()
-        mass: Counter = Counter()
+        items: dict[tuple[bool, str], float] = defaultdict(float)
+        mass: dict[tuple[bool, str], float] = defaultdict(float)
         for key, count in kept.items():
             if key.startswith(f"vn|{verifier_id}|"):
-                _, _, human_text, status, name = key.split("|")
-                human = human_text == "1"
-                items[(human, status)] += count
-                if name != "posterior":
-                    mass[(human, status)] += count * probability[(name, human)]
+                _, _, human_text, status, basis_name = key.split("|")
+                labeled_correct = human_text == "1"
+                items[(labeled_correct, status)] += count
+                if basis_name != "posterior":
+                    mass[(labeled_correct, status)] += count * probability[(basis_name, labeled_correct)]
             elif key.startswith(f"vc|{verifier_id}|"):
                 _, _, human_text, status = key.split("|")
                 mass[(human_text == "1", status)] += count / 1_000_000

@@ -131,7 +131,7 @@ class QuestionCounts:
         )
 
     @classmethod
-    def from_moments(cls, questions: int, sums: Sequence[float], second: np.ndarray) -> QuestionCounts:
+    def from_moments(cls, questions: int, sums: Sequence[float] | np.ndarray, second: np.ndarray) -> QuestionCounts:
         return cls(int(questions), np.asarray(sums, dtype=float), np.asarray(second, dtype=float))
 
     @property
@@ -139,13 +139,17 @@ class QuestionCounts:
         return self.vectors is not None
 
     def __add__(self, other: QuestionCounts) -> QuestionCounts:
-        both = self.exact and other.exact
+        vectors = weights = None
+        if self.vectors is not None and other.vectors is not None:
+            vectors = np.vstack([self.vectors, other.vectors])
+        if self.weights is not None and other.weights is not None and vectors is not None:
+            weights = np.concatenate([self.weights, other.weights])
         return QuestionCounts(
             self.questions + other.questions,
             self.sums + other.sums,
             self.second + other.second,
-            np.vstack([self.vectors, other.vectors]) if both else None,  # type: ignore[list-item]
-            np.concatenate([self.weights, other.weights]) if both else None,  # type: ignore[list-item]
+            vectors,
+            weights if vectors is not None else None,
         )
 
 
@@ -163,8 +167,8 @@ def resampled_sums(counts: QuestionCounts, resamples: int, rng: np.random.Genera
     if counts.questions == 0 or resamples == 0:
         return np.zeros((0, width))
     if counts.vectors is not None and counts.weights is not None:
-        draws = rng.multinomial(counts.questions, counts.weights / counts.questions, size=resamples)
-        return draws @ counts.vectors
+        picks = rng.multinomial(counts.questions, counts.weights / counts.questions, size=resamples)
+        return picks @ counts.vectors
     mean = counts.sums / counts.questions
     covariance = counts.second / counts.questions - np.outer(mean, mean)
     draws = rng.multivariate_normal(
