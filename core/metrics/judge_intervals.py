@@ -187,6 +187,25 @@ def percentile_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> t
     return float(low), float(high)
 
 
+def percentile_intervals(
+    draws: Mapping[str, np.ndarray], confidence: float = CONFIDENCE
+) -> dict[str, tuple[float, float] | None]:
+    """`percentile_interval` of several figures' resampled values, with one quantile computation for all those
+    that every resample defines."""
+    names = list(draws)
+    found: dict[str, tuple[float, float] | None] = {}
+    complete = [name for name in names if draws[name].size and not np.isnan(draws[name]).any()]
+    if complete:
+        tail = (1 - confidence) / 2
+        ends = np.quantile(np.vstack([draws[name] for name in complete]), [tail, 1 - tail], axis=1)
+        for position, name in enumerate(complete):
+            found[name] = (float(ends[0, position]), float(ends[1, position]))
+    for name in names:
+        if name not in found:
+            found[name] = percentile_interval(draws[name], confidence)
+    return found
+
+
 def _point(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
@@ -207,11 +226,12 @@ def scope_intervals(
         "questions": counts.questions,
         "method": "exact" if counts.exact else "normal",
     }
-    draws = None
+    intervals: dict[str, tuple[float, float] | None] = {}
     if resamples and counts.questions >= MIN_QUESTIONS:
         draws = figures_of_sums(resampled_sums(counts, resamples, generator(seed, scope)))
+        intervals = percentile_intervals({figure: draws[figure] for figure in FIGURES}, confidence)
     for figure in FIGURES:
-        interval = percentile_interval(draws[figure], confidence) if draws is not None else None
+        interval = intervals.get(figure)
         value = _point(float(point[figure]))
         result[figure] = {
             "value": value,
@@ -264,15 +284,15 @@ def paired_comparison(
         "only_second_right": only_second,
         "mcnemar_p": mcnemar_exact(only_first, only_second),
     }
-    draws = None
+    intervals: dict[str, tuple[float, float] | None] = {}
     if resamples and counts.questions >= MIN_QUESTIONS:
         sums = resampled_sums(counts, resamples, generator(seed, scope))
         first, second = figures_of_sums(sums[:, :WIDTH]), figures_of_sums(sums[:, WIDTH : 2 * WIDTH])
-        draws = {figure: first[figure] - second[figure] for figure in FIGURES}
+        intervals = percentile_intervals({figure: first[figure] - second[figure] for figure in FIGURES}, confidence)
     for figure in FIGURES:
         one, other = float(first_point[figure]), float(second_point[figure])
         difference = None if math.isnan(one) or math.isnan(other) else one - other
-        interval = percentile_interval(draws[figure], confidence) if draws is not None else None
+        interval = intervals.get(figure)
         result[figure] = {
             "first": _point(one),
             "second": _point(other),
