@@ -497,7 +497,7 @@ def _add_uncertainty(result: MetaEvaluation, kept: Mapping[str, int], uncertaint
                 "human_labels_limit": limited,
             }
         )
-    result.sample_size = _sample_size(result, uncertainty.target_width)
+    result.sample_size = _sample_size(result, uncertainty.target_width) if resamples else None
 
 
 def _label_noise(
