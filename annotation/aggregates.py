@@ -6,7 +6,8 @@ module: `track` reads the changed items' contribution (core.metrics.tallies.item
 change and adds the difference to the stored tallies. Pages then read a few hundred counter rows instead of every
 label (`project_tallies`). `rebuild` recomputes a project's tallies from its items and labels. Counters that a
 project has one of per question and model (`q|` keys) are kept in GroupTally rows instead, which only the model
-evaluation reads.
+evaluation reads; vectors of counters per question (`w|` keys) are kept in VectorTally rows, and each change of one
+moves the moments of its series (SeriesTally), which the meta-evaluation's bootstrap reads.
 
 Writers take a shared advisory lock before they add to the tallies and `rebuild` takes it exclusive, so a rebuild
 never misses or doubles a concurrent change.
@@ -19,14 +20,16 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from django.db import connection, transaction
-from django.db.models import Q, Sum
+from django.db.models import Count, Q, Sum
 
 from core.metrics import tallies
 from core.rows import prepared_cursor
 
-from .models import AnnotationProject, GroupTally, Item, Label, ProjectTally
+from .models import AnnotationProject, GroupTally, Item, Label, ProjectTally, SeriesTally, VectorTally
 
 GROUP_PREFIX = "q|"  # keys `q|n|<[series, group] as JSON>` and `q|c|...` are kept in GroupTally, not ProjectTally
+VECTOR_PREFIX = tallies.VECTOR_PREFIX  # `w|<[series, group, cell] as JSON>`: VectorTally rows, moments in SeriesTally
+MOMENT_PREFIXES = tallies.MOMENT_PREFIXES
 SHARDS = 8  # rows a project-wide counter is split over, so concurrent writers rarely wait on one row
 _REBUILD_LOCK_SPACE = 0x6D74
 
@@ -162,6 +165,7 @@ def _group_rows(groups: Mapping[tuple[str, str], list[int]]) -> list[tuple[str, 
 
 
 _PROJECT_TABLE, _GROUP_TABLE = ProjectTally._meta.db_table, GroupTally._meta.db_table
+_VECTOR_TABLE, _SERIES_TABLE = VectorTally._meta.db_table, SeriesTally._meta.db_table
 # PostgreSQL: the shared lock and both upserts in one statement of fixed text (the rows travel as arrays); every
 # row to insert is joined to the lock's row, so no counter moves before the lock is held
 _ADD_IN_ONE_STATEMENT = f"""
@@ -174,6 +178,20 @@ _ADD_IN_ONE_STATEMENT = f"""
         ORDER BY r.position
         ON CONFLICT (project_id, series, "group") DO UPDATE
         SET n = {_GROUP_TABLE}.n + EXCLUDED.n, c = {_GROUP_TABLE}.c + EXCLUDED.c
+    ),
+    vectors AS (
+        UPDATE {_VECTOR_TABLE} AS v SET counts = r.counts
+        FROM held, unnest(%(vector_series)s::text[], %(vector_groups)s::text[], %(vector_counts)s::text[])
+            AS r(series, grp, counts)
+        WHERE v.project_id = %(project)s AND v.series = r.series AND v."group" = r.grp
+    ),
+    moments AS (
+        INSERT INTO {_SERIES_TABLE} (project_id, key, shard, count)
+        SELECT %(project)s, r.key, r.shard, r.count
+        FROM held, unnest(%(moment_keys)s::text[], %(moment_shards)s::int[], %(moment_counts)s::bigint[])
+            WITH ORDINALITY AS r(key, shard, count, position)
+        ORDER BY r.position
+        ON CONFLICT (project_id, key, shard) DO UPDATE SET count = {_SERIES_TABLE}.count + EXCLUDED.count
     )
     INSERT INTO {_PROJECT_TABLE} (project_id, key, shard, count)
     SELECT %(project)s, r.key, r.shard, r.count
@@ -190,14 +208,19 @@ def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = Non
     rows = sorted(
         (key, _shard(key, actor_id), count)
         for key, count in delta.items()
-        if count and not key.startswith(GROUP_PREFIX)
+        if count and not key.startswith((GROUP_PREFIX, VECTOR_PREFIX))
     )
     group_rows = _group_rows(group_counts(delta))
-    if not rows and not group_rows:
+    vector_changes = tallies.vector_deltas(delta)
+    if not rows and not group_rows and not vector_changes:
         return
+    vector_rows, moments = _changed_vectors(project_id, vector_changes)
+    series_rows = sorted((key, _shard(key, actor_id), count) for key, count in moments.items() if count)
     if connection.vendor == "postgresql":
         series, groups, ns, cs = _columns(group_rows, 4)
         keys, shards, counts = _columns(rows, 3)
+        vector_series, vector_groups, vector_texts = _columns(vector_rows, 3)
+        moment_keys, moment_shards, moment_counts = _columns(series_rows, 3)
         with prepared_cursor() as cursor:
             cursor.execute(
                 _ADD_IN_ONE_STATEMENT,
@@ -209,15 +232,84 @@ def add(project_id: int, delta: Mapping[str, int], *, actor_id: int | None = Non
                     "groups": groups,
                     "ns": ns,
                     "cs": cs,
+                    "vector_series": vector_series,
+                    "vector_groups": vector_groups,
+                    "vector_counts": vector_texts,
+                    "moment_keys": moment_keys,
+                    "moment_shards": moment_shards,
+                    "moment_counts": moment_counts,
                     "keys": keys,
                     "shards": shards,
                     "counts": counts,
                 },
             )
         return
-    # SQLite runs one writer at a time: the same two upserts, each with a VALUES list
+    # SQLite runs one writer at a time: the same upserts, each with a VALUES list
     _upsert_adding(_GROUP_TABLE, ("series", '"group"'), ("n", "c"), project_id, group_rows)
+    _upsert_adding(_SERIES_TABLE, ("key", "shard"), ("count",), project_id, series_rows)
     _upsert_adding(_PROJECT_TABLE, ("key", "shard"), ("count",), project_id, rows)
+    if vector_rows:
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f'UPDATE {_VECTOR_TABLE} SET counts = %s WHERE project_id = %s AND series = %s AND "group" = %s',
+                [(text, project_id, series_name, group) for series_name, group, text in vector_rows],
+            )
+
+
+# PostgreSQL: the shared lock, then each changed vector's row created if missing and locked (a no-op update), in
+# sorted order, returning what it holds now; the new vectors and their series' moments go out with the other tallies
+_LOCK_VECTORS = f"""
+    WITH held AS (SELECT pg_advisory_xact_lock_shared(%(space)s, %(key)s) AS done)
+    INSERT INTO {_VECTOR_TABLE} (project_id, series, "group", counts)
+    SELECT %(project)s, r.series, r.grp, ''
+    FROM held, unnest(%(series)s::text[], %(groups)s::text[]) WITH ORDINALITY AS r(series, grp, position)
+    ORDER BY r.position
+    ON CONFLICT (project_id, series, "group") DO UPDATE SET counts = {_VECTOR_TABLE}.counts
+    RETURNING series, "group", counts
+"""
+
+
+def _changed_vectors(
+    project_id: int, changes: Mapping[tuple[str, str], Mapping[int, int]]
+) -> tuple[list[tuple[str, str, str]], Counter]:
+    """Lock the changed vectors' rows and read them; returns the rows' new text and how their series' moments
+    move."""
+    if not changes:
+        return [], Counter()
+    ordered = sorted(changes)
+    if connection.vendor == "postgresql":
+        with prepared_cursor() as cursor:
+            cursor.execute(
+                _LOCK_VECTORS,
+                {
+                    "space": _REBUILD_LOCK_SPACE,
+                    "key": project_id % 2**31,
+                    "project": project_id,
+                    "series": [series for series, _ in ordered],
+                    "groups": [group for _, group in ordered],
+                },
+            )
+            held = {(series, group): counts for series, group, counts in cursor.fetchall()}
+    else:
+        held = {
+            (series, group): counts
+            for series, group, counts in VectorTally.objects.filter(
+                project_id=project_id,
+                series__in={series for series, _ in ordered},
+                group__in={group for _, group in ordered},
+            ).values_list("series", "group", "counts")
+        }
+        missing = [key for key in ordered if key not in held]
+        VectorTally.objects.bulk_create(
+            [VectorTally(project_id=project_id, series=series, group=group) for series, group in missing]
+        )
+    rows, moments = [], Counter()
+    for series, group in ordered:
+        before = tallies.parse_vector(held.get((series, group), ""))
+        after = tallies.add_cells(before, changes[(series, group)])
+        rows.append((series, group, tallies.vector_text(after)))
+        moments.update(tallies.moment_change(series, before, after))
+    return rows, moments
 
 
 def _columns(rows: Sequence[tuple], width: int) -> list[list]:
@@ -338,7 +430,48 @@ def all_kept_tallies(project: AnnotationProject) -> dict[str, int]:
         for counter, count in (("n", n), ("c", c)):
             if count:
                 kept[group_key(counter, series, group)] = count
+    for series, group, text in VectorTally.objects.filter(project=project).values_list("series", "group", "counts"):
+        for cell, count in enumerate(tallies.parse_vector(text)):
+            if count:
+                kept[tallies.vector_key(series, group, cell)] = count
+    kept.update(series_tallies(project))
     return kept
+
+
+def series_tallies(project: AnnotationProject, series: Sequence[str] | None = None) -> dict[str, int]:
+    """The moments of the project's vector series (`SeriesTally`) summed over shards, of every series or of those
+    given."""
+    rows = SeriesTally.objects.filter(project=project)
+    summed = rows.values_list("key").annotate(total=Sum("count")).order_by()
+    found = {key: total for key, total in summed if total}
+    if series is None:
+        return found
+    wanted = set(series)
+    return {key: count for key, count in found.items() if _series_of(key) in wanted}
+
+
+def _series_of(key: str) -> str:
+    kind, _, rest = key.partition("|")
+    if kind == "wn":
+        return rest
+    return rest.split("|", 2 if kind == "wm" else 1)[-1]
+
+
+def vector_histogram(project: AnnotationProject, series: Sequence[str]) -> dict[str, list[tuple[list[int], int]]]:
+    """{series: [(vector, groups with it)]} for the given series, counted in the database (one grouped query)."""
+    if not series:
+        return {}
+    rows = (
+        VectorTally.objects.filter(project=project, series__in=list(series))
+        .exclude(counts="")
+        .values_list("series", "counts")
+        .annotate(groups=Count("pk"))
+        .order_by()
+    )
+    found: dict[str, list[tuple[list[int], int]]] = {}
+    for name, text, groups in rows:
+        found.setdefault(name, []).append((tallies.parse_vector(text), groups))
+    return found
 
 
 def kinds_with_contributors() -> list[str]:
@@ -388,6 +521,7 @@ def computed_tallies(project: AnnotationProject, chunk: int = 2000) -> Counter:
                 "gold_value",
                 "answer_type",
                 "resolved_at",
+                "confidence",
             )[:chunk]
         )
         if not items:
@@ -401,6 +535,13 @@ def computed_tallies(project: AnnotationProject, chunk: int = 2000) -> Counter:
         last_id = items[-1].pk
 
 
+def computed_with_moments(project: AnnotationProject) -> Counter:
+    """`computed_tallies` with the moments of its vector series: every key `all_kept_tallies` gives back."""
+    total = computed_tallies(project)
+    total.update(tallies.vector_moments(total))
+    return total
+
+
 def rebuild(project: AnnotationProject) -> int:
     """Recompute the project's tallies from scratch and store them; returns how many keys it has. Writers wait
     meanwhile (they take the lock this holds exclusive)."""
@@ -412,7 +553,26 @@ def rebuild(project: AnnotationProject) -> int:
             [
                 ProjectTally(project=project, key=key, shard=0, count=count)
                 for key, count in computed.items()
-                if count and not key.startswith(GROUP_PREFIX)
+                if count and not key.startswith((GROUP_PREFIX, VECTOR_PREFIX))
+            ],
+            batch_size=2000,
+        )
+        vectors = tallies.vector_deltas(computed)
+        VectorTally.objects.filter(project=project).delete()
+        VectorTally.objects.bulk_create(
+            [
+                VectorTally(project=project, series=series, group=group, counts=text)
+                for (series, group), cells in vectors.items()
+                if (text := tallies.vector_text(tallies.add_cells([], cells)))
+            ],
+            batch_size=5000,
+        )
+        SeriesTally.objects.filter(project=project).delete()
+        SeriesTally.objects.bulk_create(
+            [
+                SeriesTally(project=project, key=key, shard=0, count=count)
+                for key, count in tallies.vector_moments(computed).items()
+                if count
             ],
             batch_size=2000,
         )

@@ -4,10 +4,10 @@ from django.db.models.signals import post_migrate
 
 
 def count_projects_without_tallies(sender, verbosity: int = 1, **kwargs) -> None:
-    """A database migrated from before the tallies (or the per-question counters) existed gets them counted once,
-    so no page shows zeros."""
+    """A database migrated from before the tallies (or the per-question counters, or the per-question vectors)
+    existed gets them counted once, so no page shows zeros."""
     from . import aggregates
-    from .models import AnnotationProject, GroupTally, Item, ProjectTally
+    from .models import AnnotationProject, GroupTally, Item, ProjectTally, VectorTally
 
     of_project = {"project": OuterRef("pk")}
     final = Item.objects.filter(**of_project, state="resolved", excluded=False, is_gold=False)
@@ -18,6 +18,11 @@ def count_projects_without_tallies(sender, verbosity: int = 1, **kwargs) -> None
             Exists(final),
             ~Exists(GroupTally.objects.filter(**of_project)),
             kind__in=aggregates.kinds_with_contributors(),
+        )
+        # counted before the per-question vectors existed: confusion counts of verdicts and no vector
+        | Q(
+            Exists(ProjectTally.objects.filter(**of_project, key__startswith="v|")),
+            ~Exists(VectorTally.objects.filter(**of_project)),
         )
     ).order_by("pk")
     for project in missing.iterator():

@@ -540,3 +540,42 @@ class GroupTally(models.Model):
 
     def __str__(self):
         return f"{self.series}/{self.group}: {self.c} of {self.n} in project {self.project_id}"
+
+
+class VectorTally(models.Model):
+    """A vector of counters per (series, group) of a project that a higher layer keeps through the tallies: for
+    grading, per verifier (and answer type and source, or author model, or pair of verifiers) and question, the
+    question's labeled items in each cell of the verifier's confusion matrix; the bootstrap of the meta-evaluation
+    resamples these per-question vectors. `counts` is the vector as comma-separated integers without trailing
+    zeros (empty for zero). The tallies' keys ``w|<[series, group, cell] as JSON>`` land here, and each change also
+    moves the moments of its series (`SeriesTally`); see annotation.aggregates."""
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="vector_tallies")
+    series = models.TextField()
+    group = models.TextField()
+    counts = models.TextField(default="", blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "series", "group"], name="one_vector_tally")]
+        indexes = [models.Index(fields=["project", "series", "counts"], name="vector_tally_by_counts")]
+
+    def __str__(self):
+        return f"{self.series}/{self.group}: [{self.counts}] in project {self.project_id}"
+
+
+class SeriesTally(models.Model):
+    """The moments of a `VectorTally` series, kept as the vectors change: how many groups have a non-zero vector
+    (``wn|<series>``), the sum of each cell (``ws|<series>|<i>``) and of each product of two cells
+    (``wm|<series>|<i>|<j>``, i <= j). Sharded like `ProjectTally`; kept apart from it because a page that reads
+    every `ProjectTally` row must not read these."""
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="series_tallies")
+    key = models.TextField()
+    shard = models.PositiveSmallIntegerField(default=0)
+    count = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "key", "shard"], name="one_series_tally")]
+
+    def __str__(self):
+        return f"{self.key}={self.count} in project {self.project_id}"

@@ -79,6 +79,13 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--explain", action="store_true", help="print EXPLAIN ANALYZE of the claim query")
     parser.add_argument(
+        "--verifiers",
+        type=int,
+        default=0,
+        help="rule verifiers with a verdict on every completion before the run, so each final label also moves "
+        "the meta-evaluation's counts of verdicts against labels",
+    )
+    parser.add_argument(
         "--connection-per-request",
         action="store_true",
         help="open a new connection for every request instead of keeping one per annotator",
@@ -503,6 +510,25 @@ def explain_claim(project_id: int, user) -> str:
     return plan
 
 
+def add_verdicts(rng: random.Random, project, count: int) -> None:
+    """`count` rule verifiers, each with a random verdict on every completion of the project, counted into its
+    tallies (nothing is labeled yet, so the rebuild is quick)."""
+    from annotation import aggregates
+    from grading.models import Verdict, VerifierConfig
+
+    statuses = ["correct"] * 5 + ["incorrect"] * 4 + ["inconclusive"]
+    subjects = list(project.items.values_list("subject_id", flat=True))
+    for number in range(count):
+        verifier, _ = VerifierConfig.objects.get_or_create(
+            name=f"load-rule-{number}", defaults={"kind": VerifierConfig.Kind.RULE}
+        )
+        Verdict.objects.bulk_create(
+            [Verdict(completion_id=subject, verifier=verifier, status=rng.choice(statuses)) for subject in subjects],
+            batch_size=5000,
+        )
+    aggregates.rebuild(project)
+
+
 def main() -> None:
     global THINK_SECONDS
     args = parse_args()
@@ -521,6 +547,8 @@ def main() -> None:
     project = services.create_project(dataset=dataset, kind="correctness", name=f"load {dataset.name}", seed=args.seed)
     for user, _ in annotators:
         services.add_member(project, user)
+    if args.verifiers:
+        add_verdicts(rng, project, args.verifiers)
     print(
         f"loaded {project.items.count()} items in project {project.pk} and {len(annotators)} annotators "
         f"in {time.perf_counter() - started:.1f} s"
@@ -548,7 +576,8 @@ def main() -> None:
     print(
         f"\n{args.annotators} annotators ({args.client_processes} client processes, think "
         f"{args.think_ms[0]:.0f}-{args.think_ms[1]:.0f} ms) for {elapsed:.1f} s against {args.workers} gunicorn workers "
-        f"x {args.threads} threads, {args.items} items; {os.cpu_count()} CPUs, load average before "
+        f"x {args.threads} threads, {args.items} items, {args.verifiers} verifiers' verdicts on each; "
+        f"{os.cpu_count()} CPUs, load average before "
         f"{load_before:.1f}, after {os.getloadavg()[0]:.1f}"
         + (", a new connection per request" if args.connection_per_request else ", keep-alive connections")
     )

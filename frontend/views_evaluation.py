@@ -15,7 +15,8 @@ from django.views.decorators.http import require_GET
 from annotation.models import AnnotationProject
 from core import roles
 from core.metrics import passk
-from core.taxonomy import COARSE_CLASSES
+from core.metrics.judge_intervals import FIGURES
+from core.taxonomy import COARSE_CLASSES, coarse_label
 from reports import evaluation, selectors
 from verifybench.label_rules import CORRECTNESS
 from verifybench.models import Dataset
@@ -34,13 +35,101 @@ def _require_researcher(request) -> None:
 # ---------------------------------------------------------------- meta-evaluation
 
 
+def _intervals(report: evaluation.VerifierReport, kind: str, name: str | None = None) -> dict[str, Any]:
+    """{figure: {"low", "high"}} of one scope, only the figures that have an interval."""
+    scopes = report.intervals or {}
+    entry = scopes.get(kind) if name is None else scopes.get(kind, {}).get(name)
+    if not entry:
+        return {}
+    return {
+        figure: {"low": entry[figure]["low"], "high": entry[figure]["high"]}
+        for figure in FIGURES
+        if entry[figure]["low"] is not None
+    }
+
+
 def _binary_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
-    rows = [{"scope": "All", "figures": report.evaluation.overall.as_dict(), "overall": True}]
+    rows = [
+        {
+            "scope": "All",
+            "figures": report.evaluation.overall.as_dict(),
+            "overall": True,
+            "ci": _intervals(report, "overall"),
+        }
+    ]
     rows += [
-        {"scope": model, "figures": figures.as_dict(), "overall": False}
+        {"scope": model, "figures": figures.as_dict(), "overall": False, "ci": _intervals(report, "by_model", model)}
         for model, figures in sorted(report.evaluation.by_model.items())
     ]
     return rows
+
+
+def _source_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": source or "(none)",
+            "questions": entry["questions"],
+            "figures": {figure: entry[figure]["value"] for figure in FIGURES},
+            "ci": _intervals(report, "by_source", source),
+        }
+        for source, entry in (report.intervals or {}).get("by_source", {}).items()
+    ]
+
+
+def _guidance(result: evaluation.MetaEvaluation, kind: str, name: str) -> dict[str, Any] | None:
+    """The sample-size guidance of a scope when its widest accuracy interval is wider than the target."""
+    if result.sample_size is None:
+        return None
+    entry = result.sample_size[kind].get(name)
+    if not entry or not entry["more_items"]:
+        return None
+    return entry
+
+
+def _comparison_blocks(result: evaluation.MetaEvaluation) -> list[dict[str, Any]]:
+    blocks = []
+    for comparison in result.comparisons:
+        rows = []
+        for kind, name, entry in evaluation.comparison_scopes(comparison):
+            rows.append(
+                {
+                    "scope": "All"
+                    if kind == "overall"
+                    else (coarse_label(name) if kind == "by_answer_class" else name),
+                    "kind": kind,
+                    "entry": entry,
+                    "accuracy": entry["accuracy"],
+                    "macro_f1": entry["macro_f1"],
+                }
+            )
+        blocks.append({"comparison": comparison, "rows": rows})
+    return blocks
+
+
+def _comparison_matrix(result: evaluation.MetaEvaluation) -> list[dict[str, Any]]:
+    """Rows and columns in the verifiers' order: the row's accuracy minus the column's, overall, with its paired
+    interval and McNemar's p-value."""
+    if len(result.reports) < 2:
+        return []
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for comparison in result.comparisons:
+        overall = comparison.get("overall")
+        if overall is None:
+            continue
+        accuracy = overall["accuracy"]
+        forward = {"difference": accuracy["difference"], "low": accuracy["low"], "high": accuracy["high"]}
+        backward = {
+            "difference": None if accuracy["difference"] is None else -accuracy["difference"],
+            "low": None if accuracy["high"] is None else -accuracy["high"],
+            "high": None if accuracy["low"] is None else -accuracy["low"],
+        }
+        for cell in (forward, backward):
+            cell["p"] = overall["mcnemar_p"]
+            cell["significant"] = cell["low"] is not None and (cell["low"] > 0 or cell["high"] < 0)
+        cells[(comparison["first"], comparison["second"])] = forward
+        cells[(comparison["second"], comparison["first"])] = backward
+    names = result.verifier_names
+    return [{"name": row, "cells": [cells.get((row, column)) for column in names]} for row in names]
 
 
 def _class_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
@@ -55,13 +144,17 @@ def _class_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
             "decided_coverage": by_class[letter].decided_coverage if letter in by_class else None,
             "decided_precision": by_class[letter].decided_precision if letter in by_class else None,
             "macro_f1": by_class[letter].macro_f1 if letter in by_class else None,
+            "ci": _intervals(report, "by_answer_class", letter),
         }
         for letter, name in COARSE_CLASSES.items()
     ]
 
 
 def _type_rows(report: evaluation.VerifierReport) -> list[dict[str, Any]]:
-    return [{"code": code, **figures.as_dict()} for code, figures in sorted(report.evaluation.by_answer_type.items())]
+    return [
+        {"code": code, **figures.as_dict(), "ci": _intervals(report, "by_answer_type", code)}
+        for code, figures in sorted(report.evaluation.by_answer_type.items())
+    ]
 
 
 def _agreement_rows(result: evaluation.MetaEvaluation) -> list[dict[str, Any]]:
@@ -81,7 +174,7 @@ def meta_eval_page(request, project_id: int):
     error = None
     result = None
     try:
-        result = evaluation.meta_evaluate(project, chosen)
+        result = evaluation.meta_evaluate(project, chosen, evaluation.Uncertainty.parse(request.GET))
     except evaluation.EvaluationError as exc:
         error = str(exc)
     if result is not None and request.GET.get("format") == "csv":
@@ -96,10 +189,16 @@ def meta_eval_page(request, project_id: int):
                 "class_rows": _class_rows(report),
                 "type_rows": _type_rows(report),
                 "binary_rows": _binary_rows(report),
+                "source_rows": _source_rows(report),
                 "missing_shown": report.missing_item_ids[: evaluation.MISSING_IDS_SHOWN],
             }
             for report in result.reports
         ]
+        for block in reports:
+            for row in block["class_rows"]:
+                row["guidance"] = _guidance(result, "by_answer_class", row["letter"])
+            for row in block["type_rows"]:
+                row["guidance"] = _guidance(result, "by_answer_type", row["code"])
     csv_query = request.GET.copy()
     csv_query["format"] = "csv"
     return render(
@@ -112,11 +211,27 @@ def meta_eval_page(request, project_id: int):
             "result": result,
             "reports": reports,
             "agreement_rows": _agreement_rows(result) if result is not None else [],
+            "comparison_blocks": _comparison_blocks(result) if result is not None else [],
+            "comparison_matrix": _comparison_matrix(result) if result is not None else [],
+            "wide_scopes": _wide_scopes(result) if result is not None else [],
             "csv_query": csv_query.urlencode(),
             "error": error,
         },
         status=400 if error else 200,
     )
+
+
+def _wide_scopes(result: evaluation.MetaEvaluation) -> list[dict[str, Any]]:
+    """Answer classes and types whose accuracy intervals are wider than the target, with the labels they need."""
+    if result.sample_size is None:
+        return []
+    rows = []
+    for kind in ("by_answer_class", "by_answer_type"):
+        for name, entry in result.sample_size[kind].items():
+            if entry["more_items"]:
+                label = coarse_label(name) if kind == "by_answer_class" and name in COARSE_CLASSES else name
+                rows.append({"name": label, **entry})
+    return rows
 
 
 def meta_eval_section(project: AnnotationProject) -> dict:

@@ -285,3 +285,95 @@ def timeline(tallies: Mapping[str, int], since_day: str) -> list[dict]:
         day for day in set(labels_by_day) | set(resolved_by_day) if labels_by_day[day] or resolved_by_day[day]
     )
     return [{"day": day, "labels": labels_by_day[day], "resolved": resolved_by_day[day]} for day in days]
+
+
+# ---------------------------------------------------------------- vectors per group and the moments of a series
+#
+# A contributor may count per group (a question) a vector of cells: key ``w|<[series, group, cell] as JSON>``.
+# The stored vector of each (series, group) is kept as text (`vector_text`); each change of a vector also moves the
+# moments of its series: ``wn|<series>`` (groups with a non-zero vector), ``ws|<i>|<series>`` (sum of cell i) and
+# ``wm|<i>|<j>|<series>`` (sum of the products of cells i and j, i <= j).
+
+VECTOR_PREFIX = "w|"
+MOMENT_PREFIXES = ("wn|", "ws|", "wm|")
+
+
+def vector_key(series: str, group: str, cell: int) -> str:
+    return VECTOR_PREFIX + json.dumps([series, group, cell])
+
+
+def vector_deltas(tally: Mapping[str, int]) -> dict[tuple[str, str], dict[int, int]]:
+    """The `w|` keys of a tally as {(series, group): {cell: count}}."""
+    found: dict[tuple[str, str], dict[int, int]] = {}
+    for key, count in tally.items():
+        if count and key.startswith(VECTOR_PREFIX):
+            series, group, cell = json.loads(key[len(VECTOR_PREFIX) :])
+            cells = found.setdefault((series, group), {})
+            cells[cell] = cells.get(cell, 0) + count
+    return found
+
+
+def parse_vector(text: str) -> list[int]:
+    return [int(part) for part in text.split(",")] if text else []
+
+
+def vector_text(cells: Sequence[int]) -> str:
+    """A vector as comma-separated integers without trailing zeros; "" for the zero vector."""
+    values = list(cells)
+    while values and values[-1] == 0:
+        values.pop()
+    return ",".join(str(value) for value in values)
+
+
+def add_cells(vector: Sequence[int], delta: Mapping[int, int]) -> list[int]:
+    width = max([len(vector), *(cell + 1 for cell in delta)])
+    result = list(vector) + [0] * (width - len(vector))
+    for cell, count in delta.items():
+        result[cell] += count
+    return result
+
+
+def moments_of(series: str, vector: Sequence[int]) -> Counter:
+    """What one group's vector adds to the moments of its series."""
+    tally: Counter = Counter()
+    cells = [(index, value) for index, value in enumerate(vector) if value]
+    if not cells:
+        return tally
+    tally[f"wn|{series}"] += 1
+    for position, (i, value) in enumerate(cells):
+        tally[f"ws|{i}|{series}"] += value
+        for j, other in cells[position:]:
+            tally[f"wm|{i}|{j}|{series}"] += value * other
+    return tally
+
+
+def moment_change(series: str, before: Sequence[int], after: Sequence[int]) -> dict[str, int]:
+    """How the moments of a series move when one of its vectors goes from `before` to `after`."""
+    return difference(moments_of(series, after), moments_of(series, before))
+
+
+def vector_moments(tally: Mapping[str, int]) -> Counter:
+    """The moments of every series of a tally's `w|` keys (the groups' vectors as the tally sums them)."""
+    total: Counter = Counter()
+    for (series, _), cells in vector_deltas(tally).items():
+        total.update(moments_of(series, add_cells([], cells)))
+    return total
+
+
+def series_moments(
+    kept: Mapping[str, int],
+) -> dict[str, tuple[int, dict[int, int], dict[tuple[int, int], int]]]:
+    """Stored moment keys as {series: (groups, {i: sum}, {(i, j): sum of products})}."""
+    found: dict[str, tuple[int, dict[int, int], dict[tuple[int, int], int]]] = {}
+    for key, count in kept.items():
+        kind, _, rest = key.partition("|")
+        if kind == "wn":
+            groups, sums, products = found.get(rest, (0, {}, {}))
+            found[rest] = (groups + count, sums, products)
+        elif kind == "ws":
+            index, _, series = rest.partition("|")
+            found.setdefault(series, (0, {}, {}))[1][int(index)] = count
+        elif kind == "wm":
+            first, second, series = rest.split("|", 2)
+            found.setdefault(series, (0, {}, {}))[2][(int(first), int(second))] = count
+    return found

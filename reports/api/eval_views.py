@@ -38,18 +38,32 @@ class MetaEvalView(APIView):
             "Accuracy per coarse answer class and their mean, TP/FP/TN/FN, TPR, TNR, PPV, NPV and macro-F1 overall "
             "and per author model, inconclusive rate (inconclusive counts as a wrong judgment), coverage and the "
             "labeled items without a verdict; with several verifiers the pairwise agreement matrix. Only resolved, "
-            "non-excluded, non-gold items count. Without `verifier`, every verifier with verdicts on the project."
+            "non-excluded, non-gold items count. Without `verifier`, every verifier with verdicts on the project. "
+            "Each verifier's `intervals` give every figure a 95% interval, overall and per answer class, answer "
+            "type, source and author model, from a bootstrap that resamples questions (seeded: the same request "
+            "gives the same intervals). `comparisons` compare every pair of verifiers on the items both judged: the "
+            "difference in each figure with its paired-bootstrap interval, McNemar's exact test and plain "
+            "sentences. `label_noise` gives the figures expected under the humans' own error and the final labels "
+            "whose probability of being right is below `uncertain_below`; `sample_size` how many more labeled items "
+            "each answer class and type needs for accuracy intervals `target_width` wide."
         ),
         parameters=[
             OpenApiParameter("verifier", str, many=True, description="VerifierConfig name; repeat for several"),
             OpenApiParameter("format", str, enum=["json", "csv"], description="csv for a table download"),
+            OpenApiParameter("bootstrap", int, description="bootstrap resamples, 0 to 10000 (default 1000; 0: none)"),
+            OpenApiParameter("seed", int, description="bootstrap seed (default 0)"),
+            OpenApiParameter("target_width", float, description="target width of a 95% interval (default 0.1)"),
+            OpenApiParameter(
+                "uncertain_below", float, description="a final label less likely right than this is uncertain (0.9)"
+            ),
         ],
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request, project_id: int):
         project = get_object_or_404(AnnotationProject, pk=project_id)
         try:
-            result = evaluation.meta_evaluate(project, request.query_params.getlist("verifier"))
+            uncertainty = evaluation.Uncertainty.parse(request.query_params)
+            result = evaluation.meta_evaluate(project, request.query_params.getlist("verifier"), uncertainty)
         except evaluation.EvaluationError as error:
             raise ValidationError({"detail": str(error)}) from error
         if request.accepted_renderer.format == "csv":

@@ -61,6 +61,57 @@ def _figure(value) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+CARD_FIGURES = (
+    ("accuracy", "accuracy"),
+    ("macro_f1", "macro-F1"),
+    ("tpr", "TPR"),
+    ("tnr", "TNR"),
+    ("ppv", "PPV"),
+    ("npv", "NPV"),
+    ("decided_coverage", "coverage (decided)"),
+    ("decided_precision", "precision (decided)"),
+)
+
+
+def _with_interval(entry: dict[str, Any] | None) -> str:
+    if not entry or entry.get("value") is None:
+        return "n/a"
+    if entry.get("low") is None or entry.get("high") is None:
+        return f"{entry['value']:.3f}"
+    return f"{entry['value']:.3f} [{entry['low']:.3f}, {entry['high']:.3f}]"
+
+
+def _verifier_lines(verifiers: dict[str, Any] | None) -> list[str]:
+    """The card's section on the verifiers scored against the project's final labels, figures with intervals."""
+    if verifiers is None:
+        return []
+    lines = ["## Verifiers against these labels", ""]
+    if verifiers.get("error"):
+        return [*lines, f"Not computed: {verifiers['error']}", ""]
+    if not verifiers["verifiers"]:
+        return [*lines, "No verifier has a verdict on the project's labeled completions.", ""]
+    lines += [
+        f"Every verifier with verdicts, scored against the final labels of the project's "
+        f"{verifiers['labeled_items']} labeled items (which may be more than this bundle holds). An inconclusive "
+        "verdict counts as a wrong judgment; coverage is the share of items decided and precision the share of "
+        "decided verdicts that match the label. In brackets: 95% percentile intervals from "
+        f"{verifiers['resamples']} bootstrap resamples of the questions (a question's completions are resampled "
+        f"together), seed {verifiers['seed']}.",
+        "",
+        "| verifier | items judged | " + " | ".join(name for _, name in CARD_FIGURES) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in CARD_FIGURES) + " |",
+    ]
+    for row in verifiers["verifiers"]:
+        cells = " | ".join(_with_interval(row["figures"].get(figure)) for figure, _ in CARD_FIGURES)
+        lines.append(f"| {row['name']} ({row['kind']}) | {row['judged_items']} | {cells} |")
+    lines.append("")
+    for sentence in verifiers.get("comparisons") or []:
+        lines.append(f"- {sentence}")
+    if verifiers.get("comparisons"):
+        lines.append("")
+    return lines
+
+
 def render_card(manifest: dict[str, Any], builder_description: str) -> str:
     """The dataset card: what the bundle holds and the protocol that produced its labels."""
     counts = manifest["counts"]
@@ -113,6 +164,7 @@ def render_card(manifest: dict[str, Any], builder_description: str) -> str:
         f"{counts['rows']} rows: {counts['by_label']['correct']} correct, {counts['by_label']['incorrect']} incorrect.",
         "",
     ]
+    lines += _verifier_lines(manifest.get("verifiers"))
     shortfalls = manifest.get("shortfalls") or {}
     lines += ["## Shortfalls", ""]
     if shortfalls:

@@ -39,7 +39,10 @@ from annotation import selectors as annotation_selectors
 from annotation.models import AnnotationProject
 from core.jobs import runner
 from core.jobs.runner import Execution, JobKind
+from core.metrics import judge_intervals
+from reports import evaluation
 from reports.models import ExportJob
+from verifybench.label_rules import CORRECTNESS
 
 from .manifest import ManifestCounts, manifest_json, render_card
 from .registry import get_export_format
@@ -166,6 +169,37 @@ class _ProjectFigures:
             self._executor.shutdown(wait=False)
 
 
+def verifier_figures(project: AnnotationProject) -> dict | None:
+    """The meta-evaluation of a correctness project for the manifest and the dataset card: every verifier's figures
+    on the project's labeled items with their 95% intervals, and the plain sentences of the paired comparisons.
+    None for other kinds of project."""
+    if project.kind != CORRECTNESS:
+        return None
+    try:
+        result = evaluation.meta_evaluate(project, None, evaluation.Uncertainty())
+    except evaluation.EvaluationError as error:
+        return {"error": str(error), "verifiers": []}
+    rows = []
+    for report in result.reports:
+        overall = (report.intervals or {}).get("overall") or {}
+        rows.append(
+            {
+                "name": report.verifier.name,
+                "kind": report.verifier.kind,
+                "judged_items": report.judged_items,
+                "questions": overall.get("questions", 0),
+                "figures": {figure: overall.get(figure) for figure in judge_intervals.FIGURES},
+            }
+        )
+    return {
+        "labeled_items": result.labeled_items,
+        "resamples": judge_intervals.RESAMPLES,
+        "seed": 0,
+        "verifiers": rows,
+        "comparisons": [sentence["text"] for comparison in result.comparisons for sentence in comparison["sentences"]],
+    }
+
+
 def _build(execution: Execution, workdir: Path, part: Path) -> dict:
     job = execution.job
     export_format = get_export_format(job.format)
@@ -207,6 +241,7 @@ def _write_bundle(execution, workdir, part, export_format, options, project, pla
         raise
 
     agreement, state = figures.result()
+    verifiers = verifier_figures(project)
     manifest = {
         "format": export_format.name,
         "title": export_format.title,
@@ -228,6 +263,7 @@ def _write_bundle(execution, workdir, part, export_format, options, project, pla
         "project_state": state,
         "shortfalls": plan.shortfalls,
         "notes": plan.notes,
+        **({"verifiers": verifiers} if verifiers is not None else {}),
         "files": {f.name: {"rows": f.rows, "bytes": f.bytes, "sha256": f.sha256} for f in written},
     }
     card = render_card(manifest, export_format.describe(options))

@@ -154,7 +154,7 @@ def test_incremental_tallies_equal_rebuilt_ones(steps):
         + Label.objects.filter(item__project=project, item__is_gold=True).count()
     )
     kept = aggregates.all_kept_tallies(project)
-    rebuilt = {key: count for key, count in aggregates.computed_tallies(project).items() if count}
+    rebuilt = {key: count for key, count in aggregates.computed_with_moments(project).items() if count}
     assert kept == rebuilt
     assert_model_eval_from_counts_equals_the_full_computation(project)
 
@@ -199,7 +199,7 @@ def test_rebuild_command_gives_back_the_tallies(make_project):
     call_command("rebuild_aggregates", "--project", str(project.pk))
     assert selectors.progress(project) == before
     assert aggregates.all_kept_tallies(project) == {
-        key: count for key, count in aggregates.computed_tallies(project).items() if count
+        key: count for key, count in aggregates.computed_with_moments(project).items() if count
     }
 
 
@@ -247,9 +247,9 @@ def test_verdicts_recorded_before_the_project_count_when_its_items_are_added(mak
         == Completion.objects.filter(question__dataset=corpus).count()
     )
     assert aggregates.all_kept_tallies(project) == {
-        key: count for key, count in aggregates.computed_tallies(project).items() if count
+        key: count for key, count in aggregates.computed_with_moments(project).items() if count
     }
     assert services.add_items(project, subject_ids=list(project.items.values_list("subject_id", flat=True))) == 0
     assert aggregates.all_kept_tallies(project) == {
-        key: count for key, count in aggregates.computed_tallies(project).items() if count
+        key: count for key, count in aggregates.computed_with_moments(project).items() if count
     }

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 
 def kept_equals_rebuilt(project) -> bool:
-    rebuilt = {key: count for key, count in aggregates.computed_tallies(project).items() if count}
+    rebuilt = {key: count for key, count in aggregates.computed_with_moments(project).items() if count}
     return aggregates.project_tallies(project) == rebuilt
 
 

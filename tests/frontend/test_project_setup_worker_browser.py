@@ -46,5 +46,5 @@ def test_the_page_queues_the_setup_and_lands_on_the_complete_project(
     project.refresh_from_db()
     assert not project.preparing and project.items.count() == 24 == job.items_created
     assert aggregates.project_tallies(project) == {
-        key: count for key, count in aggregates.computed_tallies(project).items() if count
+        key: count for key, count in aggregates.computed_with_moments(project).items() if count
     }

@@ -28,7 +28,8 @@ class Command(BaseCommand):
     help = (
         "Score verifiers and judges against the final human labels of a correctness project: accuracy per coarse "
         "answer class and their mean, TPR/TNR/PPV/NPV/macro-F1 overall and per author model, inconclusive rate, "
-        "coverage, and the agreement matrix between verifiers. Without --verifier, every verifier with verdicts "
+        "coverage, and the agreement matrix between verifiers, with 95% intervals from a bootstrap that resamples "
+        "questions and paired comparisons of the verifiers. Without --verifier, every verifier with verdicts "
         "on the project's completions."
     )
 
@@ -44,6 +45,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--csv", dest="csv_path", help="also write the figures as CSV to this path")
         parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+        parser.add_argument(
+            "--bootstrap", type=int, default=1000, help="bootstrap resamples of the questions (0: figures only)"
+        )
+        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
     def handle(self, *args, **options):
         project = AnnotationProject.objects.filter(pk=options["project"]).first()
@@ -51,7 +56,8 @@ class Command(BaseCommand):
             raise CommandError(f"no annotation project {options['project']}")
         names = [name for group in options["verifiers"] for name in group]
         try:
-            result = evaluation.meta_evaluate(project, names)
+            uncertainty = evaluation.Uncertainty.parse({"bootstrap": options["bootstrap"], "seed": options["seed"]})
+            result = evaluation.meta_evaluate(project, names, uncertainty)
         except evaluation.EvaluationError as error:
             raise CommandError(str(error)) from error
 
@@ -86,11 +92,26 @@ class Command(BaseCommand):
                 shown = ", ".join(str(item) for item in report.missing_item_ids[:20])
                 more = report.missing_verdicts - min(20, len(report.missing_item_ids))
                 console.print(f"  items without a verdict: {shown}{f' and {more} more' if more > 0 else ''}")
+            overall = (report.intervals or {}).get("overall") or {}
+            if overall.get("accuracy", {}).get("low") is not None:
+                console.print(
+                    "  95% intervals (questions resampled): "
+                    + ", ".join(
+                        f"{name} {ratio(overall[figure]['value'])} [{ratio(overall[figure]['low'])}, "
+                        f"{ratio(overall[figure]['high'])}]"
+                        for figure, name in (("accuracy", "accuracy"), ("macro_f1", "macro-F1"))
+                        if overall[figure]["low"] is not None
+                    )
+                )
             console.print(self._class_table(report))
             console.print(self._binary_table(report))
         if result.agreement:
             console.print()
             console.print(self._agreement_table(result))
+        for comparison in result.comparisons:
+            console.print()
+            for sentence in comparison["sentences"]:
+                console.print(sentence["text"])
         return buffer.getvalue().rstrip("\n")
 
     def _class_table(self, report: evaluation.VerifierReport) -> Table:
