@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0013_invitation_account_state"),
+        ("annotation", "0014_vector_tallies_per_question"),
     ]
 
     operations = [
