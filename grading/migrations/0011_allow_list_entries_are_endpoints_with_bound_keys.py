@@ -60,6 +60,9 @@ def split_entries(apps, schema_editor):
                 created_by_id=old.created_by_id,
             )
         old.delete()
+    if schema_editor.connection.vendor == "postgresql":
+        # the rows' deferred foreign-key checks run now, so the table can be altered in this same transaction
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
 
 class Migration(migrations.Migration):
