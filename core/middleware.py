@@ -13,7 +13,7 @@ from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.html import escape
 
-from . import login_limits
+from . import login_limits, text_checks
 
 logger = logging.getLogger(__name__)
 DATABASE_ERRORS = (OperationalError, InterfaceError)
@@ -99,3 +99,57 @@ def server_error(request, *args, **kwargs):
     from django.views.defaults import server_error as default_server_error
 
     return default_server_error(request, *args, **kwargs)
+
+
+def bad_request(request, message: str) -> HttpResponse:
+    if wants_json(request):
+        return JsonResponse({"detail": message}, status=400)
+    return plain_page(400, "Bad request", message)
+
+
+class UnstorableQueryMiddleware:
+    """A query string holding a character the database cannot store (a NUL) is refused with 400 before any view
+    reads it, whatever the view does with its parameters."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "%00" in request.META.get("QUERY_STRING", "") or "\x00" in request.META.get("QUERY_STRING", ""):
+            for key, values in request.GET.lists():
+                if text_checks.unstorable(key) or any(text_checks.unstorable(value) for value in values):
+                    return bad_request(
+                        request, f"the query parameter {key!r} holds a character that cannot be stored (a NUL)"
+                    )
+        return self.get_response(request)
+
+
+# Headers an error keeps when its body is turned into JSON.
+_KEPT_HEADERS = ("Retry-After", "WWW-Authenticate", "Allow", "Location", "Vary")
+
+
+class ApiErrorsAsJsonMiddleware:
+    """Every error under /api/ is JSON, whatever `?format=` or the Accept header asked for and whoever answered (a
+    view's CSV renderer, Django's 404 page for a path that matches no route): a client of the API always gets the
+    shape it parses."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (
+            response.status_code < 400
+            or not request.path.startswith("/api/")
+            or response.get("Content-Type", "").startswith("application/json")
+            or getattr(response, "streaming", False)
+        ):
+            return response
+        data = getattr(response, "data", None)
+        if not isinstance(data, dict):
+            data = {"detail": data if isinstance(data, (list, str)) else response.reason_phrase}
+        converted = JsonResponse(data, status=response.status_code, safe=True)
+        for header in _KEPT_HEADERS:
+            if header in response:
+                converted[header] = response[header]
+        return converted

@@ -1,5 +1,6 @@
 """The API's JSON parser: DRF's, with a bounded nesting depth (JSON_MAX_DEPTH), so a body of `[[[[...]]]]` is a
-400 that says why, never a RecursionError and a 500."""
+400 that says why, never a RecursionError and a 500; a body must be a JSON object, and no text in it may hold a
+character the database cannot store (NUL, or half of a surrogate pair)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.settings import api_settings
 from rest_framework.utils.json import strict_constant
 
-from . import jsonlimits
+from . import jsonlimits, text_checks
 
 
 class BoundedJSONParser(JSONParser):
@@ -22,6 +23,14 @@ class BoundedJSONParser(JSONParser):
         try:
             text = codecs.getreader(encoding)(stream).read()
             parse_constant = strict_constant if api_settings.STRICT_JSON else None
-            return jsonlimits.loads(text, max_depth=max_depth, parse_constant=parse_constant)
+            data = jsonlimits.loads(text, max_depth=max_depth, parse_constant=parse_constant)
         except ValueError as exc:  # malformed, nested too deeply (JSONTooDeep) or not in the declared encoding
             raise ParseError(f"JSON parse error - {exc}") from None
+        if not isinstance(data, dict):
+            raise ParseError(
+                f"the body must be a JSON object, not {type(data).__name__ if data is not None else 'null'}"
+            )
+        where = text_checks.first_unstorable(data)
+        if where is not None:
+            raise ParseError(f"{where} holds a character that cannot be stored (a NUL or half of a surrogate pair)")
+        return data

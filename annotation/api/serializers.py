@@ -22,7 +22,7 @@ class ProjectSerializer(serializers.ModelSerializer):
     dataset = DatasetNameField(slug_field="name", queryset=Dataset.objects.all())
     completion_ids = serializers.ListField(child=serializers.IntegerField(), write_only=True, required=False)
     question_ids = serializers.ListField(child=serializers.IntegerField(), write_only=True, required=False)
-    seed = serializers.IntegerField(write_only=True, required=False)
+    seed = serializers.IntegerField(write_only=True, required=False, min_value=-(2**63), max_value=2**63 - 1)
 
     class Meta:
         model = AnnotationProject

@@ -186,7 +186,9 @@ class SelectionCreateSerializer(serializers.Serializer):
     dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
     strategy = serializers.ChoiceField(choices=selection.STRATEGIES)
     verifiers = serializers.SlugRelatedField(slug_field="name", queryset=VerifierConfig.objects.all(), many=True)
-    seed = serializers.IntegerField(required=False, allow_null=True, default=None)
+    seed = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=-(2**63), max_value=2**63 - 1
+    )
     target = serializers.IntegerField(
         required=False,
         allow_null=True,

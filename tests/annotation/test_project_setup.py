@@ -197,7 +197,7 @@ def test_a_dataset_name_with_a_nul_character_is_a_400(api_client_for, researcher
     response = api_client_for(researcher).post(
         "/api/projects/", {"dataset": "bad\x00name", "kind": "correctness"}, format="json"
     )
-    assert response.status_code == 400 and "dataset" in response.json()
+    assert response.status_code == 400 and "dataset" in str(response.json())  # the field is named
     assert not AnnotationProject.objects.exists()
 
 
