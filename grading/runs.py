@@ -33,9 +33,9 @@ from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
 from annotation.models import Item
-from core import taxonomy
+from core import events, taxonomy
 from core.jobs import protocol, runner
-from core.jobs.runner import Execution, JobKind
+from core.jobs.runner import EventDetails, Execution, JobKind
 from verifybench.models import Completion, Domain
 
 from . import cascade
@@ -478,6 +478,27 @@ def execute_run(run_id: int, attempt: int | None = None) -> VerificationRun | No
     return runner.run(VERIFICATION_RUN.name, run_id, attempt)
 
 
+RUN_FINISHED = events.declare("run.finished", "A verification run verified every completion in its scope")
+RUN_FAILED = events.declare("run.failed", "A verification run stopped on an error (resume it to go on)")
+
+
+def _describe(run: VerificationRun) -> EventDetails:
+    dataset_id = run.dataset_id if run.dataset_id is not None else (run.project.dataset_id if run.project else None)
+    data = {
+        "run": {
+            "id": run.pk,
+            "url": f"/api/grading/runs/{run.pk}/",
+            "verifier": {"id": run.verifier_id, "name": run.verifier.name, "kind": run.verifier.kind},
+            "dataset": dataset_id,
+            "project": run.project_id,
+            "total": run.total,
+            "done": run.done,
+            "counts": {str(key): int(run.counts.get(key, 0)) for key in COUNT_KEYS},
+        }
+    }
+    return EventDetails(data, project_id=run.project_id, dataset_id=dataset_id)
+
+
 VERIFICATION_RUN = runner.register(
     JobKind(
         name="verification-run",
@@ -489,5 +510,7 @@ VERIFICATION_RUN = runner.register(
         on_start=_start_fresh,
         reset=_start_over,
         stale_setting="VERIFICATION_STALE_SECONDS",
+        events={VerificationRun.Status.SUCCEEDED: RUN_FINISHED, VerificationRun.Status.FAILED: RUN_FAILED},
+        describe=_describe,
     )
 )
