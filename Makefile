@@ -10,7 +10,7 @@ ENV_FILE := .env
 TYPED := core verifybench/services.py annotation/setup.py verifybench/importing verifybench/label_rules.py annotation/workflow.py annotation/label_model.py \
 	annotation/services grading/cascade.py grading/judges grading/services.py grading/runs.py \
 	grading/proofs/services.py grading/proofs/scoring.py grading/proofs/leaderboard.py grading/selection \
-	reports/services.py reports/exports
+	reports/services.py reports/exports webhooks/services.py webhooks/signing.py webhooks/egress.py webhooks/selectors.py annotation/completion.py
 
 .PHONY: install bench-install assets lint typecheck run test migrate demo worker clean
 
