@@ -144,7 +144,7 @@ class WebhookDeliveryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, v
         for name, field in (("webhook", "webhook_id"), ("project", "webhook__project_id")):
             value = params.get(name)
             if value:
-                if not value.isdigit() or len(value) > 19:
+                if not (value.isascii() and value.isdigit()) or len(value) > 19:
                     raise ValidationError({name: "give a number"})
                 rows = rows.filter(**{field: int(value)})
         if params.get("status"):
