@@ -313,7 +313,9 @@ def attempt_delivery(delivery_id: int, token: str, trigger: str, requested_by_id
         outcome = AttemptOutcome(error="the webhook was made inactive", retry=False)
     duration_ms = int((time.monotonic() - clock) * 1000)
     with transaction.atomic():
-        locked = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+        locked = WebhookDelivery.objects.select_for_update().filter(pk=delivery.pk).first()
+        if locked is None:  # the hook was deleted, with its deliveries, while this attempt was made
+            return None
         taken_over = (
             locked.claim_token != token or WebhookAttempt.objects.filter(delivery=locked, number=number).exists()
         )

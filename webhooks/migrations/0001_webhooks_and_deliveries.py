@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("annotation", "0014_project_completion"),
+        ("annotation", "0013_invitation_account_state"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
