@@ -10,16 +10,16 @@ ENV_FILE := .env
 TYPED := core verifybench/services.py annotation/setup.py verifybench/importing verifybench/label_rules.py annotation/workflow.py annotation/label_model.py \
 	annotation/services grading/cascade.py grading/judges grading/services.py grading/runs grading/verdict_writes.py \
 	grading/proofs/services.py grading/proofs/scoring.py grading/proofs/leaderboard.py grading/selection \
-	reports/services.py reports/exports
+	reports/services.py reports/exports client/mathlabel_client webhooks/services.py webhooks/signing.py webhooks/egress.py webhooks/selectors.py annotation/completion.py
 
 .PHONY: install bench-install assets lint typecheck run test migrate demo worker clean
 
 install: $(STAMP) $(ENV_FILE)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml client/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet ".[test]"
+	$(PY) -m pip install --quiet ".[test]" -e "./client[pandas,pyarrow,datasets]"
 	@touch $(STAMP)
 
 # Local development settings (DEBUG and a generated SECRET_KEY), read by config/settings.py; git-ignored.

@@ -579,3 +579,15 @@ class SeriesTally(models.Model):
 
     def __str__(self):
         return f"{self.key}={self.count} in project {self.project_id}"
+
+
+class ProjectCompletion(models.Model):
+    """That every item of a project was found resolved or excluded, and when (annotation.completion). Written once
+    per completion by the first check that finds it, so `project.completed` is announced once; removed when an item
+    opens again (a re-opening, new items), so the next completion is announced too."""
+
+    project = models.OneToOneField(AnnotationProject, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    completed_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"project {self.project_id} complete since {self.completed_at:%Y-%m-%d %H:%M}"

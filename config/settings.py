@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "annotation",
     "grading",
     "reports",
+    "webhooks",
     "frontend",
 ]
 
@@ -215,6 +216,7 @@ SPECTACULAR_SETTINGS = {
     # One name for a choice set that several serializers use.
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "core.jobs.models.BackgroundJob.Status",
+        "WebhookDeliveryStatusEnum": "webhooks.models.WebhookDelivery.Status",
         "FileTypeEnum": ["jsonl", "csv", "parquet"],
     },
 }
@@ -269,7 +271,15 @@ JUDGE_LEASE_SECONDS = float(os.environ.get("JUDGE_LEASE_SECONDS", "15"))
 VERIFICATION_HELPERS = int(os.environ.get("VERIFICATION_HELPERS", "32"))
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-jobs": {"task": "core.sweep_stale_jobs", "schedule": JOB_SWEEP_SECONDS},
+    "queue-overdue-webhook-deliveries": {"task": "webhooks.queue_overdue", "schedule": 60.0},
 }
+
+# Webhooks: each attempt waits at most WEBHOOK_TIMEOUT_SECONDS for an answer; a failed one is tried again after
+# WEBHOOK_RETRY_BASE_SECONDS, doubled each time up to WEBHOOK_RETRY_MAX_SECONDS, WEBHOOK_MAX_ATTEMPTS times in all.
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "10"))
+WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "8"))
+WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_BASE_SECONDS", "30"))
+WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("WEBHOOK_RETRY_MAX_SECONDS", "3600"))
 
 # Imports: a file may be at most IMPORT_MAX_UPLOAD_BYTES when uploaded, and no line (or CSV row) longer than
 # IMPORT_MAX_LINE_BYTES; both are enforced while streaming, so memory stays bounded by the line limit.

@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("api/", include("grading.api.urls")),
     path("api/", include("reports.api.urls")),
+    path("api/", include("webhooks.api.urls")),
     path("", include("frontend.urls")),
 ]
 

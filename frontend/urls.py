@@ -13,6 +13,7 @@ from . import (
     views_imports,
     views_items,
     views_verification,
+    views_webhooks,
     views_workspace,
 )
 from .jobs import views as job_views
@@ -51,6 +52,18 @@ urlpatterns = [
         "projects/<int:project_id>/invitations/<int:invitation_id>/revoke/",
         views_workspace.invitation_revoke,
         name="project-invitation-revoke",
+    ),
+    path("projects/<int:project_id>/webhooks/", views_webhooks.project_webhooks, name="project-webhooks"),
+    path("projects/<int:project_id>/webhooks/new/", views_webhooks.webhook_create, name="project-webhook-new"),
+    path(
+        "projects/<int:project_id>/webhooks/<int:webhook_id>/<slug:action>/",
+        views_webhooks.webhook_action,
+        name="project-webhook-action",
+    ),
+    path(
+        "projects/<int:project_id>/webhook-deliveries/<int:delivery_id>/send-again/",
+        views_webhooks.delivery_send_again,
+        name="project-webhook-send-again",
     ),
     path("projects/<int:project_id>/guidelines/seen/", views_workspace.guidelines_seen, name="project-guidelines-seen"),
     path("invite/<str:token>/", views_workspace.invitation, name="invitation"),

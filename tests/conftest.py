@@ -20,6 +20,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from core import roles
+from tests.fakes.http_receiver import receiver  # noqa: F401  (fixture)
 from tests.fakes.openai_server import fake_openai  # noqa: F401  (fixture)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

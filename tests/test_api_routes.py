@@ -35,6 +35,8 @@ from reports import services as export_services
 from reports.models import ExportJob
 from verifybench import imports
 from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
+from webhooks import services as webhook_services
+from webhooks.models import WebhookDelivery
 
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
 ACCEPTS = {"html": BROWSER_ACCEPT, "json": "application/json"}
@@ -103,6 +105,10 @@ def lab(db, settings, tmp_path):
     runner.run("export", export.pk, export.attempt)
     queued_export = export_services.create_export(project=correctness, format="verifybench-hard", enqueue=False)
     AllowedJudgeHost.objects.create(host="judge.example.org", port=443, created_by=users["admin"])
+    webhook = webhook_services.create_webhook(
+        project=correctness, url="https://judge.example.org/hook", events=["export.ready"]
+    )
+    webhook_services.ping(webhook)  # recorded; its attempt is queued only when the test's transaction commits
     invitation, invitation_token = annotation_services.create_invitation(
         correctness, role=ProjectMember.Role.ANNOTATOR, days=7, actor=users["researcher"]
     )
@@ -145,6 +151,9 @@ def lab(db, settings, tmp_path):
         "import": [done_import.pk, queued_import.pk],
         "member": _ids(ProjectMember.objects.filter(project=correctness), 2),
         "invitation": [invitation.pk],
+        "webhook": [webhook.pk],
+        "webhook-delivery": _ids(WebhookDelivery.objects, 1),
+        "delivery": _ids(WebhookDelivery.objects, 1),
     }
     real["job"] = [f"{kind.name}-{pk}" for kind in runner.kinds() for pk in _ids(kind.model.objects, 1)]
     missing = {key: [MISSING] for key in real}

@@ -10,7 +10,7 @@ import importlib
 import grimp
 import pytest
 
-APPS = ("core", "verifybench", "annotation", "grading", "reports", "frontend")
+APPS = ("core", "verifybench", "annotation", "grading", "reports", "webhooks", "frontend")
 
 
 def strongly_connected(graph) -> list[list[str]]:

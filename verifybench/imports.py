@@ -13,12 +13,31 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from core import events
 from core.jobs import runner
-from core.jobs.runner import Execution, JobKind
+from core.jobs.runner import EventDetails, Execution, JobKind
 
 from . import services
 from .importing.sources import FILE_TYPES
-from .models import ImportJob
+from .models import Dataset, ImportJob
+
+IMPORT_FINISHED = events.declare("import.finished", "An import ended and its rows are in the dataset")
+IMPORT_FAILED = events.declare("import.failed", "An import was rejected or failed; nothing was written")
+# The counts of an import's report that an event carries (the full report is at /api/imports/{id}/).
+REPORT_COUNTS = (
+    "lines",
+    "questions_created",
+    "questions_unchanged",
+    "completions_created",
+    "completions_unchanged",
+    "references_created",
+    "prior_labels_created",
+    "prior_labels_unchanged",
+    "rejected_lines",
+    "error_count",
+    "conflict_count",
+    "unlabeled_completions",
+)
 
 
 class UploadTooLarge(ValueError):
@@ -146,6 +165,26 @@ def rejects_file(job: ImportJob) -> Path | None:
     return path if path.is_file() else None
 
 
+def _describe(job: ImportJob) -> EventDetails:
+    dataset_id = job.dataset_id
+    if dataset_id is None:  # a rejected import into an existing dataset still concerns it
+        dataset_id = Dataset.objects.filter(name=job.dataset_name).values_list("pk", flat=True).first()
+    report = job.report or {}
+    data = {
+        "import": {
+            "id": job.pk,
+            "url": f"/api/imports/{job.pk}/",
+            "dataset": {"id": dataset_id, "name": job.dataset_name},
+            "source_name": job.source_name,
+            "format": report.get("format") or job.format,
+            "file_type": report.get("file_type") or job.file_type,
+            "skip_invalid": job.skip_invalid,
+            "counts": {key: report[key] for key in REPORT_COUNTS if key in report},
+        }
+    }
+    return EventDetails(data, dataset_id=dataset_id)
+
+
 IMPORT = runner.register(
     JobKind(
         name="import",
@@ -156,5 +195,7 @@ IMPORT = runner.register(
         on_start=_start,
         reset=_forget_result,
         stale_setting="IMPORT_STALE_SECONDS",
+        events={ImportJob.Status.SUCCEEDED: IMPORT_FINISHED, ImportJob.Status.FAILED: IMPORT_FAILED},
+        describe=_describe,
     )
 )

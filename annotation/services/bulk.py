@@ -8,7 +8,7 @@ from django.db import transaction
 
 from core import labels, roles
 
-from .. import aggregates, workflow
+from .. import aggregates, completion, workflow
 from ..models import (
     AnnotationProject,
     Item,
@@ -173,5 +173,9 @@ def bulk_apply(
                 ItemEvent.objects.bulk_create(events)
                 if tracker is not None:
                     tracker.done()
+                if action == EXCLUDE:
+                    completion.item_closed(project.pk)
+                elif action == REOPEN:
+                    completion.items_opened(project.pk)
             result.applied += len(changed)
     return result

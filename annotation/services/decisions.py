@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from core import labels, roles
 
-from .. import aggregates, workflow
+from .. import aggregates, completion, workflow
 from ..models import (
     Item,
     ItemEvent,
@@ -54,6 +54,10 @@ def _decide(item: Item, user, *, value, unsuitable: bool, rationale: str, event:
             rationale=rationale.strip(),
             value={"final_value": item.final_value, "excluded": item.excluded},
         )
+        if event == "adjudicate":
+            completion.item_adjudicated(item, user, rationale.strip())
+        if before not in completion.CLOSED_STATES:
+            completion.item_closed(project.pk)
     return item
 
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core import labels
 
-from .. import aggregates, aggregation, claim_queries, label_writes, workflow
+from .. import aggregates, aggregation, claim_queries, completion, label_writes, workflow
 from ..models import (
     AnnotationProject,
     Item,
@@ -228,6 +228,8 @@ def _advance(
     if outcome.state == workflow.RESOLVED:
         item.resolution, item.final_value, item.excluded = outcome.resolution, outcome.final_value, outcome.excluded
         item.resolved_at = timezone.now()
+    if item.state in completion.CLOSED_STATES and before not in completion.CLOSED_STATES:
+        completion.item_closed(project.pk)
     events = list(events)
     event_kind = {
         workflow.NEEDS_TIEBREAK: ItemEvent.Kind.TIEBREAK_REQUESTED,

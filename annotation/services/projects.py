@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core import subjects
 
-from .. import aggregates, aggregation, label_model, workflow
+from .. import aggregates, aggregation, completion, label_model, workflow
 from ..models import (
     AnnotationProject,
     Item,
@@ -121,6 +121,8 @@ def add_items(
             aggregates.items_added(project, fresh)
         else:  # a concurrent call added some of the same subjects: count the project again rather than guess
             aggregates.rebuild(project)
+        if created and not (extra or {}).get("is_gold"):
+            completion.items_opened(project.pk)
     return created
 
 
@@ -187,6 +189,7 @@ def copy_new_items(project: AnnotationProject, *, subject_ids: Sequence[int], rn
                     )
                 )
         aggregates.items_added(project, fresh)
+        completion.items_opened(project.pk)
     return len(fresh)
 
 

@@ -78,11 +78,13 @@ def beat(model: Any, job_id: int, token: str, **fields) -> None:
         raise Cancelled
 
 
-def finish(model: Any, job_id: int, token: str, status: str, error: str = "") -> None:
+def finish(model: Any, job_id: int, token: str, status: str, error: str = "") -> bool:
+    """End the execution that holds `token`; False when another execution owns the job now."""
     now = timezone.now()
-    model.objects.filter(pk=job_id, run_token=token).update(
+    written = model.objects.filter(pk=job_id, run_token=token).update(
         status=status, error=error[:10_000], finished_at=now, heartbeat_at=now
     )
+    return bool(written)
 
 
 def request_cancel(model: Any, job_id: int, refused: type[Exception], noun: str):

@@ -12,13 +12,16 @@ registered here by the app that owns it (`register`). Everything else is shared:
 - `sweep` takes over jobs whose heartbeat went stale (their worker died) and queues again jobs whose message was
   lost; workers run it when they start and every `JOB_SWEEP_SECONDS` (Celery beat). A job taken over too many times
   is failed instead, so a job that kills its worker cannot loop forever.
+- A kind that names `events` has its ends told to `core.events` subscribers (webhooks): a success once the
+  transaction that marks it commits, a failure once it is recorded, with the common fields of the job and what the
+  kind's `describe` adds.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -27,6 +30,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
+from .. import events
 from . import protocol
 from .protocol import Cancelled, Superseded
 
@@ -44,6 +48,15 @@ class JobRequestError(ValueError):
 
 class JobFailed(Exception):
     """The job ended without its result; the message is shown as the job's error."""
+
+
+@dataclass(frozen=True)
+class EventDetails:
+    """What a kind adds to the event of a job's end: its own data, and the project and dataset it concerns."""
+
+    data: dict[str, Any]
+    project_id: int | None = None
+    dataset_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +78,9 @@ class JobKind:
     help: Callable[[int, int], None] | None = None
     noun: str = ""  # how messages name one job ("run 12"); the title in lower case when empty
     extra: dict = field(default_factory=dict)
+    # The declared core.events name announced when a job ends in a status ("succeeded", "failed"); none when absent.
+    events: Mapping[str, str] = field(default_factory=dict)
+    describe: Callable[[Any], EventDetails] = lambda job: EventDetails({})
 
     @property
     def stale_after(self) -> timedelta:
@@ -82,6 +98,31 @@ _KINDS: dict[str, JobKind] = {}
 def register(kind: JobKind) -> JobKind:
     _KINDS[kind.name] = kind
     return kind
+
+
+def _time(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def announce(kind: JobKind, job) -> None:
+    """Tell core.events subscribers how the job ended, if its kind names an event for that (after commit)."""
+    name = kind.events.get(job.status)
+    if not name:
+        return
+    details = kind.describe(job)
+    common = {
+        "kind": kind.name,
+        "id": job.pk,
+        "status": job.status,
+        "attempt": job.attempt,
+        "error": job.error,
+        "progress": {"done": job.progress_done, "total": job.progress_total},
+        "created_by": job.created_by.get_username() if job.created_by_id else None,
+        "created_at": _time(job.created_at),
+        "started_at": _time(job.started_at),
+        "finished_at": _time(job.finished_at),
+    }
+    events.emit(name, {"job": common, **details.data}, project_id=details.project_id, dataset_id=details.dataset_id)
 
 
 def get_kind(name: str) -> JobKind:
@@ -158,6 +199,7 @@ class Execution:
             locked.note("succeeded")
             locked.save()
             self.job = locked
+            announce(self.kind, locked)
 
     # the heartbeat thread
 
@@ -201,6 +243,18 @@ def _note(kind: JobKind, job_id: int, event: str, **details) -> None:
             job.save(update_fields=job.note(event, **details))
 
 
+def _fail(kind: JobKind, job_id: int, token: str, error: str) -> None:
+    if protocol.finish(kind.model, job_id, token, kind.model.Status.FAILED, error):
+        _note(kind, job_id, "failed")
+        _announce_stored(kind, job_id)
+
+
+def _announce_stored(kind: JobKind, job_id: int) -> None:
+    job = kind.model.objects.filter(pk=job_id).select_related("created_by").first()
+    if job is not None:
+        announce(kind, job)
+
+
 def run(kind_name: str, job_id: int, attempt: int | None = None):
     """Run a waiting job (or one whose execution died) in this process to its end; return it as it ended.
 
@@ -221,12 +275,10 @@ def run(kind_name: str, job_id: int, attempt: int | None = None):
     except Superseded:
         logger.info("%s %s: execution %s was superseded", kind.name, job.pk, token)
     except JobFailed as exc:
-        protocol.finish(kind.model, job.pk, token, kind.model.Status.FAILED, str(exc))
-        _note(kind, job.pk, "failed")
+        _fail(kind, job.pk, token, str(exc))
     except Exception as exc:
         logger.exception("%s %s failed", kind.name, job.pk)
-        protocol.finish(kind.model, job.pk, token, kind.model.Status.FAILED, f"{type(exc).__name__}: {exc}")
-        _note(kind, job.pk, "failed")
+        _fail(kind, job.pk, token, f"{type(exc).__name__}: {exc}")
     finally:
         execution.stop_heart()
     return kind.model.objects.get(pk=job.pk)
@@ -399,6 +451,7 @@ def sweep(*, enqueue_it: bool = True) -> SweepReport:
                     ),
                 ):
                     _note(kind, job.pk, "failed", reason="its worker kept dying")
+                    _announce_stored(kind, job.pk)
                     report.failed.append((kind.name, job.pk))
                 continue
             try:

@@ -18,9 +18,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core import events
 from core.jobs import runner
 from core.jobs.protocol import Cancelled, Superseded
-from core.jobs.runner import Execution, JobKind
+from core.jobs.runner import EventDetails, Execution, JobKind
 
 from ..models import RunChunk, VerificationRun, VerifierConfig
 from . import chunks as chunk_store
@@ -133,6 +134,27 @@ def claim(run_id: int, attempt: int | None = None):
     return protocol.claim(VerificationRun, run_id, attempt, stale_after=stale_after(), on_claim=_start_fresh)
 
 
+RUN_FINISHED = events.declare("run.finished", "A verification run verified every completion in its scope")
+RUN_FAILED = events.declare("run.failed", "A verification run stopped on an error (resume it to go on)")
+
+
+def _describe(run: VerificationRun) -> EventDetails:
+    dataset_id = run.dataset_id if run.dataset_id is not None else (run.project.dataset_id if run.project else None)
+    data = {
+        "run": {
+            "id": run.pk,
+            "url": f"/api/grading/runs/{run.pk}/",
+            "verifier": {"id": run.verifier_id, "name": run.verifier.name, "kind": run.verifier.kind},
+            "dataset": dataset_id,
+            "project": run.project_id,
+            "total": run.total,
+            "done": run.done,
+            "counts": {str(key): int(run.counts.get(key, 0)) for key in COUNT_KEYS},
+        }
+    }
+    return EventDetails(data, project_id=run.project_id, dataset_id=dataset_id)
+
+
 VERIFICATION_RUN = runner.register(
     JobKind(
         name="verification-run",
@@ -145,5 +167,7 @@ VERIFICATION_RUN = runner.register(
         reset=_start_over,
         stale_setting="VERIFICATION_STALE_SECONDS",
         help=_help,
+        events={VerificationRun.Status.SUCCEEDED: RUN_FINISHED, VerificationRun.Status.FAILED: RUN_FAILED},
+        describe=_describe,
     )
 )

@@ -37,8 +37,9 @@ from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
 from annotation.models import AnnotationProject
+from core import events
 from core.jobs import runner
-from core.jobs.runner import Execution, JobKind
+from core.jobs.runner import EventDetails, Execution, JobKind
 from core.metrics import judge_intervals
 from reports import evaluation
 from reports.models import ExportJob
@@ -301,6 +302,27 @@ def _publish(execution: Execution, part: Path, manifest: dict) -> None:
         raise
 
 
+EXPORT_READY = events.declare("export.ready", "An export bundle is ready to download")
+EXPORT_FAILED = events.declare("export.failed", "An export stopped on an error")
+
+
+def _describe(job: ExportJob) -> EventDetails:
+    data = {
+        "export": {
+            "id": job.pk,
+            "url": f"/api/exports/{job.pk}/",
+            "download_url": f"/api/exports/{job.pk}/download/" if job.status == ExportJob.Status.SUCCEEDED else None,
+            "project": job.project_id,
+            "format": job.format,
+            "file_types": job.file_types,
+            "bundle_sha256": job.bundle_sha256,
+            "bundle_size": job.bundle_size,
+            "rows": ((job.manifest or {}).get("counts") or {}).get("rows"),
+        }
+    }
+    return EventDetails(data, project_id=job.project_id, dataset_id=job.project.dataset_id)
+
+
 EXPORT = runner.register(
     JobKind(
         name="export",
@@ -311,5 +333,7 @@ EXPORT = runner.register(
         on_start=_start_fresh,
         reset=_forget_bundle,
         stale_setting="EXPORT_STALE_SECONDS",
+        events={ExportJob.Status.SUCCEEDED: EXPORT_READY, ExportJob.Status.FAILED: EXPORT_FAILED},
+        describe=_describe,
     )
 )

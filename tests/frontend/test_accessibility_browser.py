@@ -17,6 +17,7 @@ from grading.models import Competition, SelectionRecord, VerifierConfig
 from grading.proofs.subject import PROOF_GRADE
 from grading.selection import services as selection_services
 from verifybench.models import Completion, Dataset
+from webhooks.models import Webhook, WebhookAttempt, WebhookDelivery
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -59,6 +60,21 @@ def demo(settings, tmp_path):
         or correctness.items.order_by("pk").first()
     )
     proof_item = proofs.items.order_by("pk").first()
+    hook = Webhook.objects.create(
+        project=correctness, url="https://hooks.example.org/in", events=["export.ready"], secret="whsec_axe"
+    )
+    delivery = WebhookDelivery.objects.create(
+        webhook=hook, event="export.ready", event_id="e" * 32, body="{}", status="succeeded", attempts=2
+    )
+    for number, code in ((1, 500), (2, 200)):
+        WebhookAttempt.objects.create(
+            delivery=delivery,
+            number=number,
+            trigger="event" if number == 1 else "retry",
+            started_at=delivery.created_at,
+            status_code=code,
+            error="" if code == 200 else "the receiver answered 500 Internal Server Error",
+        )
     annotation_services.add_member(proofs, users["adjudicator1"], "adjudicator")
     return {
         "annotator1": [
@@ -86,6 +102,7 @@ def demo(settings, tmp_path):
             ("dashboard-project", correctness.pk),
             ("project-settings", correctness.pk),
             ("project-members", correctness.pk),
+            ("project-webhooks", correctness.pk),
             ("item-browser", correctness.pk),
             ("item-detail", conflict.pk),
             ("meta-eval-page", correctness.pk),
