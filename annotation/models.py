@@ -224,8 +224,16 @@ class Item(models.Model):
         return self.project.subject_kind.load(self.subject_id)
 
 
+class TaskQuerySet(models.QuerySet):
+    def live(self, now=None):
+        """Leases still in force: leased, and not yet expired."""
+        return self.filter(status=Task.Status.LEASED, expires_at__gt=now or timezone.now())
+
+
 class Task(models.Model):
     """One annotator's claim on one item: a lease until submitted, skipped or expired."""
+
+    objects = TaskQuerySet.as_manager()
 
     class Status(models.TextChoices):
         LEASED = "leased", "Leased"

@@ -345,7 +345,11 @@ def member_add(request, project_id: int):
     if not form.is_valid():
         return _members_page(request, project, status=400, forms_given={role: form})
     user = form.cleaned_data["user"]
-    services.add_member(project, user, role, actor=request.user)
+    try:
+        services.add_member(project, user, role, actor=request.user)
+    except services.WorkflowError as refused:
+        form.add_error("user", str(refused))
+        return _members_page(request, project, status=refused.status_code, forms_given={role: form})
     messages.success(request, f"{user.username} is now an {role} on {project.name}.")
     return redirect("project-members", project_id=project.pk)
 

@@ -288,9 +288,12 @@ class ProjectViewSet(
         if request.method == "POST":
             serializer = serializers.MemberSerializer(data=request.data)
             serializer.is_valid(raise_exception=True)
-            services.add_member(
-                project, serializer.validated_data["user"], serializer.validated_data["role"], actor=request.user
-            )
+            try:
+                services.add_member(
+                    project, serializer.validated_data["user"], serializer.validated_data["role"], actor=request.user
+                )
+            except services.WorkflowError as exc:
+                return _workflow_error(exc)
         members = ProjectMember.objects.filter(project=project).select_related("user")
         if request.query_params.get("include_removed") not in ("1", "true", "yes"):
             members = members.filter(is_active=True)

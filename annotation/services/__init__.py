@@ -74,6 +74,7 @@ from .project_settings import (
     update_project,
 )
 from .projects import (
+    RoleConflict,
     add_items,
     add_member,
     check_project_request,
@@ -83,10 +84,13 @@ from .projects import (
     is_member,
     mark_gold,
     populate_items,
+    role_conflict,
 )
 
 __all__ = [
     "AlreadyMember",
+    "RoleConflict",
+    "role_conflict",
     "BULK_ACTIONS",
     "BULK_CHUNK",
     "BULK_LIMIT",

@@ -15,8 +15,10 @@ from ..models import (
     AnnotationProject,
     Item,
     ItemEvent,
+    Label,
     ProjectChange,
     ProjectMember,
+    Task,
 )
 from .errors import InvalidSubmission, WorkflowError
 from .project_settings import check_aggregation_rule, check_setting_values, log_change
@@ -193,11 +195,57 @@ def copy_new_items(project: AnnotationProject, *, subject_ids: Sequence[int], rn
     return len(fresh)
 
 
+class RoleConflict(WorkflowError):
+    """Someone who labels a project's items cannot also see everyone's labels as its adjudicator, nor the other way
+    round: blindness and independent decisions depend on it."""
+
+    status_code = 409
+
+
+def role_conflict(project: AnnotationProject, user, role: str) -> str | None:
+    """Why `user` cannot take `role` on the project (they hold the other side of its decisions), or None."""
+    name = user.get_username()
+    if role == ProjectMember.Role.ADJUDICATOR:
+        if ProjectMember.objects.filter(
+            project=project, user=user, role=ProjectMember.Role.ANNOTATOR, is_active=True
+        ).exists():
+            return (
+                f"{name} is an annotator on {project.name}; an annotator cannot adjudicate the items they label. "
+                "Choose another adjudicator."
+            )
+        if Label.objects.filter(item__project=project, annotator=user).exists():
+            return (
+                f"{name} has labeled items of {project.name}; someone who labeled cannot adjudicate (and see the "
+                "other labels of) the same project. Choose another adjudicator."
+            )
+        if Task.objects.filter(item__project=project, annotator=user).live().exists():
+            return f"{name} holds a task of {project.name} right now; choose another adjudicator."
+    elif role == ProjectMember.Role.ANNOTATOR:
+        if ProjectMember.objects.filter(
+            project=project, user=user, role=ProjectMember.Role.ADJUDICATOR, is_active=True
+        ).exists():
+            return (
+                f"{name} is an adjudicator on {project.name} and sees every label of it; they cannot label its "
+                "items blind. Choose another annotator."
+            )
+        if ItemEvent.objects.filter(item__project=project, actor=user, kind=ItemEvent.Kind.ADJUDICATED).exists():
+            return (
+                f"{name} has adjudicated items of {project.name}; they cannot label its items blind. Choose another "
+                "annotator."
+            )
+    return None
+
+
 def add_member(
     project: AnnotationProject, user, role: str = ProjectMember.Role.ANNOTATOR, *, actor=None
 ) -> ProjectMember:
     """Make a user a member with a role; a removed member becomes active again. Recorded in the project's change
-    log when something changed."""
+    log when something changed. Refused (RoleConflict) when the user holds the other side of the project's
+    decisions: an annotator, or anyone who labeled or holds a task, cannot become its adjudicator, and the other way
+    round."""
+    conflict = role_conflict(project, user, role)
+    if conflict:
+        raise RoleConflict(conflict)
     with transaction.atomic():
         member, created = ProjectMember.objects.select_for_update().get_or_create(project=project, user=user, role=role)
         if not created and member.is_active:
