@@ -292,3 +292,10 @@ def _no_playwright_download(monkeypatch):
 
 def have_command(name: str) -> bool:
     return shutil.which(name) is not None
+
+
+@pytest.fixture
+def allowed_receiver(db, receiver):  # noqa: F811  (the fixture imported above)
+    """The local HTTP receiver's endpoint (and port 9 of loopback, which answers nothing) on the egress allow-list."""
+    allow_judge_endpoint("http://127.0.0.1:9")
+    return allow_judge_endpoint(receiver.url)

@@ -27,7 +27,7 @@ def form(url: str, *events: str, description: str = "") -> dict:
 
 
 def test_a_researcher_adds_a_webhook_sees_its_secret_once_and_its_deliveries(
-    client, researcher, project, local_judge_host, receiver, settings, django_capture_on_commit_callbacks
+    client, researcher, project, allowed_receiver, receiver, settings, django_capture_on_commit_callbacks
 ):
     settings.WEBHOOK_RETRY_BASE_SECONDS = 0
     client.force_login(researcher)

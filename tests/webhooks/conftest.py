@@ -35,12 +35,3 @@ def fast_retries(settings):
     settings.WEBHOOK_MAX_ATTEMPTS = 4
     settings.WEBHOOK_TIMEOUT_SECONDS = 5
     return settings
-
-
-@pytest.fixture
-def allowed_receiver(db, receiver):
-    """The local receiver's endpoint (and port 9 of loopback, which answers nothing) on the egress allow-list."""
-    from tests.conftest import allow_judge_endpoint
-
-    allow_judge_endpoint("http://127.0.0.1:9")
-    return allow_judge_endpoint(receiver.url)
