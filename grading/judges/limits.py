@@ -25,6 +25,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -72,11 +73,15 @@ def renew(
     *,
     limit: int,
     wanted: int,
-    in_flight: int,
+    in_flight: int | Callable[[int], int],
     timeout_seconds: float,
     paused_until=None,
 ) -> Renewal:
-    """Record what this holder wants and take its share; returns the share and any pause another holder heard."""
+    """Record what this holder wants and take its share; returns the share and any pause another holder heard.
+
+    `in_flight` is this holder's calls in flight, or a function that, given the new grant, makes it the holder's
+    ceiling and returns the calls in flight at that moment: called under the lock, it closes the window in which a
+    holder stepping down could start calls on its old share after the others were told they may use it."""
     now = timezone.now()
     with transaction.atomic():
         # the configuration's row serializes renewals on PostgreSQL; SQLite serializes them at the first write
@@ -97,7 +102,7 @@ def renew(
         grant = min(wanted, max(0, limit - others_granted))
         if wanting > 1 and others_granted + grant >= limit:
             grant = min(grant, max(1, math.ceil(limit / wanting)))  # leave room for the others to grow into
-        recorded = max(grant, in_flight)
+        recorded = max(grant, in_flight(grant) if callable(in_flight) else in_flight)
         JudgeCallLease.objects.filter(pk=mine.pk).update(
             granted=recorded, wanted=wanted, paused_until=paused_until, renewed_at=now
         )
@@ -152,7 +157,7 @@ class SharedLease:
                         self._holder,
                         limit=self.gate.limit,
                         wanted=wanted,
-                        in_flight=figures.in_flight,
+                        in_flight=self.gate.cap,
                         timeout_seconds=self.settings.timeout_seconds,
                         paused_until=timezone.now() + timedelta(seconds=paused_for) if paused_for else None,
                     )

@@ -108,6 +108,13 @@ class CallGate:
                     bucket.rate = per_minute / 60 * self._share
             self._cond.notify_all()
 
+    def cap(self, granted: int) -> int:
+        """Make `granted` the most calls this process may have in flight from now on; returns those in flight."""
+        with self._cond:
+            self.granted = max(0, granted)
+            self._cond.notify_all()
+            return self.in_flight
+
     def pause(self, seconds: float) -> None:
         """Nobody starts a call for `seconds` (another process heard a 429)."""
         with self._cond:

@@ -16,7 +16,7 @@ from annotation.models import AnnotationProject, AnnotatorModelFit, Item, Label,
 from .conftest import build_dataset
 
 CLIENTS = 12
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def truth(item_id: int) -> bool:

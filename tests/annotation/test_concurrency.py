@@ -15,7 +15,7 @@ from annotation.models import AnnotationProject, Item, Label, Task
 from .conftest import build_dataset
 
 CLIENTS = 16
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def truth(item_id: int) -> bool:

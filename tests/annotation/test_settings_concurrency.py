@@ -15,7 +15,7 @@ from annotation.models import AnnotationProject, Item
 
 from .conftest import build_dataset
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 ANNOTATORS = 8
 
