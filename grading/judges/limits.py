@@ -24,8 +24,8 @@ import socket
 import threading
 import time
 import uuid
-from concurrent.futures import Future
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import timedelta
 
