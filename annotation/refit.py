@@ -148,5 +148,6 @@ REFIT = runner.register(
         resumable=False,
         reset=_reset,
         noun="model fit",
+        workspace_paths=("project__dataset__workspace",),
     )
 )

@@ -120,5 +120,6 @@ SETUP = runner.register(
         on_start=_start,
         reset=_reset,
         noun="setup",
+        workspace_paths=("project__dataset__workspace",),
     )
 )

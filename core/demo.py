@@ -34,7 +34,14 @@ DEMO_USERS: tuple[tuple[str, str], ...] = (
     ("annotator3", roles.ANNOTATOR),
     ("adjudicator1", roles.ADJUDICATOR),
     ("researcher1", roles.RESEARCHER),
+    ("researcher2", roles.RESEARCHER),
     ("admin1", roles.ADMIN),
+)
+# Two teams: researcher1 works in both, researcher2 only with the proofs, so the demo shows what a workspace keeps
+# apart.
+DEMO_WORKSPACES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("answers", "Answer checking", ("researcher1",)),
+    ("proofs", "Olympiad proofs", ("researcher1", "researcher2")),
 )
 
 
@@ -52,6 +59,7 @@ class DemoContext:
 
     stdout: TextIO
     users: dict = field(default_factory=dict)
+    workspaces: dict = field(default_factory=dict)
     datasets: dict = field(default_factory=dict)
     logins: list[DemoLogin] = field(default_factory=list)
 
@@ -107,6 +115,21 @@ def create_demo_users(context: DemoContext) -> None:
         context.logins.append(DemoLogin(username=username, role=role, password=DEMO_PASSWORD, created=created))
     created_count = sum(login.created for login in context.logins)
     context.say(f"Demo users: {created_count} created, {len(context.logins) - created_count} already present.")
+
+
+@register_demo_step(order=12)
+def create_demo_workspaces(context: DemoContext) -> None:
+    from .models import Workspace
+    from .workspaces import add_member
+
+    for key, name, members in DEMO_WORKSPACES:
+        workspace, _ = Workspace.objects.get_or_create(name=name)
+        context.workspaces[key] = workspace
+        for username in members:
+            add_member(workspace, context.users[username])
+    context.say(
+        "Demo workspaces: " + "; ".join(f"{name} ({', '.join(members)})" for _, name, members in DEMO_WORKSPACES) + "."
+    )
 
 
 def load_demo(stdout: TextIO | Any = None) -> list[DemoLogin]:

@@ -67,3 +67,32 @@ def any_role(*allowed: str) -> type[HasAnyRole]:
         (HasAnyRole,),
         {"allowed_roles": tuple(allowed), "message": f"This endpoint is for: {', '.join(allowed + (roles.ADMIN,))}."},
     )
+
+
+class InResearchersWorkspace(BasePermission):
+    """An object (a dataset, or anything made from one) may be seen and changed only by researchers of its
+    workspace, and admins. Querysets already leave out other workspaces' objects; this guards an object reached
+    another way (a project the researcher is a member of as an annotator, say)."""
+
+    message = "This belongs to a workspace you are not a member of."
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        from core import workspaces
+
+        return workspaces.can_research(request.user, workspaces.owner_id(obj))
+
+
+class SharedOrOwnWorkspace(BasePermission):
+    """Something a workspace keeps, or shares with all (no workspace): everyone who may see it reads it; only the
+    researchers of its workspace change it, and only admins change a shared one."""
+
+    message = "Only the researchers of its workspace (or admins, for a shared one) may change this."
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        if request.method in SAFE_METHODS:
+            return True
+        from core import workspaces
+
+        if obj.workspace_id is None:
+            return roles.is_admin(request.user)
+        return workspaces.can_research(request.user, obj.workspace_id)

@@ -8,24 +8,29 @@ from django.db.models.functions import Coalesce
 from annotation import selectors as annotation_selectors
 from annotation import workflow
 from annotation.models import AnnotationProject, Item, ProjectMember, ProjectTally
+from core import workspaces
 from verifybench import selectors as verifybench_selectors
-from verifybench.models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
+from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
 
-def datasets_with_counts():
-    return verifybench_selectors.datasets_with_counts().order_by("name")
+def datasets_with_counts(user):
+    visible = Dataset.objects.filter(workspaces.condition(user))
+    return verifybench_selectors.datasets_with_counts(visible).order_by("name")
 
 
-def dataset_totals() -> dict:
-    """Totals over every dataset, from the counts each dataset keeps."""
-    summed = Dataset.objects.aggregate(
-        datasets=Count("pk"), questions=Sum("question_count"), completions=Sum("completion_count")
+def dataset_totals(user) -> dict:
+    """Totals over the datasets of the user's workspaces, from the counts each dataset keeps."""
+    summed = Dataset.objects.filter(workspaces.condition(user)).aggregate(
+        datasets=Count("pk"),
+        questions=Sum("question_count"),
+        completions=Sum("completion_count"),
+        prior_labels=Sum("prior_label_count"),
     )
     return {
         "datasets": summed["datasets"],
         "questions": summed["questions"] or 0,
         "completions": summed["completions"] or 0,
-        "prior_labels": PriorLabel.objects.count(),
+        "prior_labels": summed["prior_labels"] or 0,
     }
 
 
@@ -80,8 +85,10 @@ def adjudicator_projects(user):
     return projects_with_item_counts(projects)
 
 
-def all_projects():
-    return projects_with_item_counts(AnnotationProject.objects.select_related("dataset"))
+def all_projects(user):
+    """The projects of the user's workspaces."""
+    visible = AnnotationProject.objects.filter(workspaces.condition(user, "dataset__workspace"))
+    return projects_with_item_counts(visible.select_related("dataset"))
 
 
 def items_awaiting_adjudication(projects) -> int:

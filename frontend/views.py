@@ -7,12 +7,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
-from core import roles
-from verifybench.models import Dataset
+from core import roles, workspaces
 
-from . import selectors
+from . import access, selectors
 from .rendering import final_answer_span, render_answer, render_markdown, render_with_final_answer
 
 
@@ -30,16 +29,15 @@ def home(request):
         context["adjudicator_projects"] = projects
         context["awaiting_adjudication"] = selectors.items_awaiting_adjudication(projects)
     if roles.is_researcher(user):
-        context["datasets"] = selectors.datasets_with_counts()
-        context["totals"] = selectors.dataset_totals()
-        context["projects"] = selectors.all_projects()
+        context["datasets"] = selectors.datasets_with_counts(user)
+        context["totals"] = selectors.dataset_totals(user)
+        context["projects"] = selectors.all_projects(user)
     return render(request, "frontend/home.html", context)
 
 
 @login_required
 def dataset_detail(request, dataset_id: int):
-    _require_researcher(request)
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset = access.dataset(request, dataset_id)
     page = Paginator(selectors.dataset_questions(dataset), 25).get_page(request.GET.get("page"))
     return render(request, "frontend/dataset_detail.html", {"dataset": dataset, "page": page})
 
@@ -48,7 +46,7 @@ def dataset_detail(request, dataset_id: int):
 def completion_detail(request, completion_id: int):
     _require_researcher(request)
     completion = selectors.completion_for_display(completion_id)
-    if completion is None:
+    if completion is None or not workspaces.can_research(request.user, completion.question.dataset.workspace_id):
         raise Http404("No such completion.")
     question = completion.question
     span = final_answer_span(completion.text)

@@ -24,7 +24,7 @@ from annotation.models import AnnotationProject, AnnotatorModelFit, Item, Projec
 from core import roles, subjects
 from verifybench.models import Dataset
 
-from . import charts
+from . import access, charts
 from . import selectors as page_selectors
 from .jobs.presenters import register_parts
 
@@ -41,7 +41,7 @@ def _require_researcher(user) -> None:
 @require_GET
 def project_list(request):
     _require_researcher(request.user)
-    return render(request, "dashboard/project_list.html", {"projects": page_selectors.all_projects()})
+    return render(request, "dashboard/project_list.html", {"projects": page_selectors.all_projects(request.user)})
 
 
 def _users_with_role(role: str):
@@ -75,8 +75,9 @@ class ProjectForm(forms.Form):
         queryset=get_user_model().objects.none(), required=False, widget=forms.CheckboxSelectMultiple
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = access.datasets(user).order_by("name")
         self.fields["kind"].choices = [
             (kind.name, kind.extra.get("form_title", kind.title))
             for kind in subjects.all_kinds()
@@ -90,7 +91,7 @@ class ProjectForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 def project_new(request):
     _require_researcher(request.user)
-    form = ProjectForm(request.POST or None)
+    form = ProjectForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -222,10 +223,7 @@ register_section("dashboard/sections/annotators.html", annotators_section)
 @require_http_methods(["POST"])
 def refit_model(request, project_id: int):
     """Queue a refit of the project's annotator model (a background job) and go back to the dashboard."""
-    _require_researcher(request.user)
-    project = AnnotationProject.objects.filter(pk=project_id).first()
-    if project is None:
-        raise Http404("No such project.")
+    project = access.project(request, project_id)
     try:
         fit = aggregation.request_refit(project, actor=request.user)
     except aggregation.RefitRefused as exc:

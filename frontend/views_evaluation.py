@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from annotation.models import AnnotationProject
@@ -19,9 +19,8 @@ from core.metrics.judge_intervals import FIGURES
 from core.taxonomy import COARSE_CLASSES, coarse_label
 from reports import evaluation, selectors
 from verifybench.label_rules import CORRECTNESS
-from verifybench.models import Dataset
 
-from . import views_dashboard
+from . import access, views_dashboard
 from .charts import LineChart, Series, Tick
 
 SERIES_COLORS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7b83", "#57606a")
@@ -167,8 +166,7 @@ def _agreement_rows(result: evaluation.MetaEvaluation) -> list[dict[str, Any]]:
 @login_required
 @require_GET
 def meta_eval_page(request, project_id: int):
-    _require_researcher(request)
-    project = get_object_or_404(AnnotationProject.objects.select_related("dataset"), pk=project_id)
+    project = access.project(request, project_id)
     chosen = [name for name in request.GET.getlist("verifier") if name.strip()]
     candidates = selectors.verifiers_with_verdicts_on_project(project)
     error = None
@@ -337,8 +335,7 @@ def _split_values(values: list[str]) -> list[str]:
 @login_required
 @require_GET
 def model_eval_page(request, dataset_id: int):
-    _require_researcher(request)
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset = access.dataset(request, dataset_id)
     projects = selectors.correctness_projects_of_dataset(dataset)
     verifiers = selectors.verifiers_with_verdicts_on_dataset(dataset)
     sources = [(f"project:{project.pk}", f"Human labels: {project.name}") for project in projects]

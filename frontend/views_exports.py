@@ -11,10 +11,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.models import AnnotationProject
+from core import workspaces
 from reports import services as export_services
 from reports.models import ExportJob
 
-from . import views_dashboard
+from . import access, views_dashboard
 from .jobs.forms import ExportForm
 from .jobs.presenters import job_row
 from .jobs.views import require_researcher
@@ -39,8 +40,7 @@ views_dashboard.register_section("jobs/exports_section.html", exports_section)
 
 
 def _researcher_project(request, project_id: int) -> AnnotationProject:
-    require_researcher(request.user)
-    return get_object_or_404(AnnotationProject.objects.select_related("dataset"), pk=project_id)
+    return access.project(request, project_id)
 
 
 @login_required
@@ -66,7 +66,9 @@ def _export_home(job: ExportJob) -> str:
 @require_GET
 def export_download(request, export_id: int):
     require_researcher(request.user)
-    job = get_object_or_404(ExportJob, pk=export_id)
+    job = get_object_or_404(
+        ExportJob.objects.filter(workspaces.condition(request.user, "project__dataset__workspace")), pk=export_id
+    )
     path = export_services.export_bundle(job)
     if path is None:
         if job.status == ExportJob.Status.SUCCEEDED:

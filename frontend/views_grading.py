@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, Label, ProjectMember
-from core import roles
+from core import roles, workspaces
 from grading.models import Competition, Rubric
 from grading.proofs import scoring as proof_scoring
 from grading.proofs import selectors as proof_selectors
@@ -139,7 +139,9 @@ def proof_home(request):
             ],
             "is_researcher_view": roles.is_researcher(user),
             "conflicts": [{"item": item, "summary": summaries[item.pk]} for item in conflicts],
-            "competitions": proof_selectors.competitions() if roles.is_researcher(user) else [],
+            "competitions": proof_selectors.competitions().filter(workspaces.condition(user, "dataset__workspace"))
+            if roles.is_researcher(user)
+            else [],
         },
     )
 
@@ -148,6 +150,8 @@ def proof_home(request):
 @require_POST
 def next_proof_task(request, project_id: int):
     project = get_object_or_404(AnnotationProject, pk=project_id, kind=PROOF_GRADE)
+    if not annotation_services.is_member(project, request.user, ProjectMember.Role.ANNOTATOR):
+        raise Http404("No such grading project.")  # its existence is not disclosed to others
     try:
         task = annotation_services.next_task(project, request.user)
     except annotation_services.WorkflowError as exc:
@@ -321,7 +325,8 @@ def conflict_page(request, item_id: int):
 def _researcher_competition(request, competition_id: int) -> Competition:
     if not roles.is_researcher(request.user):
         raise PermissionDenied("Only researchers see leaderboards.")
-    return get_object_or_404(Competition, pk=competition_id)
+    visible = Competition.objects.filter(workspaces.condition(request.user, "dataset__workspace"))
+    return get_object_or_404(visible, pk=competition_id)
 
 
 @login_required

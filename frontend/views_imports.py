@@ -10,10 +10,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from core import workspaces
+from core.models import Workspace
 from verifybench import imports, services
 from verifybench.importing.sources import FILE_TYPES
-from verifybench.models import Dataset, ImportJob
+from verifybench.models import ImportJob
 
+from . import access
 from .jobs.presenters import job_row, register_parts
 from .jobs.views import require_researcher
 
@@ -23,6 +26,11 @@ RECENT_IMPORTS = 10
 class ImportForm(forms.Form):
     file = forms.FileField(help_text="JSON Lines, CSV with a header row, or Parquet: one completion per row.")
     dataset = forms.CharField(max_length=200, help_text="An existing dataset, or the name of a new one.")
+    workspace = forms.ModelChoiceField(
+        queryset=Workspace.objects.none(),
+        required=False,
+        help_text="The team a new dataset belongs to (yours, when you have only one).",
+    )
     format = forms.ChoiceField(required=False, help_text="Detected from the fields of the first row when left open.")
     file_type = forms.ChoiceField(
         required=False, choices=[("", "Detect from the file"), *((name, name) for name in FILE_TYPES)]
@@ -34,26 +42,41 @@ class ImportForm(forms.Form):
         "it, one invalid row rejects the whole file and nothing is written.",
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["workspace"].queryset = workspaces.workspaces_for(user)
         self.fields["format"].choices = [
             ("", "Detect from the file"),
             *((name, name) for name in services.import_format_names()),
         ]
         self.fields["dataset"].widget.attrs["list"] = "dataset-names"
+        self._user = user
+
+    def clean_workspace(self):
+        workspace = self.cleaned_data.get("workspace") or workspaces.default_for(self._user)
+        if workspace is None:
+            raise forms.ValidationError("Choose the workspace the dataset belongs to.")
+        return workspace
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def import_page(request):
     require_researcher(request.user)
-    form = ImportForm(request.POST or None, request.FILES or None, initial={"dataset": request.GET.get("dataset", "")})
+    chosen = workspaces.default_for(request.user)
+    form = ImportForm(
+        request.POST or None,
+        request.FILES or None,
+        user=request.user,
+        initial={"dataset": request.GET.get("dataset", ""), "workspace": chosen.pk if chosen else None},
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             job = imports.create_import(
                 uploaded=data["file"],
                 dataset_name=data["dataset"],
+                workspace=data["workspace"],
                 fmt=data["format"],
                 file_type=data["file_type"],
                 skip_invalid=data["skip_invalid"],
@@ -66,13 +89,17 @@ def import_page(request):
                 request, f"Import {job.pk} of {job.source_name} is queued; its progress and report are below."
             )
             return redirect(reverse("job-detail", args=["import", job.pk]))
-    recent = ImportJob.objects.select_related("created_by", "dataset").order_by("-created_at", "-id")
+    recent = (
+        ImportJob.objects.filter(workspaces.condition(request.user))
+        .select_related("created_by", "dataset")
+        .order_by("-created_at", "-id")
+    )
     return render(
         request,
         "imports/import.html",
         {
             "form": form,
-            "dataset_names": Dataset.objects.order_by("name").values_list("name", flat=True),
+            "dataset_names": access.datasets(request.user).order_by("name").values_list("name", flat=True),
             "rows": [job_row(job) for job in recent[:RECENT_IMPORTS]],
             "back_url": reverse("dataset-import"),
             "formats": services.import_format_names(),

@@ -140,7 +140,7 @@ def item_browser(request, project_id: int):
             "next_url": _page_link(request, after=page.next_key) if page.next_key else "",
             "previous_url": _page_link(request, before=page.previous_key) if page.previous_key else "",
             "first_url": _page_link(request) if page.previous_key else "",
-            "can_bulk": roles.is_researcher(request.user),
+            "can_bulk": selectors.researches(project, request.user),
             "bulk_limit": f"{services.BULK_LIMIT:,}",
             "value_choices": _value_choices(project),
             "can_adjudicate": selectors.can_adjudicate(project, request.user),
@@ -163,8 +163,8 @@ def _back(request, fallback: str):
 def item_bulk(request, project_id: int):
     """Apply one action to the ticked items or to every item the browser's filter matches (researchers, admins)."""
     project = _reviewed_project(request.user, project_id)
-    if not roles.is_researcher(request.user):
-        raise PermissionDenied("Only researchers and admins change items in bulk.")
+    if not selectors.researches(project, request.user):
+        raise PermissionDenied("Only the researchers of its workspace and admins change items in bulk.")
     fallback = reverse("item-browser", args=[project.pk])
     action, change = request.POST.get("action", ""), 0
     if action in ("raise_priority", "lower_priority"):
@@ -303,7 +303,7 @@ def item_detail(request, item_id: int):
             **_subject_context(review),
             "is_proof": project.kind == PROOF_GRADE,
             "decide_url": decide_url(item) if can_adjudicate and item.state == workflow.NEEDS_ADJUDICATION else "",
-            "can_bulk": roles.is_researcher(request.user),
+            "can_bulk": selectors.researches(project, request.user),
             "can_override": is_admin and item.state == workflow.RESOLVED and not item.is_gold,
             "is_admin": is_admin,
             "value_choices": _value_choices(project),

@@ -15,12 +15,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import AnnotationProject
-from grading.models import SelectionRecord, VerificationRun, VerifierConfig
+from core import workspaces
+from grading.models import SelectionRecord, VerificationRun
 from verifybench import selectors as verifybench_selectors
 from verifybench.models import Dataset
 
-from . import views_dashboard
-from .jobs.forms import RunForm, SelectionForm
+from . import access, views_dashboard
+from .jobs.forms import RunForm, SelectionForm, runnable_verifiers
 from .jobs.presenters import job_row
 from .jobs.views import require_researcher
 
@@ -50,7 +51,7 @@ def runs_section(project: AnnotationProject) -> dict:
     return {
         "rows": rows,
         "form": RunForm(dataset=project.dataset, project=project, prefix="run"),
-        "has_verifiers": VerifierConfig.objects.exists(),
+        "has_verifiers": runnable_verifiers(None, project.dataset).exists(),
         "start_url": reverse("jobs-project-run-new", args=[project.pk]),
         "back_url": reverse("dashboard-project", args=[project.pk]) + f"#{RUN_SECTION_ANCHOR}",
     }
@@ -60,15 +61,14 @@ views_dashboard.register_section("jobs/runs_section.html", runs_section)
 
 
 def _researcher_project(request, project_id: int) -> AnnotationProject:
-    require_researcher(request.user)
-    return get_object_or_404(AnnotationProject.objects.select_related("dataset"), pk=project_id)
+    return access.project(request, project_id)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_run_new(request, project_id: int):
     project = _researcher_project(request, project_id)
-    form = RunForm(request.POST or None, dataset=project.dataset, project=project, prefix="run")
+    form = RunForm(request.POST or None, dataset=project.dataset, project=project, prefix="run", user=request.user)
     if request.method == "POST" and form.is_valid():
         run = form.start(request.user)
         if run is not None:
@@ -104,9 +104,9 @@ def _dataset_page(request, dataset: Dataset, *, run_form=None, selection_form=No
         {
             "dataset": dataset,
             "rows": [job_row(run) for run in runs_of_dataset(dataset)[:RUNS_SHOWN]],
-            "run_form": run_form or RunForm(dataset=dataset, prefix="run"),
-            "selection_form": selection_form or SelectionForm(dataset=dataset, prefix="select"),
-            "has_verifiers": VerifierConfig.objects.exists(),
+            "run_form": run_form or RunForm(dataset=dataset, prefix="run", user=request.user),
+            "selection_form": selection_form or SelectionForm(dataset=dataset, prefix="select", user=request.user),
+            "has_verifiers": runnable_verifiers(request.user, dataset).exists(),
             "selections": selections[:RUNS_SHOWN],
             "back_url": reverse("jobs-dataset", args=[dataset.pk]),
         },
@@ -115,8 +115,7 @@ def _dataset_page(request, dataset: Dataset, *, run_form=None, selection_form=No
 
 
 def _researcher_dataset(request, dataset_id: int) -> Dataset:
-    require_researcher(request.user)
-    return get_object_or_404(Dataset, pk=dataset_id)
+    return access.dataset(request, dataset_id)
 
 
 @login_required
@@ -129,7 +128,7 @@ def dataset_jobs(request, dataset_id: int):
 @require_POST
 def dataset_run_new(request, dataset_id: int):
     dataset = _researcher_dataset(request, dataset_id)
-    form = RunForm(request.POST, dataset=dataset, prefix="run")
+    form = RunForm(request.POST, dataset=dataset, prefix="run", user=request.user)
     if form.is_valid():
         run = form.start(request.user)
         if run is not None:
@@ -142,7 +141,7 @@ def dataset_run_new(request, dataset_id: int):
 @require_POST
 def dataset_select(request, dataset_id: int):
     dataset = _researcher_dataset(request, dataset_id)
-    form = SelectionForm(request.POST, dataset=dataset, prefix="select")
+    form = SelectionForm(request.POST, dataset=dataset, prefix="select", user=request.user)
     if form.is_valid():
         made = form.select(request.user)
         if made is not None:
@@ -193,7 +192,9 @@ def _report_rows(record: SelectionRecord) -> dict:
 def selection_report(request, selection_id: int):
     require_researcher(request.user)
     record = get_object_or_404(
-        SelectionRecord.objects.select_related("project", "dataset", "created_by").prefetch_related("verifiers"),
+        SelectionRecord.objects.filter(workspaces.condition(request.user, "dataset__workspace"))
+        .select_related("project", "dataset", "created_by")
+        .prefetch_related("verifiers"),
         pk=selection_id,
     )
     picks = (record.report or {}).get("picks") or []

@@ -22,18 +22,15 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import selectors, services
 from annotation.models import AnnotationProject, Invitation, ProjectChange, ProjectMember
-from core import roles
 from grading.proofs.subject import PROOF_GRADE
 
 from .rendering import render_markdown
 
 
 def _researcher_project(user, project_id: int) -> AnnotationProject:
-    """The project for researchers and admins; a 404 for everyone else (as on the dashboard)."""
-    if not roles.is_researcher(user):
-        raise Http404("No such project.")
+    """The project for the researchers of its workspace and admins; a 404 for everyone else (as on the dashboard)."""
     project = AnnotationProject.objects.select_related("dataset").filter(pk=project_id).first()
-    if project is None:
+    if project is None or not selectors.researches(project, user):
         raise Http404("No such project.")
     return project
 

@@ -21,7 +21,7 @@ DEMO_PROOFS_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo" / "proofs"
 DEMO_PROJECT_NAME = "Demo Olympiad 2025 proofs"
 
 
-def load_demo_competition(directory: Path = DEMO_PROOFS_DIR, *, created_by=None):
+def load_demo_competition(directory: Path = DEMO_PROOFS_DIR, *, created_by=None, workspace=None):
     """Create the competition, its problems with rubrics and its model infos when missing, then import the
     sample proofs. Returns (competition, import report)."""
     data = json.loads((directory / "competition.json").read_text(encoding="utf-8"))
@@ -29,6 +29,7 @@ def load_demo_competition(directory: Path = DEMO_PROOFS_DIR, *, created_by=None)
         data["name"],
         date=dt.date.fromisoformat(data["date"]),
         created_by=created_by,
+        workspace=workspace,
     )
     if data.get("description") and not competition.description:
         competition.description = data["description"]
@@ -56,6 +57,7 @@ def load_demo_competition(directory: Path = DEMO_PROOFS_DIR, *, created_by=None)
         source=directory / "proofs.jsonl",
         created_by=created_by,
         source_name="proofs.jsonl",
+        workspace=workspace,
     )
     return competition, report
 
@@ -63,7 +65,9 @@ def load_demo_competition(directory: Path = DEMO_PROOFS_DIR, *, created_by=None)
 @register_demo_step(order=60)
 def create_demo_proof_competition(context: DemoContext) -> None:
     users = context.users
-    competition, report = load_demo_competition(created_by=users.get("researcher1"))
+    competition, report = load_demo_competition(
+        created_by=users.get("researcher1"), workspace=context.workspaces.get("proofs")
+    )
     context.say(report.summary())
     project = proof_projects(competition).filter(name=DEMO_PROJECT_NAME).first()
     if project is None:
@@ -136,6 +140,7 @@ def create_demo_cascade(context: DemoContext) -> None:
             "template": PromptTemplate.objects.get(name="verifybench-final-judgment", version=1),
             "price_input_per_million": "0.15",
             "price_output_per_million": "0.60",
+            "workspace": context.workspaces.get("answers"),
         },
     )
     _, cascade_created = VerifierConfig.objects.get_or_create(
@@ -144,6 +149,7 @@ def create_demo_cascade(context: DemoContext) -> None:
             "kind": VerifierConfig.Kind.CASCADE,
             "cascade_judge": judge,
             "cascade_sample_rate": 0.1,
+            "workspace": context.workspaces.get("answers"),
         },
     )
     if judge_created or cascade_created:

@@ -184,6 +184,14 @@ class VerifierConfig(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
+    workspace = models.ForeignKey(
+        "core.Workspace",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="verifier_configs",
+        help_text="The team that keeps it; empty: shared by every workspace (only admins change it).",
+    )
     base_url = models.URLField(
         max_length=500, blank=True, help_text="OpenAI-compatible endpoint, e.g. http://host:8000/v1"
     )

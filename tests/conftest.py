@@ -72,6 +72,10 @@ def make_user(db):
         user = User.objects.create_user(username=name, password=password)
         if role:
             user.groups.add(Group.objects.get_or_create(name=role)[0])  # transactional tests flush the groups
+        if role == roles.RESEARCHER:  # a one-team lab: its researchers work in the default workspace
+            from core import workspaces
+
+            workspaces.add_member(workspaces.default_workspace(), user)
         return user
 
     return make

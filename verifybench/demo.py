@@ -23,6 +23,7 @@ def import_demo_dataset(context: DemoContext) -> None:
         fmt="verifybench",
         created_by=context.users.get("researcher1"),
         source_name=DEMO_FILE.name,
+        workspace=context.workspaces.get("answers"),
     )
     context.datasets[DEMO_DATASET_NAME] = Dataset.objects.get(name=DEMO_DATASET_NAME)
     context.say(report.summary())

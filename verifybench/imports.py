@@ -13,7 +13,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from core import events
+from core import events, workspaces
 from core.jobs import runner
 from core.jobs.runner import EventDetails, Execution, JobKind
 
@@ -58,11 +58,17 @@ def create_import(
     file_type: str = "",
     skip_invalid: bool = False,
     created_by=None,
+    workspace=None,
     enqueue: bool = True,
 ) -> ImportJob:
-    """Store an uploaded file (a file object with a name) and queue its import."""
+    """Store an uploaded file (a file object with a name) and queue its import into the workspace's dataset of that
+    name (created there when new; refused when the name belongs to another workspace)."""
     if not dataset_name.strip():
         raise services.ImportRequestError("a dataset name is required")
+    workspace = workspace or workspaces.default_workspace()
+    clash = services.dataset_name_clash(dataset_name.strip(), workspace)
+    if clash:
+        raise services.ImportRequestError(clash)
     if fmt and fmt not in services.import_format_names():
         raise services.ImportRequestError(
             f"unknown format {fmt!r}; choose one of {', '.join(services.import_format_names())}"
@@ -85,6 +91,7 @@ def create_import(
             out.write(chunk)
     job = ImportJob.objects.create(
         dataset_name=dataset_name.strip(),
+        workspace=workspace,
         format=fmt,
         file_type=file_type,
         skip_invalid=skip_invalid,
@@ -135,6 +142,7 @@ def _execute(execution: Execution) -> None:
             skip_invalid=job.skip_invalid,
             rejects_path=upload_dir() / rejects if rejects else None,
             created_by=job.created_by,
+            workspace=job.workspace,
             source_name=job.source_name,
             file_type=job.file_type or None,
             on_progress=lambda done, total: execution.beat(done=done, total=total or job.size),
@@ -195,6 +203,7 @@ IMPORT = runner.register(
         on_start=_start,
         reset=_forget_result,
         stale_setting="IMPORT_STALE_SECONDS",
+        workspace_paths=("workspace",),
         events={ImportJob.Status.SUCCEEDED: IMPORT_FINISHED, ImportJob.Status.FAILED: IMPORT_FAILED},
         describe=_describe,
     )

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models.functions import Coalesce
 
-from core import taxonomy
+from core import taxonomy, workspaces
 from core.jobs.models import BackgroundJob
 
 
@@ -22,6 +22,13 @@ AnswerClass = models.TextChoices(
 
 class Dataset(models.Model):
     name = models.CharField(max_length=200, unique=True)
+    workspace = models.ForeignKey(
+        "core.Workspace",
+        on_delete=models.PROTECT,
+        related_name="datasets",
+        default=workspaces.default_workspace_id,
+        help_text="The team it belongs to: its projects, runs, selections and exports belong there too.",
+    )
     description = models.TextField(blank=True)
     field_types = models.JSONField(
         default=dict,
@@ -36,6 +43,7 @@ class Dataset(models.Model):
     # Kept by verifybench.services.recount after every import, so lists of datasets count no rows.
     question_count = models.PositiveIntegerField(default=0, editable=False)
     completion_count = models.PositiveIntegerField(default=0, editable=False)
+    prior_label_count = models.PositiveIntegerField(default=0, editable=False)
     model_count = models.PositiveIntegerField(default=0, editable=False, help_text="Distinct author model names.")
     model_names = models.JSONField(default=list, editable=False, help_text="The author model names, in order.")
 
@@ -182,6 +190,13 @@ class ImportJob(BackgroundJob):
     restarted; an import is all or nothing, so a restart starts over and a killed one has written nothing."""
 
     dataset_name = models.CharField(max_length=200)
+    workspace = models.ForeignKey(
+        "core.Workspace",
+        on_delete=models.PROTECT,
+        related_name="import_jobs",
+        default=workspaces.default_workspace_id,
+        help_text="Where a dataset the import creates goes; an existing dataset must be in it.",
+    )
     dataset = models.ForeignKey(Dataset, null=True, blank=True, on_delete=models.SET_NULL, related_name="import_jobs")
     format = models.CharField(max_length=50, blank=True, help_text="Detected from the file when empty.")
     file_type = models.CharField(max_length=10, blank=True, help_text="jsonl, csv or parquet; detected when empty.")

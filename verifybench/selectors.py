@@ -48,12 +48,14 @@ def datasets_with_counts(datasets=None):
 
 
 def counted(dataset: Dataset) -> dict:
-    """The dataset's question_count, completion_count, model_count and model_names counted from its rows."""
+    """The dataset's question_count, completion_count, prior_label_count, model_count and model_names counted from
+    its rows."""
     completions = Completion.objects.filter(question__dataset=dataset)
     names = list(completions.order_by("model_name").values_list("model_name", flat=True).distinct())
     return {
         "question_count": Question.objects.filter(dataset=dataset).count(),
         "completion_count": completions.count(),
+        "prior_label_count": PriorLabel.objects.filter(completion__question__dataset=dataset).count(),
         "model_count": len(names),
         "model_names": names,
     }

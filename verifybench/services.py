@@ -61,6 +61,7 @@ def import_jsonl(
     file_type: str | None = None,
     on_progress: Callable[[int, int | None], None] | None = None,
     before_commit: Callable[[ImportReport], None] | None = None,
+    workspace=None,
 ) -> ImportReport:
     """Import a file (a path or a binary file object) into the dataset `dataset_name`, creating it if missing.
 
@@ -82,6 +83,7 @@ def import_jsonl(
             rejects_path=rejects_path,
             created_by=created_by,
             source_name=source_name,
+            workspace=workspace,
         )
         if imported.dataset_id is not None:
             recount(Dataset.objects.get(pk=imported.dataset_id))
@@ -111,7 +113,7 @@ def import_jsonl(
         with progress_bar(progress, total_bytes, source_name, on_progress) as advance:
             try:
                 _import_in_transaction(
-                    reader, report, rejects, dataset_name, created_by, source_name, advance, before_commit
+                    reader, report, rejects, dataset_name, created_by, source_name, advance, before_commit, workspace
                 )
             except BaseException:
                 if rejects is not None:
@@ -138,11 +140,23 @@ def analyze_imported_tables() -> None:
         cursor.execute(f"ANALYZE {tables}")
 
 
+def dataset_name_clash(name: str, workspace) -> str:
+    """Why a dataset of this name cannot be imported into in `workspace` (it belongs to another one), or ""."""
+    existing = Dataset.objects.filter(name=name).values_list("workspace_id", flat=True).first()
+    if existing is None or existing == workspace.pk:
+        return ""
+    return f"the dataset name {name!r} is taken by another workspace; choose another name"
+
+
 def _import_in_transaction(
-    reader, report, rejects, dataset_name, created_by, source_name, advance, before_commit
+    reader, report, rejects, dataset_name, created_by, source_name, advance, before_commit, workspace=None
 ) -> None:
     with transaction.atomic():
-        dataset, created = Dataset.objects.get_or_create(name=dataset_name.strip(), defaults={"created_by": created_by})
+        if workspace is not None and dataset_name_clash(dataset_name.strip(), workspace):
+            report.add_error(LineError(0, "dataset", dataset_name_clash(dataset_name.strip(), workspace)))
+            raise ImportRejected(report)
+        defaults = {"created_by": created_by, **({"workspace": workspace} if workspace is not None else {})}
+        dataset, created = Dataset.objects.get_or_create(name=dataset_name.strip(), defaults=defaults)
         dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
         report.dataset_id, report.dataset_created = dataset.pk, created
         writer = DatabaseWriter(dataset, report, rejects, source_name, dataset_is_new=created)

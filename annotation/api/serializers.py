@@ -1,7 +1,8 @@
 from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core import roles, subjects
+from core import roles, subjects, workspaces
 from core.jobs.api import JobPayloadSerializer
 from verifybench.models import Dataset
 
@@ -10,7 +11,12 @@ from ..models import AnnotationProject, Invitation, Item, ProjectMember
 
 
 class DatasetNameField(serializers.SlugRelatedField):
-    """A dataset named by its name; a name PostgreSQL cannot hold (a NUL character) is refused as invalid."""
+    """A dataset named by its name, among those of the requester's workspaces; a name PostgreSQL cannot hold (a NUL
+    character) is refused as invalid."""
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        return Dataset.objects.filter(workspaces.condition(getattr(request, "user", None)))
 
     def to_internal_value(self, data):
         if isinstance(data, str) and "\x00" in data:
@@ -19,6 +25,7 @@ class DatasetNameField(serializers.SlugRelatedField):
 
 
 class ProjectSerializer(serializers.ModelSerializer):
+    seen_as = serializers.SerializerMethodField(help_text="`researcher`: the project with its settings.")
     dataset = DatasetNameField(slug_field="name", queryset=Dataset.objects.all())
     completion_ids = serializers.ListField(child=serializers.IntegerField(), write_only=True, required=False)
     question_ids = serializers.ListField(child=serializers.IntegerField(), write_only=True, required=False)
@@ -28,6 +35,7 @@ class ProjectSerializer(serializers.ModelSerializer):
         model = AnnotationProject
         fields = [
             "id",
+            "seen_as",
             "name",
             "description",
             "guidelines",
@@ -63,6 +71,10 @@ class ProjectSerializer(serializers.ModelSerializer):
             "max_labels": {"min_value": 1, "max_value": 10},
         }
 
+    @extend_schema_field({"type": "string", "enum": ["researcher"]})
+    def get_seen_as(self, project) -> str:
+        return "researcher"
+
     def validate_kind(self, kind):
         if kind not in subjects.names():
             raise serializers.ValidationError(
@@ -83,9 +95,25 @@ class ProjectCreatedSerializer(serializers.Serializer):
 class AnnotatorProjectSerializer(serializers.ModelSerializer):
     """What an annotator may know about a project they work on."""
 
+    seen_as = serializers.SerializerMethodField(help_text="`member`: the project as its annotators see it.")
+
     class Meta:
         model = AnnotationProject
-        fields = ["id", "name", "description", "guidelines", "guidelines_version", "kind", "lease_minutes", "is_active"]
+        fields = [
+            "id",
+            "seen_as",
+            "name",
+            "description",
+            "guidelines",
+            "guidelines_version",
+            "kind",
+            "lease_minutes",
+            "is_active",
+        ]
+
+    @extend_schema_field({"type": "string", "enum": ["member"]})
+    def get_seen_as(self, project) -> str:
+        return "member"
 
 
 class UsernameField(serializers.SlugRelatedField):
@@ -120,6 +148,17 @@ class MemberSerializer(serializers.ModelSerializer):
 
     def get_labels(self, member) -> int:
         return self.context.get("label_counts", {}).get(member.user_id, 0)
+
+
+class ProjectForViewerSerializer(serializers.BaseSerializer):
+    """A project as the viewer may see it: with its settings for a researcher of its workspace, as its annotators
+    see it otherwise."""
+
+    def to_representation(self, instance):
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        shown = ProjectSerializer if selectors.researches(instance, user) else AnnotatorProjectSerializer
+        return shown(instance, context=self.context).data
 
 
 class InvitationSerializer(serializers.ModelSerializer):

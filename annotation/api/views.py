@@ -2,7 +2,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from core import labels, roles, subjects
 from core.jobs.api import job_payload
-from core.permissions import IsResearcherOrAdmin
+from core.permissions import InResearchersWorkspace, IsResearcherOrAdmin
 from core.serializers import NoBodySerializer
 
 from .. import aggregation, selectors, services, setup
@@ -36,6 +36,27 @@ def _next_task_body(project, user) -> dict:
     return {"next_task": selectors.task_payload(task) if task is not None else None}
 
 
+_PROJECT_AS_SEEN = PolymorphicProxySerializer(
+    component_name="ProjectAsSeen",
+    serializers={"researcher": serializers.ProjectSerializer, "member": serializers.AnnotatorProjectSerializer},
+    resource_type_field_name="seen_as",
+)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        responses=PolymorphicProxySerializer(
+            component_name="ProjectAsSeenList",
+            serializers={"researcher": serializers.ProjectSerializer, "member": serializers.AnnotatorProjectSerializer},
+            resource_type_field_name="seen_as",
+            many=True,
+        )
+    ),
+    retrieve=extend_schema(responses=_PROJECT_AS_SEEN),
+    # only a researcher of the project's workspace changes it, and sees it with its settings
+    update=extend_schema(request=serializers.ProjectSerializer, responses=serializers.ProjectSerializer),
+    partial_update=extend_schema(request=serializers.ProjectSerializer, responses=serializers.ProjectSerializer),
+)
 class ProjectViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -46,6 +67,7 @@ class ProjectViewSet(
     """Annotation projects. Researchers create and configure; members see the projects they work on."""
 
     queryset = AnnotationProject.objects.none()
+    ordering_fields = ["id", "name", "created_at"]  # the list's serializer depends on the viewer, so they are named
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
@@ -55,6 +77,8 @@ class ProjectViewSet(
     def get_serializer_class(self):
         if self.serializer_class is not None:  # an action's own request serializer, given in @action
             return self.serializer_class
+        if self.action in ("list", "retrieve"):
+            return serializers.ProjectForViewerSerializer
         if roles.is_researcher(self.request.user):
             return serializers.ProjectSerializer
         return serializers.AnnotatorProjectSerializer
@@ -70,7 +94,7 @@ class ProjectViewSet(
             "revoke_invitation",
             "annotator_model",
         ):
-            return [IsResearcherOrAdmin()]
+            return [IsResearcherOrAdmin(), InResearchersWorkspace()]
         return super().get_permissions()
 
     @extend_schema(
@@ -244,7 +268,12 @@ class ProjectViewSet(
         summary="Researchers: exclude, re-open, mark gold or re-prioritise chosen items or all matching "
         f"a filter (at most {services.BULK_LIMIT:,})",
     )
-    @action(detail=True, methods=["post"], url_path="items/bulk", permission_classes=[IsResearcherOrAdmin])
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="items/bulk",
+        permission_classes=[IsResearcherOrAdmin, InResearchersWorkspace],
+    )
     def bulk(self, request, pk=None):
         project = self.get_object()
         serializer = serializers.BulkActionSerializer(data=request.data)
@@ -379,7 +408,7 @@ class ProjectViewSet(
     @action(
         detail=True,
         methods=["post"],
-        permission_classes=[IsResearcherOrAdmin],
+        permission_classes=[IsResearcherOrAdmin, InResearchersWorkspace],
         serializer_class=serializers.GoldSerializer,
     )
     def gold(self, request, pk=None):

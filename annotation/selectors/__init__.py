@@ -20,6 +20,7 @@ from .access import (
     policy_situation,
     projects_for,
     recent_changes,
+    researches,
     visible_project,
 )
 from .browser import (
@@ -119,6 +120,7 @@ __all__ = [
     "progress",
     "progress_over_time",
     "projects_for",
+    "researches",
     "recent_changes",
     "recent_labels",
     "state_counts",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from core import roles
+from core import roles, workspaces
 
 from .. import workflow
 from ..models import (
@@ -21,11 +21,20 @@ from ..models import (
 
 
 def projects_for(user):
-    """Researchers and admins see every project; others only those they are members of."""
+    """Admins see every project, researchers those of their workspaces, and everyone the projects they are members
+    of."""
     projects = AnnotationProject.objects.select_related("dataset")
-    if roles.is_researcher(user):
+    if roles.is_admin(user):
         return projects
-    return projects.filter(memberships__user=user, memberships__is_active=True).distinct()
+    membership = Q(pk__in=ProjectMember.objects.filter(user=user, is_active=True).values("project_id"))
+    if roles.is_researcher(user):
+        return projects.filter(workspaces.condition(user, "dataset__workspace") | membership)
+    return projects.filter(membership)
+
+
+def researches(project: AnnotationProject, user) -> bool:
+    """Whether `user` is a researcher of the project's workspace (or an admin): they configure and review it."""
+    return roles.is_researcher(user) and workspaces.can_research(user, project.dataset.workspace_id)
 
 
 def visible_project(user, project_id: int) -> AnnotationProject | None:
@@ -40,13 +49,13 @@ def can_adjudicate(project: AnnotationProject, user) -> bool:
     if roles.is_admin(user):
         return True
     return roles.is_adjudicator(user) and (
-        ProjectMember.Role.ADJUDICATOR in member_roles(project, user) or roles.is_researcher(user)
+        ProjectMember.Role.ADJUDICATOR in member_roles(project, user) or researches(project, user)
     )
 
 
 def can_review(project: AnnotationProject, user) -> bool:
-    """Researchers and the project's adjudicators see all labels, history and verdicts."""
-    return roles.is_researcher(user) or can_adjudicate(project, user)
+    """The researchers of the project's workspace and its adjudicators see all labels, history and verdicts."""
+    return researches(project, user) or can_adjudicate(project, user)
 
 
 def guidelines_for(project: AnnotationProject, user) -> dict:

@@ -153,7 +153,7 @@ class JobViewSet(viewsets.ViewSet):
             kind = runner.get_kind(kind_name)
         except runner.JobRequestError:
             raise NotFound() from None
-        job = kind.model.objects.filter(pk=int(number)).select_related("created_by").first()
+        job = runner.visible_jobs(kind, self.request.user).filter(pk=int(number)).select_related("created_by").first()
         if job is None:
             raise NotFound()
         return job
@@ -168,7 +168,7 @@ class JobViewSet(viewsets.ViewSet):
     )
     def list(self, request):
         wanted_kind, wanted_status = request.query_params.get("kind"), request.query_params.get("status")
-        jobs = recent_jobs(LIST_LIMIT, wanted_kind or "", wanted_status or "")
+        jobs = recent_jobs(LIST_LIMIT, wanted_kind or "", wanted_status or "", user=request.user)
         return Response([job_payload(job) for job in jobs])
 
     @extend_schema(

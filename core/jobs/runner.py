@@ -76,6 +76,9 @@ class JobKind:
     # attempt)` does parts of the job's current attempt until none is left; the execution asks for helpers with
     # `call_helpers`. A helper that finds the job finished, or on another attempt, does nothing.
     help: Callable[[int, int], None] | None = None
+    # Lookups from the job model to the workspace it belongs to (any of them); researchers see the jobs of their
+    # workspaces, and a kind that names none is seen by admins only.
+    workspace_paths: tuple[str, ...] = ()
     noun: str = ""  # how messages name one job ("run 12"); the title in lower case when empty
     extra: dict = field(default_factory=dict)
     # The declared core.events name announced when a job ends in a status ("succeeded", "failed"); none when absent.
@@ -123,6 +126,21 @@ def announce(kind: JobKind, job) -> None:
         "finished_at": _time(job.finished_at),
     }
     events.emit(name, {"job": common, **details.data}, project_id=details.project_id, dataset_id=details.dataset_id)
+
+
+def visible_jobs(kind: JobKind, user):
+    """The jobs of a kind that `user` may see and act on: those of their workspaces (every one for an admin)."""
+    from django.db.models import Q
+
+    from core import workspaces
+
+    jobs = kind.model.objects.all()
+    if workspaces.visible_ids(user) is None:
+        return jobs
+    condition = Q(pk__in=[])
+    for path in kind.workspace_paths:
+        condition |= workspaces.condition(user, path)
+    return jobs.filter(condition)
 
 
 def get_kind(name: str) -> JobKind:

@@ -64,6 +64,17 @@ def _verifier_label(config: VerifierConfig) -> str:
     return f"{config.name} ({config.get_kind_display().lower()})"
 
 
+def runnable_verifiers(user, dataset: Dataset):
+    """The configurations that may run on the dataset: the shared ones and those of its workspace (and only as far as
+    the user may see them)."""
+    from django.db.models import Q
+
+    from core import workspaces
+
+    configs = VerifierConfig.objects.filter(Q(workspace__isnull=True) | Q(workspace_id=dataset.workspace_id))
+    return configs.filter(workspaces.condition(user) | Q(workspace__isnull=True)) if user is not None else configs
+
+
 class RunForm(ScopeFiltersMixin):
     SCOPE_PROJECT = "project"
     SCOPE_DATASET = "dataset"
@@ -90,10 +101,10 @@ class RunForm(ScopeFiltersMixin):
     )
     field_order = ["verifier", "scope", "answer_types", "domains", "models", "chunk_size", "chunk_delay"]
 
-    def __init__(self, *args, dataset: Dataset, project: AnnotationProject | None = None, **kwargs):
+    def __init__(self, *args, dataset: Dataset, project: AnnotationProject | None = None, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.dataset, self.project = dataset, project
-        self.fields["verifier"].queryset = VerifierConfig.objects.order_by("name")
+        self.fields["verifier"].queryset = runnable_verifiers(user, dataset).order_by("name")
         self.fields["verifier"].label_from_instance = _verifier_label
         choices = [(self.SCOPE_DATASET, f"Every completion of the dataset {dataset.name}")]
         if project is not None and project.kind == CORRECTNESS:
@@ -209,10 +220,10 @@ class SelectionForm(ScopeFiltersMixin):
         "labels_per_item",
     ]
 
-    def __init__(self, *args, dataset: Dataset, **kwargs):
+    def __init__(self, *args, dataset: Dataset, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.dataset = dataset
-        self.fields["verifiers"].queryset = VerifierConfig.objects.order_by("name")
+        self.fields["verifiers"].queryset = runnable_verifiers(user, dataset).order_by("name")
         self.fields["verifiers"].label_from_instance = _verifier_label
         self.set_filter_choices(dataset)
 

@@ -38,12 +38,13 @@ def redirect_back(request, fallback: str):
     return redirect(fallback)
 
 
-def _job(kind_name: str, job_id: int):
+def _job(kind_name: str, job_id: int, user=None):
     try:
         kind = runner.get_kind(kind_name)
     except runner.JobRequestError:
         raise Http404("No such job.") from None
-    job = kind.model.objects.filter(pk=job_id).first()
+    jobs = runner.visible_jobs(kind, user) if user is not None else kind.model.objects.all()
+    job = jobs.filter(pk=job_id).first()
     if job is None:
         raise Http404("No such job.")
     return job
@@ -54,7 +55,7 @@ def _job(kind_name: str, job_id: int):
 def jobs_page(request):
     require_researcher(request.user)
     wanted_kind, wanted_status = request.GET.get("kind", ""), request.GET.get("status", "")
-    jobs = recent_jobs(JOBS_SHOWN, wanted_kind, wanted_status)
+    jobs = recent_jobs(JOBS_SHOWN, wanted_kind, wanted_status, user=request.user)
     return render(
         request,
         "jobs/jobs.html",
@@ -73,7 +74,7 @@ def jobs_page(request):
 @require_GET
 def job_detail(request, kind: str, job_id: int):
     require_researcher(request.user)
-    job = _job(kind, job_id)
+    job = _job(kind, job_id, request.user)
     row = job_row(job)
     return render(
         request,
@@ -88,7 +89,7 @@ def job_action(request, kind: str, job_id: int, action: str):
     require_researcher(request.user)
     if action not in ("cancel", "resume", "restart"):
         raise Http404("No such action.")
-    job = _job(kind, job_id)
+    job = _job(kind, job_id, request.user)
     row = job_row(job)
     noun = row["noun"].capitalize()
     try:

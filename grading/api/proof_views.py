@@ -3,18 +3,20 @@ competition leaderboards (JSON or CSV)."""
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import Item, Task
+from core import workspaces
 from core.permissions import IsResearcherOrAdmin
 
 from ..models import Competition, Rubric
@@ -118,8 +120,12 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
 
     def get_queryset(self):
         rubrics = super().get_queryset()
+        user = self.request.user
         if self.action == "retrieve":  # a grader reads the rubrics of the projects they grade in, no others
-            rubrics = rubrics.filter(pk__in=proof_selectors.visible_rubrics(self.request.user).values("pk"))
+            graded = Q(pk__in=proof_selectors.visible_rubrics(user).values("pk"))
+            rubrics = rubrics.filter(graded | workspaces.condition(user, "problem__competition__dataset__workspace"))
+        else:
+            rubrics = rubrics.filter(workspaces.condition(user, "problem__competition__dataset__workspace"))
         problem = self.request.query_params.get("problem")
         if problem and problem.isdigit():
             rubrics = rubrics.filter(problem_id=int(problem))
@@ -147,7 +153,7 @@ class RubricViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.G
         summary="Save a problem's rubric (edits the latest version while unused, else a new version)",
     )
     def create(self, request):
-        serializer = serializers.RubricWriteSerializer(data=request.data)
+        serializer = serializers.RubricWriteSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         return self._save(
             serializer.validated_data["problem"],
@@ -173,14 +179,21 @@ class CompetitionViewSet(
 ):
     """Competitions, their proof-grading projects and leaderboards (researchers)."""
 
-    queryset = Competition.objects.order_by("-date", "name")
     serializer_class = serializers.CompetitionSerializer
     permission_classes = [IsResearcherOrAdmin]
 
+    def get_queryset(self):
+        return Competition.objects.filter(workspaces.condition(self.request.user, "dataset__workspace")).order_by(
+            "-date", "name"
+        )
+
     def perform_create(self, serializer):
         data = serializer.validated_data
+        existing = Competition.objects.filter(name=data["name"].strip()).select_related("dataset").first()
+        if existing is not None and not workspaces.can_research(self.request.user, existing.dataset.workspace_id):
+            raise ValidationError({"name": "that competition name is taken by another workspace; choose another"})
         competition = proof_services.get_or_create_competition(
-            data["name"], date=data.get("date"), created_by=self.request.user
+            data["name"], date=data.get("date"), created_by=self.request.user, workspace=data["workspace"]
         )
         if data.get("description"):
             competition.description = data["description"]

@@ -4,6 +4,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from annotation.models import AnnotationProject
+from core import roles, workspaces
+from core.serializers import ScopedToWorkspaces, WorkspaceField
 from verifybench.models import Dataset
 
 from ..judges import egress
@@ -14,9 +16,13 @@ from ..services import judge_config_defaults
 SECRET_FIELDS = ("api_key", "key", "secret", "token")
 
 
-class VerifierConfigSerializer(serializers.ModelSerializer):
-    """Names the environment variable that holds a judge's API key; a key value is never accepted or shown."""
+class VerifierConfigSerializer(ScopedToWorkspaces, serializers.ModelSerializer):
+    """Names the environment variable that holds a judge's API key; a key value is never accepted or shown. It
+    belongs to a workspace (the requester's only one when not given); an admin may make one shared by all (null)."""
 
+    workspace_paths = {"cascade_judge": "workspace?"}
+
+    workspace = WorkspaceField(allow_null=True)
     template = serializers.PrimaryKeyRelatedField(
         queryset=PromptTemplate.objects.all(), allow_null=True, required=False
     )
@@ -39,6 +45,7 @@ class VerifierConfigSerializer(serializers.ModelSerializer):
             "id",
             "name",
             "kind",
+            "workspace",
             "base_url",
             "model",
             "api_key_env",
@@ -73,6 +80,22 @@ class VerifierConfigSerializer(serializers.ModelSerializer):
         return super().to_internal_value(data)
 
     def validate(self, attrs):
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if self.instance is None and "workspace" not in self.initial_data:
+            attrs["workspace"] = workspaces.default_for(user)
+            if attrs["workspace"] is None:
+                raise serializers.ValidationError({"workspace": "choose the workspace it belongs to"})
+        if "workspace" in attrs and attrs["workspace"] is None and not roles.is_admin(user):
+            raise serializers.ValidationError(
+                {"workspace": "only admins make a configuration shared by every workspace"}
+            )
+        if self.instance is not None and "workspace" in attrs and attrs["workspace"] != self.instance.workspace:
+            raise serializers.ValidationError({"workspace": "a configuration stays in the workspace it was made in"})
+        judge = attrs.get("cascade_judge")
+        workspace = attrs.get("workspace", getattr(self.instance, "workspace", None))
+        if judge is not None and judge.workspace_id not in (None, getattr(workspace, "pk", None)):
+            raise serializers.ValidationError({"cascade_judge": "the judge belongs to another workspace"})
         if self.instance is None and attrs.get("kind") == VerifierConfig.Kind.JUDGE:
             for field, default in judge_config_defaults().items():
                 if not attrs.get(field) and default:
@@ -159,7 +182,9 @@ class AllowedJudgeHostSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class RunCreateSerializer(serializers.Serializer):
+class RunCreateSerializer(ScopedToWorkspaces, serializers.Serializer):
+    workspace_paths = {"verifier": "workspace?", "dataset": "workspace", "project": "dataset__workspace"}
+
     verifier = serializers.PrimaryKeyRelatedField(queryset=VerifierConfig.objects.all())
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False, allow_null=True)
     project = serializers.PrimaryKeyRelatedField(
@@ -182,7 +207,9 @@ class RunCreateSerializer(serializers.Serializer):
     )
 
 
-class SelectionCreateSerializer(serializers.Serializer):
+class SelectionCreateSerializer(ScopedToWorkspaces, serializers.Serializer):
+    workspace_paths = {"dataset": "workspace", "verifiers": "workspace?"}
+
     dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
     strategy = serializers.ChoiceField(choices=selection.STRATEGIES)
     verifiers = serializers.SlugRelatedField(slug_field="name", queryset=VerifierConfig.objects.all(), many=True)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from django.db.models import ProtectedError
+from django.db.models import ProtectedError, Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.response import Response
 
 from annotation import setup as project_setup
+from core import workspaces
 from core.jobs.api import JobActionsMixin, job_payload
-from core.permissions import IsAdminRole, IsResearcherOrAdmin
+from core.permissions import IsAdminRole, IsResearcherOrAdmin, SharedOrOwnWorkspace
 
 from .. import runs, selectors
 from ..models import AllowedJudgeHost, SelectionRecord, VerifierConfig
@@ -22,9 +23,12 @@ from . import run_serializers
 class VerifierConfigViewSet(viewsets.ModelViewSet):
     """Rule-based verifiers and LLM judges. A judge names the environment variable holding its API key."""
 
-    queryset = VerifierConfig.objects.select_related("template").order_by("name")
     serializer_class = run_serializers.VerifierConfigSerializer
-    permission_classes = [IsResearcherOrAdmin]
+    permission_classes = [IsResearcherOrAdmin, SharedOrOwnWorkspace]
+
+    def get_queryset(self):
+        visible = workspaces.condition(self.request.user) | Q(workspace__isnull=True)
+        return VerifierConfig.objects.filter(visible).select_related("template", "workspace").order_by("name")
 
     def destroy(self, request, *args, **kwargs):
         try:
@@ -55,7 +59,10 @@ class VerificationRunViewSet(JobActionsMixin, viewsets.GenericViewSet):
     filter_backends: list = []  # the filters are read in get_queryset
 
     def get_queryset(self):
-        queryset = selectors.runs_list()
+        user = self.request.user
+        queryset = selectors.runs_list().filter(
+            workspaces.condition(user, "dataset__workspace") | workspaces.condition(user, "project__dataset__workspace")
+        )
         params = self.request.query_params
         if params.get("status"):
             queryset = queryset.filter(status=params["status"])
@@ -88,7 +95,7 @@ class VerificationRunViewSet(JobActionsMixin, viewsets.GenericViewSet):
         summary="Start a verification run over a dataset or a project's completions",
     )
     def create(self, request):
-        serializer = run_serializers.RunCreateSerializer(data=request.data)
+        serializer = run_serializers.RunCreateSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
@@ -117,11 +124,14 @@ class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     permission_classes = [IsResearcherOrAdmin]
     serializer_class = run_serializers.SelectionCreateSerializer
     filter_backends: list = []
-    queryset = (
-        SelectionRecord.objects.select_related("project", "dataset", "created_by")
-        .prefetch_related("verifiers")
-        .order_by("-created_at", "-id")
-    )
+
+    def get_queryset(self):
+        return (
+            SelectionRecord.objects.filter(workspaces.condition(self.request.user, "dataset__workspace"))
+            .select_related("project", "dataset", "created_by")
+            .prefetch_related("verifiers")
+            .order_by("-created_at", "-id")
+        )
 
     @extend_schema(
         responses=OpenApiTypes.OBJECT,
@@ -144,7 +154,7 @@ class SelectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
         summary="Select completions (verifybench or verifybench-hard) and create an annotation project",
     )
     def create(self, request):
-        serializer = run_serializers.SelectionCreateSerializer(data=request.data)
+        serializer = run_serializers.SelectionCreateSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         project_settings = {key: data.pop(key) for key in ("labels_per_item", "verdict_visibility") if key in data}

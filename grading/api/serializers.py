@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from core.serializers import ScopedToWorkspaces, WorkspaceField, workspace_or_default
+
 from ..models import Competition, ProofProblem
 
 
@@ -20,7 +22,9 @@ class GradeSerializer(serializers.Serializer):
     seconds_spent = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0)
 
 
-class RubricWriteSerializer(serializers.Serializer):
+class RubricWriteSerializer(ScopedToWorkspaces, serializers.Serializer):
+    workspace_paths = {"problem": "competition__dataset__workspace"}
+
     problem = serializers.PrimaryKeyRelatedField(queryset=ProofProblem.objects.all())
     spec = serializers.JSONField(
         help_text="chains [{key, title, checkpoints [{key, title, points, description, "
@@ -56,7 +60,12 @@ class ProofProjectSerializer(serializers.Serializer):
 
 
 class CompetitionSerializer(serializers.ModelSerializer):
+    workspace = WorkspaceField(write_only=True, help_text="The workspace of a new competition's dataset.")
+
     class Meta:
         model = Competition
-        fields = ["id", "name", "date", "description", "dataset"]
+        fields = ["id", "name", "date", "description", "dataset", "workspace"]
         read_only_fields = ["dataset"]
+
+    def validate(self, attrs):
+        return workspace_or_default(self, attrs)

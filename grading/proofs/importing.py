@@ -283,6 +283,7 @@ def import_matharena_proofs(
     created_by=None,
     competition_date=None,
     source_name: str = "",
+    workspace=None,
 ) -> ProofImportReport:
     """Import a MathArena proof file (a path or a binary file object) into the competition `competition_name`.
 
@@ -310,7 +311,9 @@ def import_matharena_proofs(
 
     with transaction.atomic():
         existed = Competition.objects.filter(name=report.dataset_name).exists()
-        competition = get_or_create_competition(report.dataset_name, date=competition_date, created_by=created_by)
+        competition = get_or_create_competition(
+            report.dataset_name, date=competition_date, created_by=created_by, workspace=workspace
+        )
         stored = {problem.problem_idx: problem for problem in competition.problems.all()}
         rejected = list(parsed.rejected)
         to_create: list[_ProblemLine] = []
@@ -432,7 +435,14 @@ def _problem_conflict(existing: ProofProblem, line: _ProblemLine) -> tuple[str, 
 
 
 def import_into_competition(
-    *, dataset_name: str, source, skip_invalid: bool = False, rejects_path=None, created_by=None, source_name: str = ""
+    *,
+    dataset_name: str,
+    source,
+    skip_invalid: bool = False,
+    rejects_path=None,
+    created_by=None,
+    source_name: str = "",
+    workspace=None,
 ) -> ProofImportReport:
     """verifybench's import entry point for this format: the dataset name is the competition's name."""
     return import_matharena_proofs(
@@ -442,4 +452,5 @@ def import_into_competition(
         rejects_path=rejects_path,
         created_by=created_by,
         source_name=source_name,
+        workspace=workspace,
     )

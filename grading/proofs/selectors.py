@@ -11,7 +11,7 @@ from django.db.models import Prefetch
 
 from annotation import workflow
 from annotation.models import AnnotationProject, Item, Task
-from core import roles
+from core import roles, workspaces
 
 from . import leaderboard
 from . import scoring as proof_scoring
@@ -47,11 +47,11 @@ def problem_dict(problem: ProofProblem, *, with_solutions: bool = True) -> dict:
 
 
 def visible_rubrics(user):
-    """Researchers and admins see every rubric; others only those of competitions graded in a project they are an
-    active member of."""
+    """Researchers see the rubrics of their workspaces, admins every one; others only those of competitions graded in
+    a project they are an active member of."""
     rubrics = Rubric.objects.select_related("problem")
     if roles.is_researcher(user):
-        return rubrics
+        return rubrics.filter(workspaces.condition(user, "problem__competition__dataset__workspace"))
     datasets = AnnotationProject.objects.filter(
         kind=PROOF_GRADE, memberships__user=user, memberships__is_active=True
     ).values("dataset_id")

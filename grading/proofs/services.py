@@ -36,8 +36,11 @@ class ProofGradingError(annotation_services.InvalidSubmission):
 # ---------------------------------------------------------------- competitions and problems
 
 
-def get_or_create_competition(name: str, *, date: dt.date | None = None, created_by=None) -> Competition:
-    """The competition called `name`, created with a dataset of the same name when missing."""
+def get_or_create_competition(
+    name: str, *, date: dt.date | None = None, created_by=None, workspace=None
+) -> Competition:
+    """The competition called `name`, created with a dataset of the same name (in `workspace`, or the default one)
+    when missing."""
     name = name.strip()
     if not name:
         raise ProofGradingError(["a competition needs a name"])
@@ -47,7 +50,8 @@ def get_or_create_competition(name: str, *, date: dt.date | None = None, created
             competition.date = date
             competition.save(update_fields=["date"])
         return competition
-    dataset, _ = Dataset.objects.get_or_create(name=name, defaults={"created_by": created_by})
+    defaults = {"created_by": created_by, **({"workspace": workspace} if workspace is not None else {})}
+    dataset, _ = Dataset.objects.get_or_create(name=name, defaults=defaults)
     return Competition.objects.create(name=name, date=date, dataset=dataset)
 
 

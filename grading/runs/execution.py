@@ -166,6 +166,7 @@ VERIFICATION_RUN = runner.register(
         on_start=_start_fresh,
         reset=_start_over,
         stale_setting="VERIFICATION_STALE_SECONDS",
+        workspace_paths=("dataset__workspace", "project__dataset__workspace"),
         help=_help,
         events={VerificationRun.Status.SUCCEEDED: RUN_FINISHED, VerificationRun.Status.FAILED: RUN_FAILED},
         describe=_describe,

@@ -83,9 +83,12 @@ def create_run(
         chunk_size = DEFAULT_CHUNK_SIZES[VerifierConfig.Kind(verifier.kind)]
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or not 1 <= chunk_size <= MAX_CHUNK_SIZE:
         raise RunRequestError(f"chunk_size must be an integer between 1 and {MAX_CHUNK_SIZE}")
+    workspace_id = dataset.workspace_id if dataset is not None else project.dataset.workspace_id
     for config in (verifier, verifier.cascade_judge if verifier.kind == VerifierConfig.Kind.CASCADE else None):
         if config is not None:
             _usable(config)
+            if config.workspace_id not in (None, workspace_id):
+                raise RunRequestError(f"the verifier {config.name!r} belongs to another workspace than the data")
     filters = clean_scope_filters(answer_types, domains, models)
     run = VerificationRun.objects.create(
         verifier=verifier,

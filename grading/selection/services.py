@@ -49,6 +49,9 @@ def select_for_annotation(
     if strategy not in selection.STRATEGIES:
         raise SelectionRequestError(f"unknown strategy {strategy!r}; choose from {', '.join(selection.STRATEGIES)}")
     verifiers = list(dict.fromkeys(verifiers))
+    foreign = [config.name for config in verifiers if config.workspace_id not in (None, dataset.workspace_id)]
+    if foreign:
+        raise SelectionRequestError(f"{', '.join(foreign)} belong(s) to another workspace than {dataset.name}")
     if not verifiers:
         raise SelectionRequestError("name at least one verifier configuration")
     if strategy == selection.VERIFYBENCH and len(verifiers) != 1:

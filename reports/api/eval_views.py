@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import AnnotationProject
+from core import workspaces
 from core.permissions import IsResearcherOrAdmin
 from reports import evaluation
 from verifybench.models import Dataset
@@ -60,7 +61,9 @@ class MetaEvalView(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request, project_id: int):
-        project = get_object_or_404(AnnotationProject, pk=project_id)
+        project = get_object_or_404(
+            AnnotationProject.objects.filter(workspaces.condition(request.user, "dataset__workspace")), pk=project_id
+        )
         try:
             uncertainty = evaluation.Uncertainty.parse(request.query_params)
             result = evaluation.meta_evaluate(project, request.query_params.getlist("verifier"), uncertainty)
@@ -94,7 +97,7 @@ class ModelEvalView(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request, dataset_id: int):
-        dataset = get_object_or_404(Dataset, pk=dataset_id)
+        dataset = get_object_or_404(Dataset.objects.filter(workspaces.condition(request.user)), pk=dataset_id)
         params = request.query_params
         try:
             source = evaluation.parse_source(params.get("source", ""))

@@ -8,8 +8,10 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from annotation.models import AnnotationProject
+from core import workspaces
 from core.jobs.api import JobActionsMixin, JobPayloadSerializer, job_payload
 from core.permissions import IsResearcherOrAdmin
+from core.serializers import ScopedToWorkspaces
 from reports import services
 from reports.exports import FILE_TYPES, export_format_names
 from reports.models import ExportJob
@@ -66,7 +68,9 @@ class ExportJobSerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(path) if request else path
 
 
-class ExportRequestSerializer(serializers.Serializer):
+class ExportRequestSerializer(ScopedToWorkspaces, serializers.Serializer):
+    workspace_paths = {"project": "dataset__workspace"}
+
     project = serializers.PrimaryKeyRelatedField(queryset=AnnotationProject.objects.all())
     format = serializers.CharField()
     file_types = serializers.ListField(
@@ -92,11 +96,12 @@ class ExportJobViewSet(JobActionsMixin, mixins.ListModelMixin, mixins.RetrieveMo
     ordering = ["-created_at", "-id"]
 
     def get_queryset(self):
-        return ExportJob.objects.select_related("created_by")
+        visible = workspaces.condition(self.request.user, "project__dataset__workspace")
+        return ExportJob.objects.filter(visible).select_related("created_by")
 
     @extend_schema(summary="Start an export", request=ExportRequestSerializer, responses={201: ExportJobSerializer})
     def create(self, request):
-        given = ExportRequestSerializer(data=request.data)
+        given = ExportRequestSerializer(data=request.data, context={"request": request})
         given.is_valid(raise_exception=True)
         data = given.validated_data
         try:

@@ -333,6 +333,7 @@ EXPORT = runner.register(
         on_start=_start_fresh,
         reset=_forget_bundle,
         stale_setting="EXPORT_STALE_SECONDS",
+        workspace_paths=("project__dataset__workspace",),
         events={ExportJob.Status.SUCCEEDED: EXPORT_READY, ExportJob.Status.FAILED: EXPORT_FAILED},
         describe=_describe,
     )

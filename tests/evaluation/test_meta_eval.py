@@ -226,7 +226,7 @@ def test_page_csv_download_and_single_verifier(meta_fixture, researcher, client)
 def test_page_refuses_annotators_and_reports_bad_verifier(meta_fixture, annotator, researcher, client):
     url = reverse("meta-eval-page", args=[meta_fixture.project.pk])
     client.force_login(annotator)
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404  # a page of a project they may not see
     client.force_login(researcher)
     response = client.get(url, {"verifier": "nope"})
     assert response.status_code == 400 and "unknown verifier" in response.content.decode()

@@ -226,7 +226,7 @@ def test_page_renders_the_table_and_the_chart(sample_fixture, researcher, client
 def test_page_defaults_to_the_first_source_and_refuses_annotators(sample_fixture, researcher, annotator, client):
     url = reverse("model-eval-page", args=[sample_fixture.dataset.pk])
     client.force_login(annotator)
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404  # a page of a dataset they may not see
     client.force_login(researcher)
     html = client.get(url).content.decode()
     assert "final human labels of project" in html and "<svg" in html

@@ -13,6 +13,7 @@ import pytest
 from django.urls import reverse
 
 from annotation import services
+from core import workspaces
 from core.demo import load_demo
 from reports import evaluation
 from verifybench.demo import DEMO_DATASET_NAME
@@ -137,6 +138,7 @@ def test_human_labels_of_a_project_with_one_label_per_question_open_the_page(cli
 def test_the_demo_dataset_opens_with_its_human_labels_and_its_verdicts(client, researcher):
     load_demo(stdout=io.StringIO())
     dataset = Dataset.objects.get(name=DEMO_DATASET_NAME)
+    workspaces.add_member(dataset.workspace, researcher)
     client.force_login(researcher)
     for params in ({}, {"source": "verifier:sympy-rules"}):
         response, html = page(client, dataset, **params)

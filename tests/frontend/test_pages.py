@@ -146,7 +146,9 @@ def test_completion_view_is_for_researchers_only(client, annotator, researcher):
     assert client.get(url).status_code == 302
     client.force_login(annotator)
     assert client.get(url).status_code == 403
-    assert client.get(reverse("dataset-detail", args=[completion.question.dataset_id])).status_code == 403
+    assert (
+        client.get(reverse("dataset-detail", args=[completion.question.dataset_id])).status_code == 404
+    )  # not disclosed to whoever may not see it
     client.force_login(researcher)
     assert client.get(url).status_code == 200
     assert client.get(reverse("completion-detail", args=[completion.pk + 1000])).status_code == 404

@@ -54,6 +54,10 @@ def test_the_demo_cascade_runs_against_the_fake_judge_and_reports_its_stages(
     assert by_stage["rules"]["labeled"] > 0 and by_stage["rules"]["precision"] is not None
 
     client.force_login(researcher)
+    assert client.get(reverse("job-detail", args=["verification-run", run.pk])).status_code == 404  # not their team
+    from django.contrib.auth.models import User
+
+    client.force_login(User.objects.get(username="researcher1"))  # a researcher of the demo's answer-checking team
     html = client.get(reverse("job-detail", args=["verification-run", run.pk])).content.decode()
     assert 'data-testid="cascade-report"' in html
     assert f'<td class="number" data-field="decided">{by_stage["rules"]["decided"]}</td>' in html

@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import Count
 
 from annotation import services as annotation_services
+from core import workspaces
 from grading import runs
 from grading.models import PromptTemplate, Verdict, VerificationRun, VerifierConfig
 from grading.runs import pipeline
@@ -378,7 +379,12 @@ def test_verifier_configs_name_the_key_variable_and_never_take_a_key(researcher,
         completion=Completion.objects.get(question__dataset=dataset), verifier_id=config_id, status="correct"
     )
     assert client.delete(f"/api/grading/verifiers/{config_id}/").status_code == 409
-    assert client.delete(f"/api/grading/verifiers/{rule_verifier().pk}/").status_code == 204
+    shared = rule_verifier()  # of no workspace: every workspace runs it, only an admin changes it
+    assert client.delete(f"/api/grading/verifiers/{shared.pk}/").status_code == 403
+    own = rule_verifier("own rules")
+    own.workspace = workspaces.default_workspace()
+    own.save()
+    assert client.delete(f"/api/grading/verifiers/{own.pk}/").status_code == 204
 
 
 # -- command --------------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.jobs.api import JobPayloadSerializer, job_payload
+from core.serializers import WorkspaceField, workspace_or_default
 from verifybench import services
 from verifybench.importing.sources import FILE_TYPES
 from verifybench.models import Completion, Dataset, ImportJob, PriorLabel, Question, ReferenceAnswer
@@ -9,6 +10,7 @@ from verifybench.models import Completion, Dataset, ImportJob, PriorLabel, Quest
 
 class DatasetSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    workspace = WorkspaceField()
     question_count = serializers.IntegerField(read_only=True)
     completion_count = serializers.IntegerField(read_only=True)
     model_count = serializers.IntegerField(read_only=True, help_text="Distinct model names among the completions.")
@@ -18,6 +20,7 @@ class DatasetSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "name",
+            "workspace",
             "description",
             "created_by",
             "created_at",
@@ -26,6 +29,13 @@ class DatasetSerializer(serializers.ModelSerializer):
             "model_count",
         ]
         read_only_fields = ["created_at"]
+
+    def validate(self, attrs):
+        if self.instance is None:
+            return workspace_or_default(self, attrs)
+        if "workspace" in attrs and attrs["workspace"] != self.instance.workspace:
+            raise serializers.ValidationError({"workspace": "a dataset stays in the workspace it was made in"})
+        return attrs
 
 
 class PrimaryReferenceSerializer(serializers.ModelSerializer):
@@ -121,6 +131,7 @@ class PriorLabelSerializer(serializers.ModelSerializer):
 class ImportUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="A JSON Lines, CSV (with a header row) or Parquet file, one record per row.")
     dataset = serializers.CharField(max_length=200, help_text="Name of the dataset to import into; created if new.")
+    workspace = WorkspaceField(help_text="The workspace a new dataset goes to (your only one when omitted).")
     format = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -137,6 +148,9 @@ class ImportUploadSerializer(serializers.Serializer):
         default=False,
         help_text="Import the valid records and skip the invalid ones instead of rejecting the file.",
     )
+
+    def validate(self, attrs):
+        return workspace_or_default(self, attrs)
 
     def validate_format(self, value: str) -> str:
         names = services.import_format_names()

@@ -9,6 +9,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
+from core import workspaces
 from core.jobs.api import JobActionsMixin
 from core.permissions import IsResearcherOrAdmin
 from verifybench import imports, selectors, services
@@ -51,7 +52,8 @@ class DatasetViewSet(viewsets.ModelViewSet):
     filterset_fields = ["name"]
 
     def get_queryset(self):
-        return selectors.datasets_with_counts(Dataset.objects.select_related("created_by"))
+        visible = Dataset.objects.filter(workspaces.condition(self.request.user))
+        return selectors.datasets_with_counts(visible.select_related("created_by", "workspace"))
 
     def perform_create(self, serializer):
         serializer.save(created_by=self.request.user)
@@ -94,13 +96,14 @@ class DatasetViewSet(viewsets.ModelViewSet):
         too_large = _too_large(request)
         if too_large is not None:
             return too_large
-        upload = serializers.ImportUploadSerializer(data=request.data)
+        upload = serializers.ImportUploadSerializer(data=request.data, context={"request": request})
         upload.is_valid(raise_exception=True)
         data = upload.validated_data
         try:
             job = imports.create_import(
                 uploaded=data["file"],
                 dataset_name=data["dataset"],
+                workspace=data["workspace"],
                 fmt=data.get("format") or "",
                 file_type=data.get("file_type") or "",
                 skip_invalid=data["skip_invalid"],
@@ -138,7 +141,7 @@ class ImportJobViewSet(JobActionsMixin, viewsets.ReadOnlyModelViewSet):
     ordering = ["-created_at", "-id"]
 
     def get_queryset(self):
-        return ImportJob.objects.select_related("created_by", "dataset")
+        return ImportJob.objects.filter(workspaces.condition(self.request.user)).select_related("created_by", "dataset")
 
     def job_response(self, job) -> Response:
         return Response(self.get_serializer(job).data)
@@ -173,7 +176,8 @@ class QuestionViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return (
-            Question.objects.select_related("dataset")
+            Question.objects.filter(workspaces.condition(self.request.user, "dataset__workspace"))
+            .select_related("dataset")
             .prefetch_related(Prefetch("references", queryset=ReferenceAnswer.objects.filter(is_primary=True)))
             .annotate(completion_count=Count("completions"))
         )
@@ -186,7 +190,9 @@ class ReferenceAnswerViewSet(viewsets.ReadOnlyModelViewSet):
     search_fields = ["final_answer", "solution"]
     ordering_fields = ["id", "question", "created_at"]
     ordering = ["question_id", "-is_primary", "id"]
-    queryset = ReferenceAnswer.objects.all()
+
+    def get_queryset(self):
+        return ReferenceAnswer.objects.filter(workspaces.condition(self.request.user, "question__dataset__workspace"))
 
 
 _include_text_parameter = OpenApiParameter(
@@ -216,7 +222,9 @@ class CompletionViewSet(viewsets.ReadOnlyModelViewSet):
         return serializers.CompletionLeanSerializer
 
     def get_queryset(self):
-        queryset = Completion.objects.select_related("question")
+        queryset = Completion.objects.filter(
+            workspaces.condition(self.request.user, "question__dataset__workspace")
+        ).select_related("question")
         if not getattr(self, "swagger_fake_view", False) and not self.include_text():
             queryset = queryset.defer("text")
         return queryset
@@ -230,4 +238,7 @@ class PriorLabelViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = filters.PriorLabelFilter
     ordering_fields = ["id", "completion", "imported_at"]
     ordering = ["completion_id", "id"]
-    queryset = PriorLabel.objects.select_related("completion")
+
+    def get_queryset(self):
+        visible = workspaces.condition(self.request.user, "completion__question__dataset__workspace")
+        return PriorLabel.objects.filter(visible).select_related("completion")

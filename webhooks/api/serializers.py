@@ -3,11 +3,14 @@
 from rest_framework import serializers
 
 from annotation.models import AnnotationProject
+from core.serializers import ScopedToWorkspaces
 
 from ..models import Webhook, WebhookAttempt, WebhookDelivery
 
 
-class WebhookSerializer(serializers.ModelSerializer):
+class WebhookSerializer(ScopedToWorkspaces, serializers.ModelSerializer):
+    workspace_paths = {"project": "dataset__workspace"}
+
     project = serializers.PrimaryKeyRelatedField(queryset=AnnotationProject.objects.all())
     url = serializers.CharField(
         max_length=2000, help_text="Where deliveries are posted; its host must be on the judges' egress allow-list."

@@ -8,6 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from core import workspaces
 from core.permissions import IsResearcherOrAdmin
 from core.serializers import NoBodySerializer
 
@@ -35,7 +36,10 @@ class WebhookViewSet(viewsets.ModelViewSet):
     filterset_fields = ["project", "is_active"]
     ordering_fields = ["id", "created_at"]
     ordering = ["id"]
-    queryset = Webhook.objects.select_related("created_by")
+
+    def get_queryset(self):
+        visible = workspaces.condition(self.request.user, "project__dataset__workspace")
+        return Webhook.objects.filter(visible).select_related("created_by")
 
     def get_serializer_class(self):
         if self.action in ("update", "partial_update"):
@@ -48,7 +52,7 @@ class WebhookViewSet(viewsets.ModelViewSet):
         summary="Register a webhook; the answer carries its secret, shown this once",
     )
     def create(self, request, *args, **kwargs):
-        given = serializers.WebhookSerializer(data=request.data)
+        given = serializers.WebhookSerializer(data=request.data, context={"request": request})
         given.is_valid(raise_exception=True)
         data = given.validated_data
         try:
@@ -139,7 +143,9 @@ class WebhookDeliveryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, v
     filter_backends: list = []  # the filters are read in get_queryset
 
     def get_queryset(self):
-        rows = selectors.deliveries()
+        rows = selectors.deliveries().filter(
+            workspaces.condition(self.request.user, "webhook__project__dataset__workspace")
+        )
         params = self.request.query_params
         for name, field in (("webhook", "webhook_id"), ("project", "webhook__project_id")):
             value = params.get(name)

@@ -9,8 +9,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from core import roles
+from core import workspaces as workspace_rules
 from core.accounts import username_in_use
 from core.identity import display_username
+from core.models import Workspace
 
 
 class Command(BaseCommand):
@@ -25,12 +27,19 @@ class Command(BaseCommand):
         parser.add_argument("--role", required=True, help=f"One of: {', '.join(roles.ALL_ROLES)}.")
         parser.add_argument("--email", default="")
         parser.add_argument(
+            "--workspace",
+            action="append",
+            default=[],
+            dest="workspaces",
+            help="a researcher's workspace (created if new; repeatable); the default workspace when none is named",
+        )
+        parser.add_argument(
             "--password-stdin",
             action="store_true",
             help="Read the password from the first line of stdin instead of generating one.",
         )
 
-    def handle(self, *args, username, role, email, password_stdin, **options):
+    def handle(self, *args, username, role, email, password_stdin, workspaces=(), **options):
         user_model = get_user_model()
         if role not in roles.ALL_ROLES:
             raise CommandError(f"Unknown role {role!r}; choose one of: {', '.join(roles.ALL_ROLES)}.")
@@ -69,7 +78,15 @@ class Command(BaseCommand):
                 is_superuser=is_admin,
             )
             user.groups.add(group)
+            joined = []
+            if role == roles.RESEARCHER:
+                for name in workspaces or [workspace_rules.DEFAULT_NAME]:
+                    workspace, _ = Workspace.objects.get_or_create(name=name.strip())
+                    workspace_rules.add_member(workspace, user)
+                    joined.append(workspace.name)
 
         self.stdout.write(self.style.SUCCESS(f"Created {role} {username!r}."))
+        if joined:
+            self.stdout.write(f"Member of the workspace(s): {', '.join(joined)}.")
         if not password_stdin:
             self.stdout.write(f"Password (shown only now): {password}")
