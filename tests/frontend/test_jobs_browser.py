@@ -9,17 +9,17 @@ import pytest
 from playwright.sync_api import expect
 
 from core import roles
+from core.jobs import runner
 from grading import runs
 from grading.models import VerificationRun
 from reports.models import ExportJob
 
-from .helpers import SCREENSHOT_DIR
 from .jobs_fixtures import correctness_project, label_everything, make_verifiable_dataset, rule_verifier
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def save_sections_screenshot(page, *test_ids: str, name: str) -> None:
+def save_sections_screenshot(screenshot, page, *test_ids: str, name: str) -> None:
     """docs/screenshots/<name>.png: the part of the page that holds the given sections."""
     boxes = [page.get_by_test_id(test_id).bounding_box() for test_id in test_ids]  # relative to the viewport
     scroll_x, scroll_y = page.evaluate("[window.scrollX, window.scrollY]")
@@ -27,16 +27,16 @@ def save_sections_screenshot(page, *test_ids: str, name: str) -> None:
     bottom = max(box["y"] + box["height"] for box in boxes) + scroll_y + 12
     left = min(box["x"] for box in boxes) + scroll_x - 12
     right = max(box["x"] + box["width"] for box in boxes) + scroll_x + 12
-    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    page.screenshot(
-        path=str(SCREENSHOT_DIR / f"{name}.png"),
+    screenshot(
+        page,
+        name,
         full_page=True,
         clip={"x": max(left, 0), "y": max(top, 0), "width": right - left, "height": bottom - top},
     )
 
 
 def test_run_progress_is_watched_to_the_end_and_an_export_downloads(
-    page, live_server, login, app_url, make_user, monkeypatch, settings, tmp_path
+    page, live_server, login, app_url, make_user, monkeypatch, settings, tmp_path, screenshot
 ):
     settings.EXPORT_ROOT = tmp_path / "exports"
     researcher = make_user(roles.RESEARCHER, username="rita")
@@ -47,7 +47,10 @@ def test_run_progress_is_watched_to_the_end_and_an_export_downloads(
     rule_verifier("math-rules")
     # As with a worker, the run the form starts waits in the queue; it is executed below while the page watches.
     queued = []
-    monkeypatch.setattr(runs, "_enqueue", queued.append)
+    enqueue = runner.enqueue
+    monkeypatch.setattr(
+        runner, "enqueue", lambda job: queued.append(job) if isinstance(job, VerificationRun) else enqueue(job)
+    )
 
     login(page, researcher)
     page.goto(app_url("dashboard-project", project.pk))
@@ -104,4 +107,4 @@ def test_run_progress_is_watched_to_the_end_and_an_export_downloads(
 
     page.get_by_text("Start a verification run").click()
     expect(page.get_by_test_id("section-runs").get_by_test_id("run-form")).to_be_visible()
-    save_sections_screenshot(page, "section-runs", "section-exports", name="jobs")
+    save_sections_screenshot(screenshot, page, "section-runs", "section-exports", name="jobs")
