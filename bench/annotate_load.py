@@ -1,7 +1,7 @@
 """HTTP load benchmark of the annotation workflow: concurrent annotators claiming and labeling over gunicorn.
 
     .venv/bin/python bench/annotate_load.py [--database-url postgres://postgres@127.0.0.1:5432/bench_annotate]
-        [--items 20000] [--annotators 32] [--seconds 60] [--explain]
+        [--items 20000] [--annotators 32] [--seconds 60] [--explain] [--smoke]
 
 Creates (if missing) and migrates the PostgreSQL database, loads a synthetic dataset of --items completions
 with realistic text sizes, creates annotator users with tokens and a correctness project over the dataset,
@@ -46,7 +46,7 @@ WORDS = (
 ).split()
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     parser.add_argument("--items", type=int, default=20000)
@@ -90,7 +90,16 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="open a new connection for every request instead of keeping one per annotator",
     )
-    return parser.parse_args()
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="40 items, 2 annotators for 2 s on one gunicorn worker: checks that the benchmark runs",
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.items, args.completions_per_question, args.annotators, args.seconds = 40, 4, 2, 2.0
+        args.workers, args.threads, args.client_processes, args.think_ms = 1, 2, 1, [5.0, 20.0]
+    return args
 
 
 def ensure_database(database_url: str) -> None:
@@ -529,9 +538,9 @@ def add_verdicts(rng: random.Random, project, count: int) -> None:
     aggregates.rebuild(project)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     global THINK_SECONDS
-    args = parse_args()
+    args = parse_args(argv)
     THINK_SECONDS = (args.think_ms[0] / 1000, args.think_ms[1] / 1000)
     ensure_database(args.database_url)
     setup_django(args.database_url)

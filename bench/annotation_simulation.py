@@ -3,7 +3,7 @@ labels each final-label rule spends per resolved item, and how often its final l
 
     .venv/bin/python bench/annotation_simulation.py [--database-url postgres://postgres@127.0.0.1:5432/bench_annotation_sim]
         [--items 600] [--hard 0.2] [--gold 40] [--coverage 0.9] [--verifier-accuracy 0.9] [--target 0.98 ...]
-        [--cap 4] [--refit-every 50] [--seed 1] [--skip-careless]
+        [--cap 4] [--refit-every 50] [--seed 1] [--skip-careless] [--smoke]
 
 A synthetic correctness dataset of --items completions, each with a true label (60% correct) and a difficulty: easy,
 or hard (--hard of them), where every annotator's accuracy is pulled halfway towards a coin toss. The panel has
@@ -238,7 +238,7 @@ def print_table(title: str, rows: list[dict]) -> None:
         )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     parser.add_argument("--items", type=int, default=600)
@@ -257,7 +257,12 @@ def main() -> None:
     parser.add_argument("--refit-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-careless", action="store_true", help="Leave out the second panel (careless only).")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--smoke", action="store_true", help="24 items, 4 gold, one panel: checks that the simulation runs"
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.items, args.gold, args.refit_every, args.skip_careless = 24, 4, 10, True
     ensure_database(args.database_url)
     setup_django(args.database_url)
     print(

@@ -1,7 +1,7 @@
 """Speed of the Dawid-Skene and grader models of core.metrics.annotator_models on synthetic projects.
 
     python bench/annotator_models_bench.py [--labels 1000000] [--items 400000] [--annotators 50] [--classes 2]
-                                           [--gold 2000] [--weak-items 100000] [--grades 30000]
+                                           [--gold 2000] [--weak-items 100000] [--grades 30000] [--smoke]
 
 Dawid-Skene: --items items with about --labels / --items labels each (2 or 3, like the two-then-a-third
 protocol), from --annotators annotators of mixed quality (most careful, some careless, one adversarial), --gold
@@ -127,7 +127,7 @@ def bench_grader_model(args: argparse.Namespace) -> None:
     print(f"  largest error: bias {bias_error:.3f}, sigma {sigma_error:.3f} points")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--labels", type=int, default=1_000_000)
     parser.add_argument("--items", type=int, default=400_000)
@@ -136,7 +136,10 @@ def main() -> None:
     parser.add_argument("--gold", type=int, default=2000)
     parser.add_argument("--weak-items", type=int, default=100_000)
     parser.add_argument("--grades", type=int, default=30_000)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="2,000 labels and 90 grades: checks that it runs")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.labels, args.items, args.annotators, args.gold, args.weak_items, args.grades = 2000, 800, 10, 20, 200, 90
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     bench_dawid_skene(args)
     bench_grader_model(args)

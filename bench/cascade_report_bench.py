@@ -1,7 +1,7 @@
 """A cascade's per-stage figures on a large run: what the run page and the run API compute, and the meta-evaluation.
 
     .venv/bin/python bench/cascade_report_bench.py [--database-url postgres://postgres@127.0.0.1:5432/bench_cascade]
-        [--completions 100000] [--runs 10]
+        [--completions 100000] [--runs 10] [--smoke]
 
 Creates (if missing) and migrates the PostgreSQL database, and fills it once with SQL (INSERT ... SELECT
 generate_series): --completions completions over one tenth as many questions; a cascade verifier's verdict on every
@@ -30,12 +30,18 @@ DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bench_cascade"
 DATASET = "cascade report bench"
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     parser.add_argument("--completions", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=10)
-    return parser.parse_args()
+    parser.add_argument(
+        "--smoke", action="store_true", help="300 completions, one run per case: checks that the benchmark runs"
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.completions, args.runs = 300, 1
+    return args
 
 
 def ensure_database(url: str) -> None:
@@ -191,8 +197,8 @@ def timed(function, runs: int) -> tuple[list[float], object]:
     return times, result
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     ensure_database(args.database_url)
     os.environ["DATABASE_URL"] = args.database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -218,17 +224,22 @@ def main() -> None:
         "run report: "
         + ", ".join(
             f"{name} decided {figures['decided']:,} (precision "
-            f"{'n/a' if figures['precision'] is None else format(figures['precision'], '.3f')}, "
+            f"{three_places(figures['precision'])}, "
             f"{figures['labeled']:,} labeled)"
             for name, figures in stages.items()
         )
         + f"; judge tokens {report['tokens']:,}, cost ${report['cost']:.2f}"
     )
+    overall = meta.reports[0].evaluation.overall
     print(
-        f"meta-evaluation: {meta.labeled_items:,} labeled items, macro-F1 "
-        f"{meta.reports[0].evaluation.overall.macro_f1:.3f}, decided coverage "
-        f"{meta.reports[0].evaluation.overall.decided_coverage:.3f}"
+        f"meta-evaluation: {meta.labeled_items:,} labeled items, macro-F1 {three_places(overall.macro_f1)}, "
+        f"decided coverage {three_places(overall.decided_coverage)}"
     )
+
+
+def three_places(figure: float | None) -> str:
+    """A figure the meta-evaluation leaves undefined (no labeled item of a class) is n/a."""
+    return "n/a" if figure is None else f"{figure:.3f}"
 
 
 if __name__ == "__main__":

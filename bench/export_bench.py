@@ -1,7 +1,7 @@
 """Benchmark of the export job on PostgreSQL: 200,000 resolved completions to JSONL and Parquet.
 
     .venv/bin/python bench/export_bench.py [--database-url postgres://...] [--completions 200000 --questions 20000]
-                                           [--file-types jsonl parquet] [--format verifybench-hard]
+                                           [--file-types jsonl parquet] [--format verifybench-hard] [--smoke]
 
 Setup (not measured) fills an empty benchmark database with COPY: questions with references, completions, a
 correctness project whose items are all resolved (final label, resolution), and two submitted labels per item from
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_database import ensure_database  # noqa: E402  (bench/ is the script's own folder)
+from bench_database import copy_rows, ensure_database, reset_sequences  # (bench/ is the script's own folder)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BENCH_DB = "mathlabel_export_bench"
@@ -74,10 +74,10 @@ def setup_django(database_url: str, export_root: Path) -> None:
 
 
 class Texts:
-    def __init__(self, rng: random.Random, low: int, high: int):
+    def __init__(self, rng: random.Random, low: int, high: int, corpus_bytes: int = 2 * 1024 * 1024):
         self.rng, self.low, self.high = rng, math.log(low), math.log(high)
         parts, length = [], 0
-        while length < 2 * 1024 * 1024:
+        while length < corpus_bytes:
             sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 20))) + ". "
             parts.append(sentence)
             length += len(sentence)
@@ -100,7 +100,7 @@ def populate(args) -> int:
     from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
 
     rng = random.Random(args.seed)
-    texts = Texts(rng, args.min_text, args.max_text)
+    texts = Texts(rng, args.min_text, args.max_text, **({"corpus_bytes": 64 * 1024} if args.smoke else {}))
     now = timezone.now()
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:
@@ -114,16 +114,8 @@ def populate(args) -> int:
     dataset = Dataset.objects.create(name="export-bench")
     project = AnnotationProject.objects.create(name="export-bench correctness", dataset=dataset, kind="correctness")
 
-    def copy(model, columns, rows):
-        table = quote(model._meta.db_table)
-        names = ", ".join(quote(model._meta.get_field(c).column) for c in columns)
-        with connection.cursor() as cursor:
-            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as pg_copy:
-                for row in rows:
-                    pg_copy.write_row(row)
-
     per_question = args.completions // args.questions
-    copy(
+    copy_rows(
         Question,
         [
             "id",
@@ -137,6 +129,7 @@ def populate(args) -> int:
             "answer_class",
             "image",
             "metadata",
+            "origin",
             "content_hash",
             "created_at",
         ],
@@ -153,13 +146,14 @@ def populate(args) -> int:
                 CODES[q % len(CODES)][0],
                 "",
                 "{}",
+                "{}",
                 "x",
                 now,
             )
             for q in range(args.questions)
         ),
     )
-    copy(
+    copy_rows(
         ReferenceAnswer,
         ["question", "final_answer", "solution", "is_primary", "created_at"],
         ((q + 1, str(rng.randint(0, 10_000)), "", True, now) for q in range(args.questions)),
@@ -169,9 +163,9 @@ def populate(args) -> int:
         for c in range(args.completions):
             q = min(c // per_question, args.questions - 1)
             model = MODELS[c % len(MODELS)]
-            yield (c + 1, q + 1, f"c{c}", model, "{}", 0, False, texts(f"c{c}"), "x", "{}", now)
+            yield (c + 1, q + 1, f"c{c}", model, "{}", 0, False, texts(f"c{c}"), "x", "{}", "{}", now)
 
-    copy(
+    copy_rows(
         Completion,
         [
             "id",
@@ -184,12 +178,13 @@ def populate(args) -> int:
             "text",
             "content_hash",
             "metadata",
+            "origin",
             "created_at",
         ],
         completions(),
     )
     finals = [rng.random() < 0.45 for _ in range(args.completions)]
-    copy(
+    copy_rows(
         Item,
         [
             "id",
@@ -232,12 +227,12 @@ def populate(args) -> int:
         ),
     )
     pairs = [(c + 1, slot, rng.choice(annotator_ids[slot::2])) for c in range(args.completions) for slot in (0, 1)]
-    copy(
+    copy_rows(
         Task,
         ["id", "item", "annotator", "status", "is_tiebreak", "leased_at", "expires_at", "finished_at"],
         ((n + 1, item, annotator, "submitted", False, now, now, now) for n, (item, _, annotator) in enumerate(pairs)),
     )
-    copy(
+    copy_rows(
         Label,
         [
             "item",
@@ -269,12 +264,8 @@ def populate(args) -> int:
             for n, (item, _, annotator) in enumerate(pairs)
         ),
     )
+    reset_sequences(Question, Completion, Item, Task)
     with connection.cursor() as cursor:
-        for model in (Question, Completion, Item, Task):
-            table = model._meta.db_table
-            cursor.execute(
-                f"SELECT setval(pg_get_serial_sequence(%s, 'id'), (SELECT MAX(id) FROM {quote(table)}))", [table]
-            )
         cursor.execute("ANALYZE")
     return project.pk
 
@@ -309,7 +300,7 @@ def run_export(args) -> None:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", help=f"PostgreSQL URL (default: creates {DEFAULT_BENCH_DB} locally)")
     parser.add_argument("--questions", type=int, default=20_000)
@@ -324,7 +315,10 @@ def main() -> None:
     parser.add_argument("--run-export", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--project", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--export-root", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="200 short completions: checks that the benchmark runs")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.questions, args.completions, args.min_text, args.max_text = 20, 200, 64, 512
 
     if args.run_export:
         run_export(args)

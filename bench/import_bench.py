@@ -1,6 +1,6 @@
 """Benchmark of the JSONL import on PostgreSQL with a synthetic VerifyBench-style file.
 
-    .venv/bin/python bench/import_bench.py [--database-url postgres://...] [--completions 200000 --questions 20000]
+    .venv/bin/python bench/import_bench.py [--database-url postgres://...] [--completions 200000 --questions 20000] [--smoke]
 
 The file has one completion per line with the public VerifyBench fields. Question and completion texts are
 log-uniformly distributed between 1 KB and 20 KB (median about 4.5 KB, mean about 6.3 KB): prose, LaTeX and a few
@@ -194,7 +194,7 @@ def run_import(args) -> None:
     print(json.dumps({"runs": results, "peak_rss_kb": self_rss, "children_peak_rss_kb": children_rss}))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", help=f"PostgreSQL URL (default: creates {DEFAULT_BENCH_DB} locally)")
     parser.add_argument("--questions", type=int, default=20_000)
@@ -204,7 +204,10 @@ def main() -> None:
     parser.add_argument("--reimport", action="store_true", help="import the same file a second time and time it")
     parser.add_argument("--keep", action="store_true", help="keep the imported dataset afterwards")
     parser.add_argument("--run-import", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="50 completions, imported twice: checks that it runs")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.questions, args.completions, args.reimport = 10, 50, True
     if args.file is None:
         args.file = REPO_ROOT / "var" / "bench" / f"verifybench-{args.completions}x{args.questions}-{args.seed}.jsonl"
 

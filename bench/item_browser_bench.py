@@ -1,12 +1,12 @@
 """The item browser on a large project: one keyset page under each filter, deep pages, and a bulk action.
 
     .venv/bin/python bench/item_browser_bench.py [--database-url postgres://postgres@127.0.0.1:5432/bench_items]
-        [--completions 300000] [--runs 20] [--explain] [--only q=] [--no-bulk]
+        [--completions 300000] [--runs 20] [--explain] [--only q=] [--no-bulk] [--smoke]
 
-Creates (if missing) and migrates the PostgreSQL database, and fills it once with SQL (INSERT ... SELECT
-generate_series): --completions completions over one tenth as many questions, 12 model names, texts of 12 (questions)
-and 40 (completions) words drawn from 43 common maths words, so that a common word occurs in most rows, and a rare
-word ("hypergeometric") in one question in 300 and one completion in 500; one verifier's verdict on every completion;
+Creates (if missing) and migrates the PostgreSQL database, and fills it once (every dataset it held removed first)
+with SQL (INSERT ... SELECT generate_series): --completions completions over one tenth as many questions, 12 model
+names, texts of 12 (questions) and 40 (completions) words drawn from 43 common maths words, so that a common word
+occurs in most rows, and a rare word ("hypergeometric") in one question in 300 and one completion in 500; one verifier's verdict on every completion;
 a correctness project with an item per completion, a tenth of them resolved after a disagreement. Then it times
 what one request of the browser does (browse_items + browse_rows) for each filter, on the first page and on a page
 50 pages deep reached by keys, and a bulk priority change of 2,000 items. Prints p50 and max per case; --explain
@@ -35,7 +35,7 @@ WORDS = (
 ).split()
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     parser.add_argument("--completions", type=int, default=300_000)
@@ -43,7 +43,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--explain", action="store_true")
     parser.add_argument("--only", default="", help="run only the cases whose name contains this")
     parser.add_argument("--no-bulk", action="store_true", help="leave out the bulk action")
-    return parser.parse_args()
+    parser.add_argument(
+        "--smoke", action="store_true", help="300 completions, one run per case: checks that the benchmark runs"
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.completions, args.runs = 300, 1
+    return args
 
 
 def ensure_database(url: str) -> None:
@@ -76,44 +82,29 @@ def fill(completions: int) -> int:
         return project.pk
     started = time.perf_counter()
     questions = max(1, completions // 10)
-    dataset, _ = Dataset.objects.get_or_create(name="item browser bench")
+    with connection.cursor() as cursor:  # the benchmark's database holds its data only: every dataset goes
+        cursor.execute(f"TRUNCATE {Dataset._meta.db_table} RESTART IDENTITY CASCADE")
+    dataset = Dataset.objects.create(name="item browser bench")
     annotators = [User.objects.get_or_create(username=f"bench-annotator-{n}")[0] for n in range(20)]
     with connection.cursor() as cursor:
         cursor.execute(
-            "DELETE FROM annotation_itemevent WHERE item_id IN (SELECT id FROM annotation_item "
-            "WHERE project_id IN (SELECT id FROM annotation_annotationproject WHERE dataset_id = %s))",
-            [dataset.pk],
-        )
-        cursor.execute(
-            "DELETE FROM annotation_item WHERE project_id IN (SELECT id FROM annotation_annotationproject "
-            "WHERE dataset_id = %s)",
-            [dataset.pk],
-        )
-        cursor.execute("DELETE FROM annotation_annotationproject WHERE dataset_id = %s", [dataset.pk])
-        cursor.execute(
-            "DELETE FROM grading_verdict WHERE completion_id IN (SELECT c.id FROM verifybench_completion c "
-            "JOIN verifybench_question q ON q.id = c.question_id WHERE q.dataset_id = %s)",
-            [dataset.pk],
-        )
-        cursor.execute("DELETE FROM verifybench_question WHERE dataset_id = %s", [dataset.pk])
-        cursor.execute(
             f"""
             INSERT INTO verifybench_question (dataset_id, external_id, text, domain, source, subject, answer_type,
-                answer_class, image, metadata, content_hash, created_at)
+                answer_class, image, metadata, origin, content_hash, created_at)
             SELECT %s, 'q' || i, 'Question ' || i || ': ' || {words_sql(12, "q")}
                     || CASE WHEN i %% 300 = 0 THEN ' hypergeometric' ELSE '' END, 'math_reasoning', 'bench', '',
                 (ARRAY['A1','A3','B1','B3','C1','D2'])[1 + i %% 6], (ARRAY['A','A','B','B','C','D'])[1 + i %% 6], '',
-                '{{}}', md5(i::text), now()
+                '{{}}', '{{}}', md5(i::text), now()
             FROM generate_series(1, %s) AS i""",
             [dataset.pk, questions],
         )
         cursor.execute(
             f"""
             INSERT INTO verifybench_completion (question_id, external_id, model_name, sampling, sample_index,
-                is_greedy, text, content_hash, metadata, created_at)
+                is_greedy, text, content_hash, metadata, origin, created_at)
             SELECT q.id, 'c' || i, 'model-' || (i %% 12), '{{}}', 0, false,
                 {words_sql(40, "c")} || CASE WHEN i %% 500 = 0 THEN ' hypergeometric' ELSE '' END, md5('c' || i),
-                '{{}}', now()
+                '{{}}', '{{}}', now()
             FROM generate_series(1, %s) AS i
             JOIN verifybench_question q ON q.dataset_id = %s AND q.external_id = 'q' || (1 + i %% %s)""",
             [completions, dataset.pk, questions],
@@ -129,9 +120,9 @@ def fill(completions: int) -> int:
             """
             INSERT INTO grading_verdict (completion_id, verifier_id, status, extracted_answer, explanation, reason,
                 raw_output, extraction_output, prompt_tokens, completion_tokens, cost, attempts, cache_hit, failed,
-                created_at, updated_at)
+                stage, rule_status, judge_status, created_at, updated_at)
             SELECT c.id, %s, (ARRAY['correct','incorrect','inconclusive'])[1 + c.id %% 3], '', '', '', '', '', 0, 0,
-                0, 1, false, false, now(), now()
+                0, 1, false, false, '', '', '', now(), now()
             FROM verifybench_completion c JOIN verifybench_question q ON q.id = c.question_id
             WHERE q.dataset_id = %s""",
             [verifier.pk, dataset.pk],
@@ -184,8 +175,8 @@ def timed(function, runs: int) -> tuple[float, float]:
     return statistics.median(times), max(times)
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     ensure_database(args.database_url)
     os.environ["DATABASE_URL"] = args.database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

@@ -1,6 +1,7 @@
 """Key press to next item painted on the labeling page, in Debian's chromium through Playwright, on PostgreSQL.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<name> .venv/bin/python bench/labeling_keypress_bench.py [--labels 100]
+        [--smoke] [--in-database]
 
 Creates a throwaway test database (test_<name>), a correctness project of --labels + 3 items (one label each,
 completions of about --chars characters with math), one annotator, and serves the app on a live server thread.
@@ -56,7 +57,7 @@ document.addEventListener("DOMContentLoaded", () => {
 """
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--labels", type=int, default=100)
     parser.add_argument("--chars", type=int, default=4000)
@@ -67,14 +68,23 @@ def main() -> None:
         help="after each save is answered, wait this long before the next key (an annotator reading the item); "
         "0 presses the next key the instant the save is answered",
     )
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="3 labels of 500 characters: checks that it runs")
+    parser.add_argument(
+        "--in-database",
+        action="store_true",
+        help="work in DATABASE_URL's database as it is (migrated, and left with the benchmark's rows) instead of a "
+        "throwaway test database: the test suite passes its own",
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.labels, args.chars = 3, 500
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         sys.exit("run on PostgreSQL: set DATABASE_URL=postgres://...")
 
     setup_test_environment()
     from django.db import connection
 
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    old_name = None if args.in_database else connection.creation.create_test_db(0, autoclobber=True, keepdb=False)
     server = LiveServerThread("localhost", _StaticFilesHandler, port=0)
     server.daemon = True
     server.start()
@@ -86,7 +96,8 @@ def main() -> None:
     finally:
         server.terminate()
         connection.close()
-        connection.creation.destroy_test_db(old_name, verbosity=0)
+        if old_name is not None:
+            connection.creation.destroy_test_db(old_name, verbosity=0)
 
 
 def make_project(labels: int, chars: int):

@@ -1,6 +1,6 @@
 """Server render time of the labeling page for a long completion, through Django's test client.
 
-    DEBUG=1 .venv/bin/python bench/labeling_render_bench.py [--chars 20000] [--runs 200]
+    DEBUG=1 .venv/bin/python bench/labeling_render_bench.py [--chars 20000] [--runs 200] [--smoke] [--in-database]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<name> DEBUG=1 .venv/bin/python bench/labeling_render_bench.py
 
 Creates a throwaway test database (test_<name> on PostgreSQL, in memory on SQLite), one project whose item is a
@@ -31,13 +31,25 @@ from django.urls import reverse  # noqa: E402
 from render_bench import make_completion, report, timings  # noqa: E402
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chars", type=int, default=20000)
     parser.add_argument("--runs", type=int, default=200)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="2,000 characters, 3 runs: checks that it runs")
+    parser.add_argument(
+        "--in-database",
+        action="store_true",
+        help="work in DATABASE_URL's database as it is (migrated, and left with the benchmark's rows) instead of a "
+        "throwaway test database: the test suite passes its own",
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.chars, args.runs = 2000, 3
 
     setup_test_environment()
+    if args.in_database:
+        run(args)
+        return
     from django.db import connection
 
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)

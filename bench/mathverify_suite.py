@@ -1,6 +1,6 @@
 """Run Math-Verify's own test suite through grading.answercheck.
 
-    python bench/mathverify_suite.py [--show disagree|inconclusive|all] [--timeout 5] [--sdist PATH]
+    python bench/mathverify_suite.py [--show disagree|inconclusive|all] [--timeout 5] [--sdist PATH] [--smoke]
 
 Downloads the math-verify 0.9.0 source distribution with pip into a temporary directory (nothing of
 it is kept or committed), reads the gold / prediction / expected triples of its tests with `ast`
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import math
 import subprocess
 import sys
@@ -39,6 +40,31 @@ from grading.answercheck import verify  # noqa: E402
 from grading.answercheck.core import decide, reference_final_answer, resolve_answer_type  # noqa: E402
 
 PACKAGE = "math-verify==0.9.0"
+# --smoke reads this instead of the downloaded suite: each shape the reader knows (a parametrize table of gold,
+# prediction and expected; the string-extraction table; a literal compare_strings assertion) and one it skips.
+SMOKE_SOURCES = {
+    "test_smoke.py": """
+import pytest
+
+
+@pytest.mark.parametrize("gold,pred,expected", [("$1/2$", "The answer is $\\\\frac{1}{2}$", 1), ("$3$", "$4$", 0)])
+def test_numbers(gold, pred, expected):
+    assert compare_strings(gold, pred) == expected
+
+
+@pytest.mark.parametrize("pred,expected", [("\\\\boxed{7}", ["7", "7"]), ("no answer", [])])
+def test_extraction(pred, expected):
+    assert parse(pred) == expected
+
+
+def test_literal_call():
+    assert compare_strings("$x^2$", "$x \\\\cdot x$") == 1
+
+
+def test_internals():
+    assert parse_config() is not None
+"""
+}
 
 
 @dataclass
@@ -260,7 +286,7 @@ def report(title: str, cases: list[Case], statuses: list[str], seconds: float) -
     return total
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--sdist", help="use this already downloaded math_verify-0.9.0.tar.gz instead of calling pip")
@@ -271,11 +297,21 @@ def main() -> None:
         help="list the end-to-end cases that are not agreements (default: disagreements)",
     )
     parser.add_argument("--skip-math-verify", action="store_true")
-    arguments = parser.parse_args()
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a built-in file of five cases in the suite's shapes instead of the download, math-verify left out when "
+        "it is not installed: checks that the benchmark runs",
+    )
+    arguments = parser.parse_args(argv)
 
-    with tempfile.TemporaryDirectory(prefix="mathverify-suite-") as directory:
-        archive = Path(arguments.sdist) if arguments.sdist else download_sdist(Path(directory))
-        sources = test_sources(archive)
+    if arguments.smoke:
+        suite_name, sources = "built-in smoke suite", SMOKE_SOURCES
+        arguments.skip_math_verify |= importlib.util.find_spec("math_verify") is None
+    else:
+        with tempfile.TemporaryDirectory(prefix="mathverify-suite-") as directory:
+            archive = Path(arguments.sdist) if arguments.sdist else download_sdist(Path(directory))
+            suite_name, sources = archive.name, test_sources(archive)
     cases: list[Case] = []
     unused: list[Unused] = []
     for file in sorted(sources):
@@ -283,7 +319,7 @@ def main() -> None:
         cases += found
         unused += skipped
     print(
-        f"{archive.name}: {len(sources)} test files; {len(cases)} usable gold/prediction/expected cases, {len(unused)} not usable"
+        f"{suite_name}: {len(sources)} test files; {len(cases)} usable gold/prediction/expected cases, {len(unused)} not usable"
     )
     for why, count in Counter(f"{item.file}::{item.test}: {item.why}" for item in unused).most_common():
         print(f"  not usable: {why}" + (f" (x{count})" if count > 1 else ""))

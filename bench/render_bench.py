@@ -1,6 +1,6 @@
 """Server-side rendering speed of a long completion (Markdown + TeX to sanitized HTML).
 
-    DEBUG=1 .venv/bin/python bench/render_bench.py [--chars 20000] [--runs 200]
+    DEBUG=1 .venv/bin/python bench/render_bench.py [--chars 20000] [--runs 200] [--smoke]
 
 Prints p50/p95 in milliseconds for render_markdown and render_with_final_answer: wall-clock time, and the
 CPU time of this process (less disturbed when other work shares the machine's cores).
@@ -80,11 +80,14 @@ def report(name: str, samples: tuple[list[float], list[float]]) -> None:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chars", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=200)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="2,000 characters, 3 runs: checks that it runs")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.chars, args.runs = 2000, 3
     text = make_completion(args.chars)
     answer_start = text.rindex("\\boxed{1}") + len("\\boxed{")
     span = (answer_start, answer_start + 1)

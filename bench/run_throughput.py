@@ -249,6 +249,9 @@ def fresh_verifier(kind: str, name: str, **fields):
         AllowedJudgeHost.objects.update_or_create(
             scheme=scheme, host=host, port=port, defaults={"allow_private": True, "key_envs": [JUDGE_KEY_ENV]}
         )
+        from grading.services import ensure_default_templates
+
+        ensure_default_templates()  # made by a data migration; here too for a database emptied since
         fields.setdefault("template", PromptTemplate.objects.get(name="verifybench-final-judgment", version=1))
         fields.setdefault("api_key_env", JUDGE_KEY_ENV)
     return VerifierConfig.objects.create(name=f"{name}-{uuid.uuid4().hex[:6]}", kind=kind, **fields)
@@ -468,7 +471,7 @@ def bench_kill(arguments, database_url: str, queue: str, folder: Path, server) -
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url")
     parser.add_argument("--completions", type=int, default=100_000)
@@ -477,7 +480,7 @@ def main() -> None:
     parser.add_argument("--limits", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--only", nargs="+", choices=["rules", "judge", "shared", "kill"])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, to check the benchmark runs")
-    arguments = parser.parse_args()
+    arguments = parser.parse_args(argv)
     if arguments.smoke:
         arguments.completions, arguments.judge_completions, arguments.latency = 300, 60, 0.05
         arguments.limits = [8, 16]

@@ -1,7 +1,7 @@
 """Scale benchmark of the researcher pages and of claims on PostgreSQL: projects of 20,000 to 1,000,000 items.
 
     .venv/bin/python bench/scale.py [--sizes 20000 200000 1000000] [--database-url postgres://...] [--repeats 5]
-                                    [--claims 200] [--claimant-open 10000]
+                                    [--claims 200] [--claimant-open 10000] [--smoke]
 
 For each size, setup (not measured) fills an empty benchmark database with COPY: a dataset of size/4 questions and
 `size` completions (12 author models), a correctness project with one item per completion in a realistic mix
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import resource
 import statistics
@@ -31,9 +30,8 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from bench_database import ensure_database  # noqa: E402  (bench/ is the script's own folder)
+from bench_database import REPO_ROOT, copy_dataset, copy_rows, ensure_database, reset_sequences, setup_django
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BENCH_DB = "mathlabel_scale_bench"
 DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
 ANNOTATORS = 24
@@ -52,22 +50,6 @@ MODELS = [
     "Qwen3-32B",
 ]
 CODES = ["A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "B1", "B2", "B3", "B4", "B5", "C1", "C2", "C3", "D1", "D2"]
-
-
-def setup_django(database_url: str, migrate: bool = False) -> None:
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("SECRET_KEY", "scale-benchmark-only")
-    os.environ["DEBUG"] = "0"
-    os.environ["ALLOWED_HOSTS"] = "testserver"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    sys.path.insert(0, str(REPO_ROOT))
-    import django
-
-    django.setup()
-    if migrate:
-        from django.core.management import call_command
-
-        call_command("migrate", verbosity=0)
 
 
 def populate(size: int, claimant_open: int, seed: int) -> dict:
@@ -123,92 +105,7 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
     )
     verifiers = [VerifierConfig.objects.create(name=f"scale-rule-{n}", kind=VerifierConfig.Kind.RULE) for n in range(2)]
 
-    def copy(model, columns, rows):
-        table = quote(model._meta.db_table)
-        names = ", ".join(quote(model._meta.get_field(c).column) for c in columns)
-        with connection.cursor() as cursor:
-            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as pg_copy:
-                for row in rows:
-                    pg_copy.write_row(row)
-
-    questions = max(1, size // 4)
-    copy(
-        Question,
-        [
-            "id",
-            "dataset",
-            "external_id",
-            "text",
-            "domain",
-            "source",
-            "subject",
-            "answer_type",
-            "answer_class",
-            "image",
-            "metadata",
-            "origin",
-            "content_hash",
-            "created_at",
-        ],
-        (
-            (
-                q + 1,
-                dataset.pk,
-                f"q{q}",
-                f"Question {q}: compute $x^{q % 7}$.",
-                "math_reasoning",
-                "math_reasoning/MATH",
-                "",
-                CODES[q % len(CODES)],
-                CODES[q % len(CODES)][0],
-                "",
-                "{}",
-                "{}",
-                f"q{q}",
-                now,
-            )
-            for q in range(questions)
-        ),
-    )
-    copy(
-        ReferenceAnswer,
-        ["question", "final_answer", "solution", "is_primary", "created_at"],
-        ((q + 1, str(q), "", True, now) for q in range(questions)),
-    )
-    copy(
-        Completion,
-        [
-            "id",
-            "question",
-            "external_id",
-            "model_name",
-            "sampling",
-            "sample_index",
-            "is_greedy",
-            "text",
-            "content_hash",
-            "metadata",
-            "origin",
-            "created_at",
-        ],
-        (
-            (
-                c + 1,
-                c % questions + 1,
-                f"c{c}",
-                MODELS[c % len(MODELS)],
-                "{}",
-                c // questions,
-                False,
-                f"So the answer is \\boxed{{{c % 11}}}.",
-                f"c{c}",
-                "{}",
-                "{}",
-                now,
-            )
-            for c in range(size)
-        ),
-    )
+    questions = copy_dataset(dataset, size, MODELS, CODES, now)
 
     annotator_ids = [user.pk for user in annotators]
     items, tasks, labels = [], [], []
@@ -271,7 +168,7 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
                     now,
                 )
             )
-    copy(
+    copy_rows(
         Item,
         [
             "id",
@@ -293,8 +190,10 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
         ],
         items,
     )
-    copy(Task, ["id", "item", "annotator", "status", "is_tiebreak", "leased_at", "expires_at", "finished_at"], tasks)
-    copy(
+    copy_rows(
+        Task, ["id", "item", "annotator", "status", "is_tiebreak", "leased_at", "expires_at", "finished_at"], tasks
+    )
+    copy_rows(
         Label,
         [
             "item",
@@ -313,7 +212,7 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
         labels,
     )
     statuses = ["correct"] * 5 + ["incorrect"] * 4 + ["inconclusive"]
-    copy(
+    copy_rows(
         Verdict,
         [
             "completion",
@@ -362,12 +261,8 @@ def populate(size: int, claimant_open: int, seed: int) -> dict:
             for c in range(size)
         ),
     )
+    reset_sequences(Item, Task)
     with connection.cursor() as cursor:
-        for model in (Question, Completion, Item, Task):
-            table = model._meta.db_table
-            cursor.execute(
-                f"SELECT setval(pg_get_serial_sequence(%s, 'id'), (SELECT MAX(id) FROM {quote(table)}))", [table]
-            )
         cursor.execute("ANALYZE")
     services_of_datasets.recount(dataset)  # as an import does
     return {
@@ -472,7 +367,7 @@ def measure(ids: dict, repeats: int, claims: int) -> dict:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 200_000, 1_000_000])
     parser.add_argument("--database-url", default=None)
@@ -481,7 +376,10 @@ def main() -> None:
     parser.add_argument("--claimant-open", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--measure", default=None, help=argparse.SUPPRESS)  # the child process: JSON of ids
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="one project of 400 items: checks that the benchmark runs")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.sizes, args.repeats, args.claims, args.claimant_open = [400], 1, 5, 20
     database_url = ensure_database(args.database_url, DEFAULT_BENCH_DB, DEFAULT_SERVER)
     if args.measure:
         setup_django(database_url)

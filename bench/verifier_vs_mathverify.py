@@ -1,6 +1,6 @@
 """Compare grading.answercheck with math-verify on a labeled VerifyBench-shaped JSONL file.
 
-    python bench/verifier_vs_mathverify.py [FILE]      (default: fixtures/verifier_eval.jsonl)
+    python bench/verifier_vs_mathverify.py [FILE] [--smoke]      (default: fixtures/verifier_eval.jsonl)
 
 Prints, for each verifier, n / accuracy / TPR / TNR / macro-F1 per fine answer type, per coarse
 class and overall, plus wall time. Inconclusive counts as predicting "incorrect". For the
@@ -11,6 +11,7 @@ it decided, correct or incorrect) and the precision of those decided verdicts.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -161,19 +162,29 @@ def table(title: str, rows: list[dict], predictions: list[bool], seconds: float)
     line("overall", everything)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", nargs="?", default=str(ROOT / "fixtures" / "verifier_eval.jsonl"))
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--show-errors", action="store_true", help="list the rows answercheck gets wrong")
-    arguments = parser.parse_args()
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the first 30 rows, math-verify left out when it is not installed: checks that it runs",
+    )
+    arguments = parser.parse_args(argv)
     rows = load(Path(arguments.file))
+    if arguments.smoke:
+        rows = rows[:30]
 
     started = time.perf_counter()
     ours, statuses = run_answercheck(rows, arguments.timeout)
     table("grading.answercheck", rows, ours, time.perf_counter() - started)
     abstention_table(rows, statuses)
 
+    if arguments.smoke and importlib.util.find_spec("math_verify") is None:
+        print("\nmath-verify is not installed (make bench-install): its figures are left out")
+        return
     started = time.perf_counter()
     theirs = run_math_verify(rows, arguments.timeout)
     table("math-verify 0.9.0 (parse + verify)", rows, theirs, time.perf_counter() - started)

@@ -1,6 +1,6 @@
 """Throughput of grading.answercheck.verify_batch on synthetic completions with realistic repetition.
 
-    python bench/verify_throughput.py [--rows 100000] [--workers 2] [--math-verify-sample 2000]
+    python bench/verify_throughput.py [--rows 100000] [--workers 2] [--math-verify-sample 2000] [--smoke]
     python bench/verify_throughput.py --distinct 2000 [--workers 1 2]
 
 Many completions to one question end in the same final answer, so the batch helper decides each
@@ -15,6 +15,7 @@ against its own reference, so no comparison can be reused. math-verify is timed 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import random
 import sys
 import time
@@ -187,7 +188,7 @@ def run_distinct(count: int, workers_list: list[int], timeout: float) -> None:
         print(f"  speed-up over math-verify with {workers} worker(s): {seconds / elapsed:.1f}x")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--workers", type=int, nargs="+", default=[2])
@@ -196,7 +197,14 @@ def main() -> None:
     parser.add_argument(
         "--distinct", type=int, metavar="N", help="N distinct realistic rows (1-8 KB each) instead of repeated ones"
     )
-    arguments = parser.parse_args()
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="200 rows on one worker, math-verify on 20 of them (left out when it is not installed): checks that it runs",
+    )
+    arguments = parser.parse_args(argv)
+    if arguments.smoke:
+        arguments.rows, arguments.workers, arguments.math_verify_sample = 200, [1], 20
 
     if arguments.distinct:
         run_distinct(arguments.distinct, arguments.workers, arguments.timeout)
@@ -216,6 +224,9 @@ def main() -> None:
             f"({len(rows) / elapsed:,.0f} completions/s); {dict(statuses)}"
         )
 
+    if arguments.smoke and importlib.util.find_spec("math_verify") is None:
+        print("math-verify is not installed (make bench-install): its figures are left out")
+        return
     seconds, sampled = time_math_verify(rows, arguments.math_verify_sample)
     if sampled == len(rows):
         print(f"math-verify parse+verify, 1 process: {seconds:.1f} s on the same {sampled} rows (measured)")

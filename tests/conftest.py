@@ -36,6 +36,15 @@ def _redis_reachable() -> bool:
         return False
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-screenshots",
+        action="store_true",
+        default=False,
+        help="browser tests rewrite the screenshots under docs/screenshots (by default they leave them untouched)",
+    )
+
+
 def pytest_collection_modifyitems(config, items):
     is_postgres = settings.IS_POSTGRES
     skip_pg = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL)")

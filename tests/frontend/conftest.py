@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from core import roles
 
-from .helpers import DEFAULT_PASSWORD, save_screenshot
+from .helpers import DEFAULT_PASSWORD, save_screenshot, skip_screenshot
 
 DIST = Path(__file__).resolve().parents[2] / "frontend" / "static" / "dist"
 
@@ -75,5 +75,9 @@ def login(app_url, built_assets):
 
 
 @pytest.fixture
-def screenshot():
-    return save_screenshot
+def screenshot(request):
+    """screenshot(page, name): refresh docs/screenshots/<name>.png when pytest runs with --update-screenshots;
+    otherwise do nothing, so a test run leaves the tracked images untouched."""
+    if request.config.getoption("update_screenshots"):
+        return save_screenshot
+    return skip_screenshot

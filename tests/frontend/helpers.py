@@ -71,9 +71,13 @@ def make_completion(
     return completion
 
 
-def save_screenshot(page, name: str, *, full_page: bool = True) -> Path:
-    """Save what the page shows as docs/screenshots/<name>.png and return the path."""
+def save_screenshot(page, name: str, *, full_page: bool = True, clip: dict | None = None) -> Path:
+    """Save what the page shows (or its `clip` rectangle) as docs/screenshots/<name>.png and return the path."""
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOT_DIR / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page)
+    page.screenshot(path=str(path), full_page=full_page, clip=clip)
     return path
+
+
+def skip_screenshot(page, name: str, *, full_page: bool = True, clip: dict | None = None) -> None:
+    """What `screenshot` does without --update-screenshots: the tracked images stay as they are."""

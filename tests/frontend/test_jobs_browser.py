@@ -14,13 +14,12 @@ from grading import runs
 from grading.models import VerificationRun
 from reports.models import ExportJob
 
-from .helpers import SCREENSHOT_DIR
 from .jobs_fixtures import correctness_project, label_everything, make_verifiable_dataset, rule_verifier
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def save_sections_screenshot(page, *test_ids: str, name: str) -> None:
+def save_sections_screenshot(screenshot, page, *test_ids: str, name: str) -> None:
     """docs/screenshots/<name>.png: the part of the page that holds the given sections."""
     boxes = [page.get_by_test_id(test_id).bounding_box() for test_id in test_ids]  # relative to the viewport
     scroll_x, scroll_y = page.evaluate("[window.scrollX, window.scrollY]")
@@ -28,16 +27,16 @@ def save_sections_screenshot(page, *test_ids: str, name: str) -> None:
     bottom = max(box["y"] + box["height"] for box in boxes) + scroll_y + 12
     left = min(box["x"] for box in boxes) + scroll_x - 12
     right = max(box["x"] + box["width"] for box in boxes) + scroll_x + 12
-    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    page.screenshot(
-        path=str(SCREENSHOT_DIR / f"{name}.png"),
+    screenshot(
+        page,
+        name,
         full_page=True,
         clip={"x": max(left, 0), "y": max(top, 0), "width": right - left, "height": bottom - top},
     )
 
 
 def test_run_progress_is_watched_to_the_end_and_an_export_downloads(
-    page, live_server, login, app_url, make_user, monkeypatch, settings, tmp_path
+    page, live_server, login, app_url, make_user, monkeypatch, settings, tmp_path, screenshot
 ):
     settings.EXPORT_ROOT = tmp_path / "exports"
     researcher = make_user(roles.RESEARCHER, username="rita")
@@ -47,8 +46,11 @@ def test_run_progress_is_watched_to_the_end_and_an_export_downloads(
     label_everything(project, annotators)
     rule_verifier("math-rules")
     # As with a worker, the run the form starts waits in the queue; it is executed below while the page watches.
-    queued, publish = [], runner.publish
-    monkeypatch.setattr(runner, "publish", lambda kind, job_id, attempt: queued.append(job_id) or False)
+    queued = []
+    enqueue = runner.enqueue
+    monkeypatch.setattr(
+        runner, "enqueue", lambda job: queued.append(job) if isinstance(job, VerificationRun) else enqueue(job)
+    )
 
     login(page, researcher)
     page.goto(app_url("dashboard-project", project.pk))
@@ -59,7 +61,7 @@ def test_run_progress_is_watched_to_the_end_and_an_export_downloads(
     page.wait_for_url(app_url("dashboard-project", project.pk) + "#verification-runs")
 
     run = VerificationRun.objects.get()
-    assert queued == [run.pk] and run.status == "queued"
+    assert [queued_run.pk for queued_run in queued] == [run.pk] and run.status == "queued"
     row = page.locator(f"#job-run-{run.pk}")
     status = row.locator('[data-job-field="status"]')
     expect(status).to_have_text("Queued")
@@ -67,7 +69,6 @@ def test_run_progress_is_watched_to_the_end_and_an_export_downloads(
     expect(row.get_by_role("button", name="Cancel")).to_be_visible()
 
     finished = runs.execute_run(run.pk)
-    monkeypatch.setattr(runner, "publish", publish)  # the export below runs as the tests run every job
     assert finished.status == "succeeded" and finished.total == 16
 
     expect(status).to_have_text("Succeeded", timeout=15_000)
@@ -106,4 +107,4 @@ def test_run_progress_is_watched_to_the_end_and_an_export_downloads(
 
     page.get_by_text("Start a verification run").click()
     expect(page.get_by_test_id("section-runs").get_by_test_id("run-form")).to_be_visible()
-    save_sections_screenshot(page, "section-runs", "section-exports", name="jobs")
+    save_sections_screenshot(screenshot, page, "section-runs", "section-exports", name="jobs")

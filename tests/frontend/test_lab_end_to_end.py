@@ -22,7 +22,6 @@ from grading.models import VerificationRun, VerifierConfig
 from reports.models import ExportJob
 from verifybench.models import Completion, Dataset, ImportJob
 
-from .helpers import SCREENSHOT_DIR
 from .test_labeling_browser import open_label_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -132,7 +131,7 @@ def label_everything(page, app_url, project, choose) -> int:
 
 
 def test_a_labs_unlabeled_file_goes_from_upload_to_export_and_evaluation(
-    browser, page, live_server, login, app_url, make_user, celery_worker_factory, tmp_path, settings
+    browser, page, live_server, login, app_url, make_user, celery_worker_factory, tmp_path, settings, screenshot
 ):
     settings.IMPORT_UPLOAD_DIR = tmp_path / "uploads"
     settings.EXPORT_ROOT = tmp_path / "exports"
@@ -160,8 +159,7 @@ def test_a_labs_unlabeled_file_goes_from_upload_to_export_and_evaluation(
     page.wait_for_url(app_url("job-detail", "import", job.pk))
     expect(page.get_by_test_id("import-counts")).to_contain_text("12 completions created", timeout=60_000)
     expect(page.get_by_test_id("import-counts")).to_contain_text("12 to annotate")
-    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT_DIR / "import.png"), full_page=True)
+    screenshot(page, "import")
     dataset = Dataset.objects.get(name="lab run 7")
     assert Completion.objects.filter(question__dataset=dataset).count() == 12
 

@@ -146,8 +146,6 @@ def test_three_graders_on_the_grading_page_and_the_median_is_final(
     page.get_by_label("Justification for Equality case").fill("Equality claimed, not shown.")
     screenshot(page, "proof-grading", full_page=False)
     page.get_by_role("button", name="Save grade").click()
-    page.wait_for_timeout(3000)
-    print("URL", page.url)
     page.wait_for_url("**?graded=*")
     page.close()
 
