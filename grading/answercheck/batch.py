@@ -149,10 +149,19 @@ def verify_batch(
         prepared = [by_item[item] for item in batch]
         # Each distinct comparison gets what is left of the deadline after the slowest extraction
         # among the items that share it.
+        item_keys = [
+            _key(item, ready) if ready.code is not None and ready.extracted is not None else None
+            for item, ready in zip(batch, prepared)
+        ]
         keys: dict[tuple, float] = {}
-        for item, ready in zip(batch, prepared):
-            if ready.code is not None and ready.extracted is not None:
-                key = _key(item, ready)
+        known: dict[tuple, Comparison] = {}
+        for key, ready in zip(item_keys, prepared):
+            if key is None:
+                continue
+            remembered = _DECIDED.get(key)
+            if remembered is not None:
+                known[key] = remembered
+            else:
                 keys[key] = max(keys.get(key, 0.0), ready.seconds)
         # Grouping by reference keeps each worker's parse cache warm.
         distinct = sorted(keys, key=lambda key: (key[2], key[1], key[0], key[3] or ""))
@@ -170,7 +179,25 @@ def verify_batch(
             pool.close()
             pool.join()
     decided = dict(zip(distinct, outcomes))
-    return [_verdict(item, ready, decided) for item, ready in zip(batch, prepared)]
+    _remember(decided)
+    decided.update(known)
+    return [
+        _verdict(item, ready, decided[key] if key is not None else None)
+        for item, ready, key in zip(batch, prepared, item_keys)
+    ]
+
+
+# Decisions already made in this process, for the next batches: a run verifies its scope a chunk at a time, and the
+# samples of one question repeat the same few answers across chunks. Only a decided comparison is kept (never a
+# timeout or a failure, which a later batch may decide).
+_DECIDED: dict[tuple, Comparison] = {}
+_DECIDED_LIMIT = 200_000
+
+
+def _remember(decided: dict[tuple, Comparison]) -> None:
+    if len(_DECIDED) + len(decided) > _DECIDED_LIMIT:
+        _DECIDED.clear()
+    _DECIDED.update((key, outcome) for key, outcome in decided.items() if outcome.status != INCONCLUSIVE)
 
 
 def _key(item: BatchItem, ready: _Prepared) -> tuple:
@@ -182,7 +209,7 @@ def _key(item: BatchItem, ready: _Prepared) -> tuple:
     )
 
 
-def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]) -> CheckResult:
+def _verdict(item: BatchItem, ready: _Prepared, comparison: Comparison | None) -> CheckResult:
     if ready.timed_out:
         return CheckResult(INCONCLUSIVE, None, None, None, "verification timed out while reading the answers")
     if ready.reference_answer is None:
@@ -204,7 +231,7 @@ def _verdict(item: BatchItem, ready: _Prepared, decided: dict[tuple, Comparison]
             ready.code,
             f"the completion offers several candidate answers ({ready.extracted!r}); type {type_note}",
         )
-    comparison = decided[_key(item, ready)]
+    assert comparison is not None  # every item with a type and an extracted answer has its key decided
     explanation = (
         f"extracted {ready.extracted!r} from the completion and {ready.reference_answer!r} from the reference; "
         f"compared as {type_note}: {comparison.explanation}"

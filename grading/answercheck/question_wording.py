@@ -4,6 +4,7 @@ the part of the question a comparison of each type reads.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from grading.answercheck import choices, units
@@ -138,6 +139,7 @@ def finer_than_asked(predicted: str, reference: str, places: int | None) -> bool
         return False
 
 
+@functools.lru_cache(maxsize=65536)  # pure, and asked again for every sample of a question with the same answer
 def question_for_comparison(
     code: str, question: str | None, extracted: str | None = None, reference: str | None = None
 ) -> str | None:

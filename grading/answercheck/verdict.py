@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 CORRECT = "correct"
 INCORRECT = "incorrect"
@@ -26,7 +26,14 @@ class CheckResult:
         return self.status == CORRECT
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        # the fields are strings and None: a flat dict, without asdict's deep copy (a run makes one per completion)
+        return {
+            "status": self.status,
+            "extracted_answer": self.extracted_answer,
+            "reference_answer": self.reference_answer,
+            "answer_type_used": self.answer_type_used,
+            "explanation": self.explanation,
+        }
 
 
 @dataclass(frozen=True)
