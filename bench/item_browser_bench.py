@@ -70,9 +70,11 @@ def fill(completions: int) -> int:
 
     from annotation.models import AnnotationProject, ProjectMember
     from verifybench.models import Dataset
+    from verifybench.services import index_search_documents
 
     project = AnnotationProject.objects.filter(name="item browser bench").first()
     if project is not None and project.items.count() == completions:
+        index_search_documents()  # texts filled before search documents existed
         return project.pk
     started = time.perf_counter()
     questions = max(1, completions // 10)
@@ -93,6 +95,16 @@ def fill(completions: int) -> int:
         cursor.execute(
             "DELETE FROM grading_verdict WHERE completion_id IN (SELECT c.id FROM verifybench_completion c "
             "JOIN verifybench_question q ON q.id = c.question_id WHERE q.dataset_id = %s)",
+            [dataset.pk],
+        )
+        cursor.execute(
+            "DELETE FROM verifybench_completionsearch WHERE completion_id IN (SELECT c.id FROM verifybench_completion c "
+            "JOIN verifybench_question q ON q.id = c.question_id WHERE q.dataset_id = %s)",
+            [dataset.pk],
+        )
+        cursor.execute(
+            "DELETE FROM verifybench_questionsearch WHERE question_id IN "
+            "(SELECT id FROM verifybench_question WHERE dataset_id = %s)",
             [dataset.pk],
         )
         cursor.execute("DELETE FROM verifybench_question WHERE dataset_id = %s", [dataset.pk])
@@ -159,6 +171,8 @@ def fill(completions: int) -> int:
             FROM annotation_item WHERE project_id = %s AND state = 'resolved'""",
             [project.pk],
         )
+    index_search_documents()  # as the task sent after an import does
+    with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     print(
         f"filled {completions:,} completions, {questions:,} questions and items in "

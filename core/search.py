@@ -7,6 +7,7 @@ completion text. Elsewhere (SQLite in tests and development) every word must occ
 
 from __future__ import annotations
 
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.db.models import BooleanField, F, Func, Q, Value
 
@@ -26,9 +27,19 @@ class FullTextMatch(Func):
         super().__init__(F(column), Value(query))
 
 
+def _bounded(query: str) -> str:
+    return " ".join(query.split()[:MAX_WORDS])
+
+
+def document_matches(column: str, query: str) -> Q:
+    """A condition on a stored tsvector `column` (PostgreSQL only) that matches exactly the texts `text_matches`
+    would match, had the document been computed from them with `to_tsvector('english', text)`."""
+    return Q(**{column: SearchQuery(_bounded(query), config=SEARCH_CONFIG, search_type="websearch")})
+
+
 def text_matches(column: str, query: str) -> Q:
     """A condition on `column` (a field name, lookups across relations allowed) that the search `query` matches."""
-    query = " ".join(query.split()[:MAX_WORDS])
+    query = _bounded(query)
     if connection.vendor == "postgresql":
         return Q(FullTextMatch(column, query))
     condition = Q()
