@@ -111,21 +111,21 @@ def fill(completions: int) -> int:
         cursor.execute(
             f"""
             INSERT INTO verifybench_question (dataset_id, external_id, text, domain, source, subject, answer_type,
-                answer_class, image, metadata, content_hash, created_at)
+                answer_class, image, metadata, content_hash, created_at, origin)
             SELECT %s, 'q' || i, 'Question ' || i || ': ' || {words_sql(12, "q")}
                     || CASE WHEN i %% 300 = 0 THEN ' hypergeometric' ELSE '' END, 'math_reasoning', 'bench', '',
                 (ARRAY['A1','A3','B1','B3','C1','D2'])[1 + i %% 6], (ARRAY['A','A','B','B','C','D'])[1 + i %% 6], '',
-                '{{}}', md5(i::text), now()
+                '{{}}', md5(i::text), now(), '{{}}'
             FROM generate_series(1, %s) AS i""",
             [dataset.pk, questions],
         )
         cursor.execute(
             f"""
             INSERT INTO verifybench_completion (question_id, external_id, model_name, sampling, sample_index,
-                is_greedy, text, content_hash, metadata, created_at)
+                is_greedy, text, content_hash, metadata, created_at, origin)
             SELECT q.id, 'c' || i, 'model-' || (i %% 12), '{{}}', 0, false,
                 {words_sql(40, "c")} || CASE WHEN i %% 500 = 0 THEN ' hypergeometric' ELSE '' END, md5('c' || i),
-                '{{}}', now()
+                '{{}}', now(), '{{}}'
             FROM generate_series(1, %s) AS i
             JOIN verifybench_question q ON q.dataset_id = %s AND q.external_id = 'q' || (1 + i %% %s)""",
             [completions, dataset.pk, questions],
@@ -141,9 +141,9 @@ def fill(completions: int) -> int:
             """
             INSERT INTO grading_verdict (completion_id, verifier_id, status, extracted_answer, explanation, reason,
                 raw_output, extraction_output, prompt_tokens, completion_tokens, cost, attempts, cache_hit, failed,
-                created_at, updated_at)
+                created_at, updated_at, judge_status, rule_status, stage)
             SELECT c.id, %s, (ARRAY['correct','incorrect','inconclusive'])[1 + c.id %% 3], '', '', '', '', '', 0, 0,
-                0, 1, false, false, now(), now()
+                0, 1, false, false, now(), now(), '', '', ''
             FROM verifybench_completion c JOIN verifybench_question q ON q.id = c.question_id
             WHERE q.dataset_id = %s""",
             [verifier.pk, dataset.pk],
