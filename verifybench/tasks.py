@@ -8,5 +8,5 @@ from . import services
 
 
 @shared_task(name="verifybench.index_search_documents")
-def index_search_documents() -> int:
-    return services.index_search_documents()
+def index_search_documents(limit: int | None = None) -> int:
+    return services.index_search_documents(limit)

@@ -14,6 +14,7 @@ from django.db import connection
 
 from annotation import selectors, services
 from annotation.selectors import ItemFilter
+from config.celery import app as celery_app
 from verifybench import imports
 from verifybench import services as data_services
 from verifybench.models import Completion, CompletionSearch, Dataset, Question, QuestionSearch
@@ -106,11 +107,14 @@ def test_a_changed_text_is_searched_by_its_new_words(tmp_path):
 
 @on_postgres
 @pytest.mark.django_db
-def test_computing_documents_can_stop_after_a_number_of_texts(tmp_path):
+def test_the_periodic_task_computes_a_bounded_number_of_texts_a_time(tmp_path, settings):
     imported_project(tmp_path)
-    assert data_services.index_search_documents(limit=4) == 4
+    periodic = settings.CELERY_BEAT_SCHEDULE["index-search-documents"]
+    task = celery_app.tasks[periodic["task"]]
+    assert periodic["kwargs"]["limit"] > 0
+    assert task.apply(kwargs={"limit": 4}).get() == 4
     assert pending(QuestionSearch) + pending(CompletionSearch) == 1
-    assert data_services.index_search_documents() == 1
+    assert task.apply(kwargs={"limit": 4}).get() == 1
 
 
 @on_postgres
