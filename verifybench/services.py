@@ -131,11 +131,13 @@ def analyze_imported_tables() -> None:
     queries (a verification run's plan, the item browser) are planned for the table as it is now rather than as it
     was before a bulk load, whatever autovacuum has done yet. Inside a caller's transaction the rows are not
     committed yet: the caller's own commit is followed by the next import's analysis, or autovacuum's."""
+    _analyze(Question, ReferenceAnswer, Completion, PriorLabel, QuestionSearch, CompletionSearch)
+
+
+def _analyze(*models) -> None:
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return
-    tables = ", ".join(
-        connection.ops.quote_name(model._meta.db_table) for model in (Question, ReferenceAnswer, Completion, PriorLabel)
-    )
+    tables = ", ".join(connection.ops.quote_name(model._meta.db_table) for model in models)
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {tables}")
 
@@ -172,6 +174,9 @@ def index_search_documents(limit: int | None = None) -> int:
             done += computed
             if computed < chunk:
                 break
+    if done:
+        # The share of pending rows decides how a search plans its pending branch: it is now much smaller.
+        _analyze(QuestionSearch, CompletionSearch)
     return done
 
 
