@@ -1,8 +1,9 @@
 """Text search in a column, for filters over large tables.
 
-On PostgreSQL a search is full text (English stemming, web-search syntax: words, "quoted phrases", -excluded), which
-a GIN index on `to_tsvector('english', column)` serves; the benchmark data creates those indexes on question and
-completion text. Elsewhere (SQLite in tests and development) every word must occur in the column, in any case.
+On PostgreSQL a search is full text (English stemming, web-search syntax: words, "quoted phrases", -excluded):
+`text_matches` parses the column's text as it reads it, and `document_matches` reads a stored tsvector computed
+from it (the benchmark data keeps one per question and completion text, GIN-indexed), with the same results.
+Elsewhere (SQLite in tests and development) every word must occur in the column, in any case.
 """
 
 from __future__ import annotations

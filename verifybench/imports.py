@@ -162,7 +162,7 @@ def _compute_search_documents_soon() -> None:
         tasks.index_search_documents.delay()
     except Exception:
         logger.warning(
-            "the search documents task could not reach the broker; the periodic task sends it", exc_info=True
+            "the search documents task could not reach the broker; the periodic task computes them", exc_info=True
         )
 
 
