@@ -8,6 +8,11 @@ non-ASCII symbols cut from a fixed pseudo-random corpus, so they compress like r
 cached under var/bench/. The import then runs in a fresh child process against an empty benchmark database (its
 tables are truncated first), and the script prints the wall and CPU time, rows per second and the peak resident
 memory of that process (and of its children).
+
+In the same process it first imports the file with no text search at all (the triggers that record new texts for
+the search disabled: the baseline), then with the text search as it is (the import records its texts; their search
+documents are computed after it commits, as the task it sends does, and timed apart). `--expression-indexes` also
+times the earlier schema, GIN indexes on `to_tsvector('english', text)` maintained inside the import.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import resource
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench_database import ensure_database  # noqa: E402  (bench/ is the script's own folder)
@@ -159,6 +165,64 @@ def reset(dataset_model) -> None:
         cursor.execute(f"TRUNCATE {connection.ops.quote_name(dataset_model._meta.db_table)} RESTART IDENTITY CASCADE")
 
 
+SEARCHED = (
+    ("verifybench_question", "verifybench_questionsearch"),
+    ("verifybench_completion", "verifybench_completionsearch"),
+)
+
+
+@contextmanager
+def search_documents_off():
+    """The baseline's schema: no search work at all (the triggers that record new texts disabled)."""
+    from django.db import connection
+
+    def switch(state: str) -> None:
+        with connection.cursor() as cursor:
+            for table, search in SEARCHED:
+                cursor.execute(f"ALTER TABLE {table} {state} TRIGGER {search}_inserted")
+
+    switch("DISABLE")
+    try:
+        yield
+    finally:
+        switch("ENABLE")
+
+
+@contextmanager
+def expression_indexes():
+    """The earlier schema, for comparison: GIN indexes on to_tsvector('english', text), maintained inside the COPY."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for table, _search in SEARCHED:
+            cursor.execute(
+                f"CREATE INDEX {table}_bench_text_search ON {table} USING gin (to_tsvector('english', text))"
+            )
+    try:
+        with search_documents_off():
+            yield
+    finally:
+        with connection.cursor() as cursor:
+            for table, _search in SEARCHED:
+                cursor.execute(f"DROP INDEX {table}_bench_text_search")
+
+
+def timed_import(services, args, title: str) -> dict:
+    started, cpu_started = time.perf_counter(), time.process_time()
+    report = services.import_jsonl(dataset_name=DATASET, source=args.file, progress=False)
+    elapsed = time.perf_counter() - started
+    return {
+        "run": title,
+        "seconds": round(elapsed, 2),
+        "cpu_seconds": round(time.process_time() - cpu_started, 2),
+        "lines_per_second": round(report.lines / elapsed),
+        "questions_created": report.questions_created,
+        "completions_created": report.completions_created,
+        "completions_unchanged": report.completions_unchanged,
+        "prior_labels_created": report.prior_labels_created,
+    }
+
+
 def run_import(args) -> None:
     """The measured part, in its own process so that generating the file does not count towards its memory."""
     setup_django(args.database_url)
@@ -168,25 +232,30 @@ def run_import(args) -> None:
     from verifybench.models import Dataset
 
     call_command("migrate", verbosity=0)
-    reset(Dataset)
-    runs = ["first import"] + (["re-import"] if args.reimport else [])
     results = []
-    for title in runs:
-        started, cpu_started = time.perf_counter(), time.process_time()
-        report = services.import_jsonl(dataset_name=DATASET, source=args.file, progress=False)
-        elapsed = time.perf_counter() - started
-        results.append(
-            {
-                "run": title,
-                "seconds": round(elapsed, 2),
-                "cpu_seconds": round(time.process_time() - cpu_started, 2),
-                "lines_per_second": round(report.lines / elapsed),
-                "questions_created": report.questions_created,
-                "completions_created": report.completions_created,
-                "completions_unchanged": report.completions_unchanged,
-                "prior_labels_created": report.prior_labels_created,
-            }
-        )
+    if not args.no_baseline:
+        reset(Dataset)
+        with search_documents_off():
+            results.append(timed_import(services, args, "baseline, no text search"))
+    reset(Dataset)
+    results.append(timed_import(services, args, "first import, text search kept"))
+    started = time.perf_counter()
+    documents = services.index_search_documents()
+    elapsed = time.perf_counter() - started
+    results.append(
+        {
+            "run": "search documents",
+            "seconds": round(elapsed, 2),
+            "documents": documents,
+            "per_second": round(documents / elapsed),
+        }
+    )
+    if args.reimport:
+        results.append(timed_import(services, args, "re-import"))
+    if args.expression_indexes:
+        reset(Dataset)
+        with expression_indexes():
+            results.append(timed_import(services, args, "earlier schema, expression GIN indexes"))
     if not args.keep:
         reset(Dataset)
     self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -203,6 +272,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--file", type=Path, help="the JSONL file to import (generated if it does not exist)")
     parser.add_argument("--reimport", action="store_true", help="import the same file a second time and time it")
     parser.add_argument("--keep", action="store_true", help="keep the imported dataset afterwards")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the import without text search")
+    parser.add_argument(
+        "--expression-indexes",
+        action="store_true",
+        help="also time the import with the earlier GIN indexes on to_tsvector(text) (several times slower)",
+    )
     parser.add_argument("--run-import", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--smoke", action="store_true", help="50 completions, imported twice: checks that it runs")
     args = parser.parse_args(argv)
@@ -222,12 +297,19 @@ def main(argv: list[str] | None = None) -> None:
         print(f"generated in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     database_url = ensure_database(args.database_url, DEFAULT_BENCH_DB, DEFAULT_SERVER)
     command = [sys.executable, __file__, "--run-import", "--database-url", database_url, "--file", str(args.file)]
-    command += ["--reimport"] * args.reimport + ["--keep"] * args.keep
+    command += ["--reimport"] * args.reimport + ["--keep"] * args.keep + ["--no-baseline"] * args.no_baseline
+    command += ["--expression-indexes"] * args.expression_indexes
     child = subprocess.run(command, check=True, capture_output=True, text=True)
     measured = json.loads(child.stdout.strip().splitlines()[-1])
     size_mb = args.file.stat().st_size / 1e6
     print(f"file: {args.file} ({size_mb:.0f} MB, {args.completions} completions over {args.questions} questions)")
     for run in measured["runs"]:
+        if "documents" in run:
+            print(
+                f"{run['run']}: {run['documents']:,} computed after the import committed, in {run['seconds']:.1f} s "
+                f"({run['per_second']:,} texts/s; the item browser's search reads their texts until then)"
+            )
+            continue
         print(
             f"{run['run']}: {run['seconds']:.1f} s wall ({run['cpu_seconds']:.1f} s CPU in the importing process), "
             f"{run['lines_per_second']:,} rows/s, "

@@ -76,9 +76,11 @@ def fill(completions: int) -> int:
 
     from annotation.models import AnnotationProject, ProjectMember
     from verifybench.models import Dataset
+    from verifybench.services import index_search_documents
 
     project = AnnotationProject.objects.filter(name="item browser bench").first()
     if project is not None and project.items.count() == completions:
+        index_search_documents()  # texts filled before search documents existed
         return project.pk
     started = time.perf_counter()
     questions = max(1, completions // 10)
@@ -88,23 +90,50 @@ def fill(completions: int) -> int:
     annotators = [User.objects.get_or_create(username=f"bench-annotator-{n}")[0] for n in range(20)]
     with connection.cursor() as cursor:
         cursor.execute(
+            "DELETE FROM annotation_itemevent WHERE item_id IN (SELECT id FROM annotation_item "
+            "WHERE project_id IN (SELECT id FROM annotation_annotationproject WHERE dataset_id = %s))",
+            [dataset.pk],
+        )
+        cursor.execute(
+            "DELETE FROM annotation_item WHERE project_id IN (SELECT id FROM annotation_annotationproject "
+            "WHERE dataset_id = %s)",
+            [dataset.pk],
+        )
+        cursor.execute("DELETE FROM annotation_annotationproject WHERE dataset_id = %s", [dataset.pk])
+        cursor.execute(
+            "DELETE FROM grading_verdict WHERE completion_id IN (SELECT c.id FROM verifybench_completion c "
+            "JOIN verifybench_question q ON q.id = c.question_id WHERE q.dataset_id = %s)",
+            [dataset.pk],
+        )
+        cursor.execute(
+            "DELETE FROM verifybench_completionsearch WHERE completion_id IN (SELECT c.id FROM verifybench_completion c "
+            "JOIN verifybench_question q ON q.id = c.question_id WHERE q.dataset_id = %s)",
+            [dataset.pk],
+        )
+        cursor.execute(
+            "DELETE FROM verifybench_questionsearch WHERE question_id IN "
+            "(SELECT id FROM verifybench_question WHERE dataset_id = %s)",
+            [dataset.pk],
+        )
+        cursor.execute("DELETE FROM verifybench_question WHERE dataset_id = %s", [dataset.pk])
+        cursor.execute(
             f"""
             INSERT INTO verifybench_question (dataset_id, external_id, text, domain, source, subject, answer_type,
-                answer_class, image, metadata, origin, content_hash, created_at)
+                answer_class, image, metadata, content_hash, created_at, origin)
             SELECT %s, 'q' || i, 'Question ' || i || ': ' || {words_sql(12, "q")}
                     || CASE WHEN i %% 300 = 0 THEN ' hypergeometric' ELSE '' END, 'math_reasoning', 'bench', '',
                 (ARRAY['A1','A3','B1','B3','C1','D2'])[1 + i %% 6], (ARRAY['A','A','B','B','C','D'])[1 + i %% 6], '',
-                '{{}}', '{{}}', md5(i::text), now()
+                '{{}}', md5(i::text), now(), '{{}}'
             FROM generate_series(1, %s) AS i""",
             [dataset.pk, questions],
         )
         cursor.execute(
             f"""
             INSERT INTO verifybench_completion (question_id, external_id, model_name, sampling, sample_index,
-                is_greedy, text, content_hash, metadata, origin, created_at)
+                is_greedy, text, content_hash, metadata, created_at, origin)
             SELECT q.id, 'c' || i, 'model-' || (i %% 12), '{{}}', 0, false,
                 {words_sql(40, "c")} || CASE WHEN i %% 500 = 0 THEN ' hypergeometric' ELSE '' END, md5('c' || i),
-                '{{}}', '{{}}', now()
+                '{{}}', now(), '{{}}'
             FROM generate_series(1, %s) AS i
             JOIN verifybench_question q ON q.dataset_id = %s AND q.external_id = 'q' || (1 + i %% %s)""",
             [completions, dataset.pk, questions],
@@ -120,9 +149,9 @@ def fill(completions: int) -> int:
             """
             INSERT INTO grading_verdict (completion_id, verifier_id, status, extracted_answer, explanation, reason,
                 raw_output, extraction_output, prompt_tokens, completion_tokens, cost, attempts, cache_hit, failed,
-                stage, rule_status, judge_status, created_at, updated_at)
+                created_at, updated_at, judge_status, rule_status, stage)
             SELECT c.id, %s, (ARRAY['correct','incorrect','inconclusive'])[1 + c.id %% 3], '', '', '', '', '', 0, 0,
-                0, 1, false, false, '', '', '', now(), now()
+                0, 1, false, false, now(), now(), '', '', ''
             FROM verifybench_completion c JOIN verifybench_question q ON q.id = c.question_id
             WHERE q.dataset_id = %s""",
             [verifier.pk, dataset.pk],
@@ -150,6 +179,8 @@ def fill(completions: int) -> int:
             FROM annotation_item WHERE project_id = %s AND state = 'resolved'""",
             [project.pk],
         )
+    index_search_documents()  # as the task sent after an import does
+    with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     print(
         f"filled {completions:,} completions, {questions:,} questions and items in "

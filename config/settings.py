@@ -269,9 +269,18 @@ JOB_REQUEUE_SECONDS = float(os.environ.get("JOB_REQUEUE_SECONDS", "600"))
 # stopped renewing it (it died); a run asks this many other worker processes to help with its chunks.
 JUDGE_LEASE_SECONDS = float(os.environ.get("JUDGE_LEASE_SECONDS", "15"))
 VERIFICATION_HELPERS = int(os.environ.get("VERIFICATION_HELPERS", "32"))
+# Search documents of texts imported or changed are computed after the import commits (a task it sends) and by a
+# periodic task every SEARCH_INDEX_SECONDS for any left over; the item browser's search reads pending texts meanwhile.
+SEARCH_INDEX_SECONDS = float(os.environ.get("SEARCH_INDEX_SECONDS", "60"))
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-jobs": {"task": "core.sweep_stale_jobs", "schedule": JOB_SWEEP_SECONDS},
     "queue-overdue-webhook-deliveries": {"task": "webhooks.queue_overdue", "schedule": 60.0},
+    # At most 20,000 texts a time (about 13 s of the import benchmark's texts), so it never holds every worker.
+    "index-search-documents": {
+        "task": "verifybench.index_search_documents",
+        "schedule": SEARCH_INDEX_SECONDS,
+        "kwargs": {"limit": 20_000},
+    },
 }
 
 # Webhooks: each attempt waits at most WEBHOOK_TIMEOUT_SECONDS for an answer; a failed one is tried again after

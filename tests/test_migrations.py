@@ -181,3 +181,42 @@ def test_a_host_wide_allow_list_entry_becomes_the_endpoints_its_judges_use_with_
     new.get_model("grading", "VerifierConfig").objects.filter(name__startswith="migrated-").delete()
     Entry.objects.all().delete()
     new.get_model("grading", "PromptTemplate").objects.filter(name="migration-template").delete()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_texts_stored_before_search_documents_wait_for_theirs_and_the_expression_indexes_come_back_on_the_way_down():
+    def indexes(table: str) -> set[str]:
+        with connection.cursor() as cursor:
+            return set(connection.introspection.get_constraints(cursor, table))
+
+    old = migrate([("verifybench", "0010_job_messages_are_sent_from_an_outbox")])
+    assert "verifybench_completion_text_search" in indexes("verifybench_completion")
+    Dataset, Question = old.get_model("verifybench", "Dataset"), old.get_model("verifybench", "Question")
+    Completion = old.get_model("verifybench", "Completion")
+    dataset = Dataset.objects.create(name="before search documents")
+    question = Question.objects.create(dataset=dataset, external_id="q1", text="A triangle.", content_hash="h")
+    Completion.objects.create(question=question, external_id="c1", model_name="m", text="Heron.", content_hash="h")
+
+    new = migrate(latest())
+    QuestionSearch, CompletionSearch = (
+        new.get_model("verifybench", "QuestionSearch"),
+        new.get_model("verifybench", "CompletionSearch"),
+    )
+    assert list(QuestionSearch.objects.values_list("question_id", "document")) == [(question.pk, None)]
+    assert CompletionSearch.objects.filter(document__isnull=True).count() == 1
+    assert "verifybench_completion_text_search" not in indexes("verifybench_completion")
+    from verifybench.services import index_search_documents
+
+    assert index_search_documents() == 2
+    Completion = new.get_model("verifybench", "Completion")
+    Completion.objects.create(
+        question_id=question.pk, external_id="c2", model_name="m", text="Pick's.", content_hash="h"
+    )
+    assert CompletionSearch.objects.filter(document__isnull=True).count() == 1  # the trigger keeps working
+
+    migrate([("verifybench", "0010_job_messages_are_sent_from_an_outbox")])
+    assert "verifybench_completion_text_search" in indexes("verifybench_completion")
+    assert "verifybench_question_text_search" in indexes("verifybench_question")
+    current = migrate(latest())
+    current.get_model("verifybench", "Dataset").objects.filter(pk=dataset.pk).delete()

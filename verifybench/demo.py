@@ -9,7 +9,7 @@ from django.conf import settings
 from core.demo import DemoContext, register_demo_step
 
 from .models import Dataset
-from .services import import_jsonl
+from .services import import_jsonl, index_search_documents
 
 DEMO_DATASET_NAME = "demo"
 DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo" / "verifybench_demo.jsonl"
@@ -26,4 +26,5 @@ def import_demo_dataset(context: DemoContext) -> None:
         workspace=context.workspaces.get("answers"),
     )
     context.datasets[DEMO_DATASET_NAME] = Dataset.objects.get(name=DEMO_DATASET_NAME)
+    index_search_documents()
     context.say(report.summary())

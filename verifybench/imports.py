@@ -7,6 +7,7 @@ a file of skipped lines (`skip_invalid`) is kept beside the upload and served by
 
 from __future__ import annotations
 
+import logging
 import uuid
 from pathlib import Path
 
@@ -17,9 +18,11 @@ from core import events, workspaces
 from core.jobs import runner
 from core.jobs.runner import EventDetails, Execution, JobKind
 
-from . import services
+from . import services, tasks
 from .importing.sources import FILE_TYPES
 from .models import Dataset, ImportJob
+
+logger = logging.getLogger(__name__)
 
 IMPORT_FINISHED = events.declare("import.finished", "An import ended and its rows are in the dataset")
 IMPORT_FAILED = events.declare("import.failed", "An import was rejected or failed; nothing was written")
@@ -157,6 +160,18 @@ def _execute(execution: Execution) -> None:
             locked.save(update_fields=["report"])
         raise runner.JobFailed(rejected.report.summary().splitlines()[0]) from None
     source.unlink(missing_ok=True)
+    _compute_search_documents_soon()
+
+
+def _compute_search_documents_soon() -> None:
+    """Send the task that computes the search documents of the committed rows (until then the search reads their
+    texts). A broker that cannot be reached only delays them until the periodic task."""
+    try:
+        tasks.index_search_documents.delay()
+    except Exception:
+        logger.warning(
+            "the search documents task could not reach the broker; the periodic task computes them", exc_info=True
+        )
 
 
 def _public(report: dict) -> dict:

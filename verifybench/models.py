@@ -1,4 +1,6 @@
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models.functions import Coalesce
 
@@ -155,6 +157,47 @@ class Completion(models.Model):
 
     def __str__(self):
         return f"{self.question_id}:{self.external_id}"
+
+
+class SearchDocument(models.Model):
+    """The full-text document of one question's or completion's text, for the item browser's search on PostgreSQL.
+
+    A database trigger adds a row with no document whenever a text is inserted or changed (COPY included), so an
+    import only writes ids; `services.index_search_documents` computes the documents after the rows are committed,
+    in the background. Until then a search matches those texts directly (`subjects`), so nothing is ever missed.
+    Elsewhere (SQLite) nothing fills these tables and the search reads the texts.
+    """
+
+    document = SearchVectorField(null=True)
+
+    class Meta:
+        abstract = True
+
+
+class QuestionSearch(SearchDocument):
+    question = models.OneToOneField(Question, on_delete=models.CASCADE, primary_key=True, related_name="search")
+
+    class Meta:
+        indexes = [
+            GinIndex(fields=["document"], name="question_search_document", condition=models.Q(document__isnull=False)),
+            models.Index(
+                fields=["question"], name="question_search_pending", condition=models.Q(document__isnull=True)
+            ),
+        ]
+
+
+class CompletionSearch(SearchDocument):
+    completion = models.OneToOneField(Completion, on_delete=models.CASCADE, primary_key=True, related_name="search")
+
+    class Meta:
+        indexes = [
+            GinIndex(
+                fields=["document"], name="completion_search_document", condition=models.Q(document__isnull=False)
+            ),
+            models.Index(
+                fields=["completion"], name="completion_search_pending", condition=models.Q(document__isnull=True)
+            ),
+        ]
 
 
 class PriorLabel(models.Model):

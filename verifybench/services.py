@@ -13,10 +13,12 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import connection, transaction
 
+from core.search import SEARCH_CONFIG
+
 from . import selectors
 from .bulk_writer import DatabaseWriter
 from .importing import ImportReport, LineError, RecordReader, UnknownFormat, format_names, get_format
-from .models import Completion, Dataset, PriorLabel, Question, ReferenceAnswer
+from .models import Completion, CompletionSearch, Dataset, PriorLabel, Question, QuestionSearch, ReferenceAnswer
 from .source_files import RejectsFile, default_rejects_path, open_rows, progress_bar
 
 
@@ -131,11 +133,13 @@ def analyze_imported_tables() -> None:
     queries (a verification run's plan, the item browser) are planned for the table as it is now rather than as it
     was before a bulk load, whatever autovacuum has done yet. Inside a caller's transaction the rows are not
     committed yet: the caller's own commit is followed by the next import's analysis, or autovacuum's."""
+    _analyze(Question, ReferenceAnswer, Completion, PriorLabel, QuestionSearch, CompletionSearch)
+
+
+def _analyze(*models) -> None:
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return
-    tables = ", ".join(
-        connection.ops.quote_name(model._meta.db_table) for model in (Question, ReferenceAnswer, Completion, PriorLabel)
-    )
+    tables = ", ".join(connection.ops.quote_name(model._meta.db_table) for model in models)
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {tables}")
 
@@ -146,6 +150,44 @@ def dataset_name_clash(name: str, workspace) -> str:
     if existing is None or existing == workspace.pk:
         return ""
     return f"the dataset name {name!r} is taken by another workspace; choose another name"
+
+
+SEARCH_CHUNK_ROWS = 500
+
+
+def index_search_documents(limit: int | None = None) -> int:
+    """Compute the pending search documents (texts inserted or changed since), a chunk per transaction; returns how
+    many. Several callers can run at once (each takes rows the others have not locked). PostgreSQL only: elsewhere
+    the search reads the texts and there is nothing to compute."""
+    if connection.vendor != "postgresql":
+        return 0
+    done = 0
+    for searched, search in ((Question, QuestionSearch), (Completion, CompletionSearch)):
+        key = search._meta.pk.column
+        table, search_table = searched._meta.db_table, search._meta.db_table
+        while limit is None or done < limit:
+            chunk = SEARCH_CHUNK_ROWS if limit is None else min(SEARCH_CHUNK_ROWS, limit - done)
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(
+                    f"""
+                    WITH pending AS (
+                        SELECT {key} FROM {search_table} WHERE document IS NULL
+                        ORDER BY {key} LIMIT %s FOR UPDATE SKIP LOCKED
+                    )
+                    UPDATE {search_table} AS search SET document = to_tsvector(%s::regconfig, searched.text)
+                    FROM pending, {table} AS searched
+                    WHERE search.{key} = pending.{key} AND searched.id = pending.{key}
+                    """,
+                    [chunk, SEARCH_CONFIG],
+                )
+                computed = cursor.rowcount
+            done += computed
+            if computed < chunk:
+                break
+    if done:
+        # The share of pending rows decides how a search plans its pending branch: it is now much smaller.
+        _analyze(QuestionSearch, CompletionSearch)
+    return done
 
 
 def _import_in_transaction(

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.db import connection
 from django.db.models import Prefetch
 
 from core import subjects
 from core.rows import fetch_one
-from core.search import text_matches
+from core.search import document_matches, text_matches
 from core.subjects import SubjectKind, ViewContext
 
 from .label_rules import ANSWER_TYPE, CORRECTNESS, AnswerTypeRules, CorrectnessRules
-from .models import Completion, Question, ReferenceAnswer
+from .models import Completion, CompletionSearch, Question, QuestionSearch, ReferenceAnswer
 
 _PRIMARY_FIRST = Prefetch("references", queryset=ReferenceAnswer.objects.order_by("-is_primary", "id"))
 
@@ -133,12 +134,25 @@ def filter_completion_ids(dataset_id: int, *, model: str = "", text: str = ""):
         completions = completions.filter(model_name=model)
     if not text:
         return completions
-    # Two queries, each served by its own text index, rather than one OR across a join that no index serves.
+    # Separate queries, each served by its own index, rather than one OR across a join that no index serves.
+    questions = Question.objects.filter(dataset_id=dataset_id)
     return [
-        completions.filter(text_matches("text", text)),
-        completions.filter(
-            question__in=Question.objects.filter(dataset_id=dataset_id).filter(text_matches("text", text)).values("pk")
-        ),
+        *_searched(completions, CompletionSearch, text),
+        *(completions.filter(question__in=found.values("pk")) for found in _searched(questions, QuestionSearch, text)),
+    ]
+
+
+def _searched(rows, search_model, text: str) -> list:
+    """`rows` whose text the search matches: on PostgreSQL those whose stored document matches (a GIN index), and
+    those whose document is still to be computed (a small partial index) by their text; elsewhere by their text."""
+    if connection.vendor != "postgresql":
+        return [rows.filter(text_matches("text", text))]
+    key = search_model._meta.pk.attname
+    documents = search_model.objects.filter(document__isnull=False).filter(document_matches("document", text))
+    pending = search_model.objects.filter(document__isnull=True)
+    return [
+        rows.filter(pk__in=documents.values(key)),
+        rows.filter(pk__in=pending.values(key)).filter(text_matches("text", text)),
     ]
 
 
@@ -202,7 +216,7 @@ def question_summaries(ids: Sequence[int]) -> dict[int, dict]:
 
 
 def filter_question_ids(dataset_id: int, *, text: str = ""):
-    return Question.objects.filter(text_matches("text", text))
+    return _searched(Question.objects.all(), QuestionSearch, text)
 
 
 CORRECTNESS_KIND = SubjectKind(

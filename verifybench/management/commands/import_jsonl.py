@@ -1,4 +1,5 @@
 import sys
+import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -53,3 +54,7 @@ class Command(BaseCommand):
             self.stderr.write(rejected.report.summary())
             raise CommandError(f"{file} was rejected; nothing was written.", returncode=EXIT_REJECTED) from None
         self.stdout.write(report.summary())
+        started = time.perf_counter()
+        computed = services.index_search_documents()
+        if computed:
+            self.stdout.write(f"search documents: {computed} computed in {time.perf_counter() - started:.1f} s")
