@@ -1,6 +1,6 @@
 """Webhooks of a workspace: a hook hears every project, dataset and import of its workspace and nothing of another,
-signed as a project's hook is; only the workspace's researchers (and admins) register, see and change one; a hook
-has exactly one scope."""
+signed as a project's hook is; only the workspace's researchers (and admins) register, see and change one, through
+the API and the workspace's webhooks page; a hook has exactly one scope."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 
 from core import workspaces
 from core.jobs import runner
 from core.models import Workspace
 from reports import services as export_services
 from tests.annotation.conftest import build_dataset
+from tests.fakes.http_receiver import Answer
+from tests.frontend.test_pages import assert_csp_clean
 from verifybench import imports
 from verifybench.models import Dataset
 from webhooks import services, signing
@@ -231,3 +234,85 @@ def test_a_researcher_of_another_workspace_neither_sees_nor_changes_a_workspace_
         format="json",
     )
     assert made.status_code == 201 and made.json()["workspace"] == theirs.pk
+
+
+def page_form(url: str, *events: str) -> dict:
+    return {"hook-url": url, "hook-events": list(events), "hook-description": "the team's scheduler"}
+
+
+def test_the_workspace_webhooks_page_is_linked_from_home_and_registers_a_hook_with_its_delivery_log(
+    client, researcher, make_project, allowed_receiver, receiver, settings, django_capture_on_commit_callbacks
+):
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 0
+    project, _, _ = make_project(annotators=0)
+    workspace = project.dataset.workspace
+    page_url = reverse("workspace-webhooks", args=[workspace.pk])
+    client.force_login(researcher)
+    home = client.get(reverse("home")).content.decode()
+    assert f'href="{page_url}"' in home
+    project_page = client.get(reverse("project-webhooks", args=[project.pk])).content.decode()
+    assert f'href="{page_url}"' in project_page
+
+    page = client.get(page_url)
+    html = page.content.decode()
+    assert page.status_code == 200 and f"Webhooks of the workspace {workspace.name}" in html
+    assert "No webhook yet" in html and 'href="/#workspaces"' in html
+    assert_csp_clean(html)
+
+    created = client.post(
+        reverse("workspace-webhook-new", args=[workspace.pk]),
+        page_form(receiver.url + "/in", "export.ready", "import.finished"),
+    )
+    hook = Webhook.objects.get()
+    assert created.status_code == 201 and hook.secret in created.content.decode()
+    assert (hook.workspace, hook.project, hook.events) == (workspace, None, ["import.finished", "export.ready"])
+    assert hook.created_by == researcher and hook.description == "the team's scheduler"
+    html = client.get(page_url).content.decode()
+    assert f'data-webhook="{hook.pk}"' in html and hook.secret not in html
+    assert (
+        f'data-webhook="{hook.pk}"' not in client.get(reverse("project-webhooks", args=[project.pk])).content.decode()
+    )
+
+    receiver.script(Answer(500, b"down"))
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("workspace-webhook-action", args=[workspace.pk, hook.pk, "ping"]))
+    delivery = WebhookDelivery.objects.get()
+    html = client.get(page_url).content.decode()
+    assert f'data-delivery="{delivery.pk}" data-status="succeeded"' in html
+    assert 'data-attempt="1" data-code="500"' in html and 'data-attempt="2" data-code="200"' in html
+    with django_capture_on_commit_callbacks(execute=True):
+        again = client.post(reverse("workspace-webhook-send-again", args=[workspace.pk, delivery.pk]))
+    assert again.status_code == 302 and again.url == page_url
+    assert 'data-attempt="3" data-code="200"' in client.get(page_url).content.decode()
+
+    refused = client.post(reverse("workspace-webhook-new", args=[workspace.pk]), page_form("https://x.example.net/"))
+    assert refused.status_code == 400 and "This field is required" in refused.content.decode()
+    client.post(reverse("workspace-webhook-action", args=[workspace.pk, hook.pk, "delete"]))
+    assert not Webhook.objects.exists()
+
+
+def test_the_workspace_webhooks_page_is_a_404_for_anyone_but_its_researchers(
+    client, researcher, annotator, other_team, allowed_receiver, receiver
+):
+    theirs = other_team["workspace"]
+    hook = services.create_webhook(workspace=theirs, url=receiver.url + "/in", events=["export.ready"])
+    services.ping(hook)
+    delivery = WebhookDelivery.objects.get()
+    client.force_login(other_team["researcher"])
+    assert client.get(reverse("workspace-webhooks", args=[theirs.pk])).status_code == 200
+
+    for user in (researcher, annotator):
+        client.force_login(user)
+        assert client.get(reverse("workspace-webhooks", args=[theirs.pk])).status_code == 404
+        assert theirs.name not in client.get(reverse("home")).content.decode()
+        create = client.post(reverse("workspace-webhook-new", args=[theirs.pk]), page_form(receiver.url, "run.failed"))
+        assert create.status_code == 404
+        for action in ("ping", "rotate-secret", "deactivate", "delete"):
+            url = reverse("workspace-webhook-action", args=[theirs.pk, hook.pk, action])
+            assert client.post(url).status_code == 404
+        assert client.post(reverse("workspace-webhook-send-again", args=[theirs.pk, delivery.pk])).status_code == 404
+    own = researcher.workspace_memberships.get().workspace
+    client.force_login(researcher)  # their own workspace's page does not reach another's hook either
+    assert client.post(reverse("workspace-webhook-action", args=[own.pk, hook.pk, "delete"])).status_code == 404
+    assert Webhook.objects.filter(pk=hook.pk, is_active=True, secret=hook.secret).exists()
+    assert Webhook.objects.count() == 1
