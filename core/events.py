@@ -8,8 +8,9 @@ hear of a change that was rolled back; a subscriber that fails is logged and kee
 subscribers from going on. An event emitted in a process that dies before its transaction's commit callbacks ran is
 not heard: subscribers that need to outlive a crash record what they must do in their own rows (webhooks do).
 
-Each event names the project and the dataset it concerns where it has them, so that a subscriber can tell who should
-hear of it without knowing every kind of payload.
+Each event names the project and the dataset it concerns where it has them (and the workspace, where it has no
+dataset to tell it: an import rejected before its dataset was made), so that a subscriber can tell who should hear
+of it without knowing every kind of payload.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Event:
     data: dict[str, Any]  # JSON-ready: what happened, as the API would describe it
     project_id: int | None = None
     dataset_id: int | None = None
+    workspace_id: int | None = None
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     occurred_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
 
@@ -64,11 +66,18 @@ def unsubscribe(subscriber: Subscriber) -> None:
         _SUBSCRIBERS.remove(subscriber)
 
 
-def emit(name: str, data: dict[str, Any], *, project_id: int | None = None, dataset_id: int | None = None) -> Event:
+def emit(
+    name: str,
+    data: dict[str, Any],
+    *,
+    project_id: int | None = None,
+    dataset_id: int | None = None,
+    workspace_id: int | None = None,
+) -> Event:
     """Tell the subscribers that `name` happened, once the current transaction commits. Returns the event."""
     if name not in _DECLARED:
         raise ValueError(f"{name!r} is not a declared event; declare it with core.events.declare first")
-    event = Event(name=name, data=data, project_id=project_id, dataset_id=dataset_id)
+    event = Event(name=name, data=data, project_id=project_id, dataset_id=dataset_id, workspace_id=workspace_id)
     transaction.on_commit(lambda: publish(event))
     return event
 

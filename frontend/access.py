@@ -1,6 +1,6 @@
-"""What a researcher's pages may show: the datasets, projects, configurations and jobs of their workspaces (every one
-for an admin). Each page reaches them through these, so a page of another workspace's object is a 404, as if it did
-not exist."""
+"""What a researcher's pages may show: their workspaces and the datasets, projects, configurations and jobs of them
+(every one for an admin). Each page reaches them through these, so a page of another workspace's object is a 404, as
+if it did not exist."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.http import Http404
 from annotation import selectors as annotation_selectors
 from annotation.models import AnnotationProject
 from core import workspaces
+from core.models import Workspace
 from grading.models import VerifierConfig
 from verifybench.models import Dataset
 
@@ -41,4 +42,12 @@ def project(request, project_id: int) -> AnnotationProject:
     found = AnnotationProject.objects.select_related("dataset").filter(pk=project_id).first()
     if found is None or not annotation_selectors.researches(found, request.user):
         raise Http404("No such project.")
+    return found
+
+
+def workspace(request, workspace_id: int) -> Workspace:
+    """A workspace the user is a researcher of (any, for an admin); a 404 for anything else, for anyone."""
+    found = workspaces.workspaces_for(request.user).filter(pk=workspace_id).first()
+    if found is None:
+        raise Http404("No such workspace.")
     return found

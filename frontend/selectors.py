@@ -18,6 +18,14 @@ def datasets_with_counts(user):
     return verifybench_selectors.datasets_with_counts(visible).order_by("name")
 
 
+def researcher_workspaces(user):
+    """The workspaces the user works in as a researcher (every one for an admin), with how many datasets and
+    workspace webhooks each has."""
+    return workspaces.workspaces_for(user).annotate(
+        dataset_count=Count("datasets", distinct=True), webhook_count=Count("webhooks", distinct=True)
+    )
+
+
 def dataset_totals(user) -> dict:
     """Totals over the datasets of the user's workspaces, from the counts each dataset keeps."""
     summed = Dataset.objects.filter(workspaces.condition(user)).aggregate(

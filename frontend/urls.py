@@ -65,6 +65,22 @@ urlpatterns = [
         views_webhooks.delivery_send_again,
         name="project-webhook-send-again",
     ),
+    path("workspaces/<int:workspace_id>/webhooks/", views_webhooks.workspace_webhooks, name="workspace-webhooks"),
+    path(
+        "workspaces/<int:workspace_id>/webhooks/new/",
+        views_webhooks.workspace_webhook_create,
+        name="workspace-webhook-new",
+    ),
+    path(
+        "workspaces/<int:workspace_id>/webhooks/<int:webhook_id>/<slug:action>/",
+        views_webhooks.workspace_webhook_action,
+        name="workspace-webhook-action",
+    ),
+    path(
+        "workspaces/<int:workspace_id>/webhook-deliveries/<int:delivery_id>/send-again/",
+        views_webhooks.workspace_delivery_send_again,
+        name="workspace-webhook-send-again",
+    ),
     path("projects/<int:project_id>/guidelines/seen/", views_workspace.guidelines_seen, name="project-guidelines-seen"),
     path("invite/<str:token>/", views_workspace.invitation, name="invitation"),
     path("projects/<int:project_id>/label/", views_annotation.label_page, name="annotation-label"),

@@ -29,6 +29,7 @@ def home(request):
         context["adjudicator_projects"] = projects
         context["awaiting_adjudication"] = selectors.items_awaiting_adjudication(projects)
     if roles.is_researcher(user):
+        context["workspaces"] = selectors.researcher_workspaces(user)
         context["datasets"] = selectors.datasets_with_counts(user)
         context["totals"] = selectors.dataset_totals(user)
         context["projects"] = selectors.all_projects(user)

@@ -28,6 +28,7 @@ from annotation import services as annotation_services
 from annotation.models import AnnotationProject, Item, ProjectMember, Task
 from core.demo import load_demo
 from core.jobs import runner
+from core.models import Workspace
 from grading.models import AllowedJudgeHost, Competition, Rubric, SelectionRecord, VerificationRun, VerifierConfig
 from grading.proofs.subject import PROOF_GRADE
 from grading.selection import services as selection_services
@@ -154,6 +155,7 @@ def lab(db, settings, tmp_path):
         "webhook": [webhook.pk],
         "webhook-delivery": _ids(WebhookDelivery.objects, 1),
         "delivery": _ids(WebhookDelivery.objects, 1),
+        "workspace": _ids(Workspace.objects, 1),
     }
     real["job"] = [f"{kind.name}-{pk}" for kind in runner.kinds() for pk in _ids(kind.model.objects, 1)]
     missing = {key: [MISSING] for key in real}

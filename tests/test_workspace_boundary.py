@@ -1,7 +1,7 @@
 """The workspace boundary, route by route: a researcher who is a member of one workspace reaches nothing another holds.
 
 The demo's two teams' workspaces (and the default one) are filled, and a few more kinds of object are added to them
-(an import, an export, a selection, an invitation, a hook and its delivery); then a researcher of a third workspace
+(an import, an export, a selection, an invitation, a project's and a workspace's hook and their deliveries); then a researcher of a third workspace
 asks every API operation and every page for each of those objects, and every list for its contents. Every answer is
 a 403 or a 404, no list shows any of it, and no request changes a row. A positive control proves the researcher is
 signed in and sees their own workspace.
@@ -70,6 +70,10 @@ def foreign(db, tmp_path, settings, monkeypatch):
         project=project, url="https://hooks.example.org/in", events=["export.succeeded"], secret="s" * 32
     )
     webhook_services.ping(hook, requested_by=admin)
+    team_hook = Webhook.objects.create(
+        workspace=dataset.workspace, url="https://hooks.example.org/team", events=["import.failed"], secret="t" * 32
+    )
+    webhook_services.ping(team_hook, requested_by=admin)
     proofs = AnnotationProject.objects.get(kind="proof_grade")
     grader = proofs.memberships.filter(role=ProjectMember.Role.ANNOTATOR).first().user
     assert next_task(proofs, grader) is not None  # a grader's lease: a proof grading task
@@ -92,6 +96,8 @@ def foreign_ids(model, **filters) -> list:
         filters["workspace__name__in"] = list(
             Workspace.objects.exclude(name="Elsewhere").values_list("name", flat=True)
         )
+    if model is Workspace:
+        filters["pk__in"] = list(Workspace.objects.exclude(name="Elsewhere").values_list("pk", flat=True))
     return list(model.objects.filter(**filters).order_by("pk").values_list("pk", flat=True)[:3])
 
 
@@ -132,8 +138,9 @@ PAGE_OBJECTS = {
     "export_id": ExportJob,
     "task_id": Task,
     "competition_id": Competition,
+    "workspace_id": Workspace,
 }
-NESTED = {  # a second parameter names an object of the project the first one names
+NESTED = {  # a second parameter names an object of the project (or workspace) the first one names
     "member_id": ProjectMember,
     "invitation_id": Invitation,
     "webhook_id": Webhook,
@@ -143,6 +150,19 @@ NESTED = {  # a second parameter names an object of the project the first one na
 
 def project_of(row) -> int:
     return row.webhook.project_id if isinstance(row, WebhookDelivery) else row.project_id
+
+
+def nested_rows(model, first: str) -> list[tuple[int, int]]:
+    """(the id of the project or workspace the first parameter names, the row's id) for rows of `model` under it."""
+    scope = "workspace" if first == "workspace_id" else "project"
+    rows = model.objects.order_by("pk")
+    if model is Webhook:
+        rows = rows.filter(**{f"{scope}__isnull": False})
+    elif model is WebhookDelivery:
+        rows = rows.filter(**{f"webhook__{scope}__isnull": False}).select_related("webhook")
+    if scope == "workspace":
+        return [(row.workspace_id if model is Webhook else row.webhook.workspace_id, row.pk) for row in rows[:3]]
+    return [(project_of(row), row.pk) for row in rows[:3]]
 
 
 def api_targets(path: str) -> list[dict]:
@@ -164,8 +184,7 @@ def api_targets(path: str) -> list[dict]:
             values = foreign_ids(Task, item__project__kind="proof_grade")
     targets = [{first: value} for value in values]
     if len(names) == 2:
-        model = NESTED[names[1]]
-        targets = [{first: project_of(row), names[1]: row.pk} for row in model.objects.order_by("pk")[:3]]
+        targets = [{first: owner, names[1]: pk} for owner, pk in nested_rows(NESTED[names[1]], first)]
     assert targets, f"no foreign object for {path}: the fixture must make one"
     return targets
 
@@ -272,10 +291,9 @@ def page_targets(route: str) -> list[str]:
     first = names[0]
     if len(names) == 1:
         return [re.sub(r"<[^>]+>", str(pk), route) for pk in foreign_ids(PAGE_OBJECTS[first])]
-    model = NESTED[names[1]]
     urls = []
-    for row in model.objects.order_by("pk")[:3]:
-        url = route.replace(f"<int:{first}>", str(project_of(row))).replace(f"<int:{names[1]}>", str(row.pk))
+    for owner, pk in nested_rows(NESTED[names[1]], first):
+        url = route.replace(f"<int:{first}>", str(owner)).replace(f"<int:{names[1]}>", str(pk))
         urls.extend(url.replace("<slug:action>", action) for action in ("ping", "rotate-secret", "delete", "edit"))
     return sorted(set(urls))
 

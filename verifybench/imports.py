@@ -190,8 +190,12 @@ def rejects_file(job: ImportJob) -> Path | None:
 
 def _describe(job: ImportJob) -> EventDetails:
     dataset_id = job.dataset_id
-    if dataset_id is None:  # a rejected import into an existing dataset still concerns it
-        dataset_id = Dataset.objects.filter(name=job.dataset_name).values_list("pk", flat=True).first()
+    if dataset_id is None:  # a rejected import into an existing dataset of its workspace still concerns it
+        dataset_id = (
+            Dataset.objects.filter(name=job.dataset_name, workspace_id=job.workspace_id)
+            .values_list("pk", flat=True)
+            .first()
+        )
     report = job.report or {}
     data = {
         "import": {
@@ -205,7 +209,7 @@ def _describe(job: ImportJob) -> EventDetails:
             "counts": {key: report[key] for key in REPORT_COUNTS if key in report},
         }
     }
-    return EventDetails(data, dataset_id=dataset_id)
+    return EventDetails(data, dataset_id=dataset_id, workspace_id=job.workspace_id)
 
 
 IMPORT = runner.register(

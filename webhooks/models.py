@@ -9,14 +9,17 @@ from django.db import models
 class Webhook(models.Model):
     """A URL that hears some events of a scope, with the secret its deliveries are signed with.
 
-    The scope is a project today: the hook hears the project's events (its runs, exports, adjudications, completion)
-    and those of its dataset that concern no project (imports, runs over the whole dataset). Another scope (a team
-    workspace) is one more nullable key beside `project`, allowed by the check constraint, and one more condition
-    in `selectors.hooks_for`.
+    The scope is a project or a workspace, exactly one (a check constraint). A project's hook hears the project's
+    events (its runs, exports, adjudications, completion) and those of its dataset that concern no project (imports,
+    runs over the whole dataset); a workspace's hook hears those of every project and dataset of the workspace, and
+    every import into it (`services.hooks_for`).
     """
 
     project = models.ForeignKey(
         "annotation.AnnotationProject", null=True, blank=True, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    workspace = models.ForeignKey(
+        "core.Workspace", null=True, blank=True, on_delete=models.CASCADE, related_name="webhooks"
     )
     url = models.URLField(max_length=2000)
     events = models.JSONField(default=list, help_text="The declared event names the hook hears (core.events).")
@@ -31,7 +34,13 @@ class Webhook(models.Model):
 
     class Meta:
         ordering = ["id"]
-        constraints = [models.CheckConstraint(condition=models.Q(project__isnull=False), name="webhook_has_a_scope")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(project__isnull=False, workspace__isnull=True)
+                | models.Q(project__isnull=True, workspace__isnull=False),
+                name="webhook_has_one_scope",
+            )
+        ]
 
     def __str__(self):
         return f"webhook {self.pk} to {self.url}"

@@ -1,4 +1,4 @@
-"""What the webhooks page and API read: a project's hooks, and deliveries with their attempts."""
+"""What the webhooks pages and API read: a project's or a workspace's hooks, and deliveries with their attempts."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from core import workspaces
+
 from .models import Webhook, WebhookAttempt, WebhookDelivery
 
 
@@ -14,14 +16,38 @@ def project_webhooks(project_id: int) -> QuerySet[Webhook]:
     return Webhook.objects.filter(project_id=project_id).select_related("created_by").order_by("id")
 
 
-def deliveries(*, webhook_id: int | None = None, project_id: int | None = None) -> QuerySet[WebhookDelivery]:
-    """Deliveries newest first, of one hook or of every hook of a project."""
+def workspace_webhooks(workspace_id: int) -> QuerySet[Webhook]:
+    """The hooks of the workspace itself (its projects' own hooks are on their pages)."""
+    return Webhook.objects.filter(workspace_id=workspace_id).select_related("created_by").order_by("id")
+
+
+def visible_webhooks(user) -> QuerySet[Webhook]:
+    """The hooks a researcher may see and change: those of their workspaces and of their workspaces' projects (every
+    one for an admin)."""
+    visible = workspaces.condition(user, "project__dataset__workspace") | workspaces.condition(user, "workspace")
+    return Webhook.objects.filter(visible)
+
+
+def deliveries(
+    *, webhook_id: int | None = None, project_id: int | None = None, workspace_id: int | None = None
+) -> QuerySet[WebhookDelivery]:
+    """Deliveries newest first, of one hook, of every hook of a project, or of every hook of a workspace itself."""
     rows = WebhookDelivery.objects.select_related("webhook")
     if webhook_id is not None:
         rows = rows.filter(webhook_id=webhook_id)
     if project_id is not None:
         rows = rows.filter(webhook__project_id=project_id)
+    if workspace_id is not None:
+        rows = rows.filter(webhook__workspace_id=workspace_id)
     return rows.order_by("-created_at", "-id")
+
+
+def visible_deliveries(user) -> QuerySet[WebhookDelivery]:
+    """The deliveries of the hooks `visible_webhooks` gives the user, newest first."""
+    visible = workspaces.condition(user, "webhook__project__dataset__workspace") | workspaces.condition(
+        user, "webhook__workspace"
+    )
+    return deliveries().filter(visible)
 
 
 def attempts_of(delivery_ids: list[int]) -> dict[int, list[WebhookAttempt]]:
@@ -60,6 +86,7 @@ def delivery_payload(delivery: WebhookDelivery, attempts: list[WebhookAttempt] |
         "url": f"/api/webhook-deliveries/{delivery.pk}/",
         "webhook": delivery.webhook_id,
         "project": delivery.webhook.project_id,
+        "workspace": delivery.webhook.workspace_id,
         "event": delivery.event,
         "event_id": delivery.event_id,
         "status": delivery.status,

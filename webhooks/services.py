@@ -24,10 +24,13 @@ from typing import Any
 import httpx2
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import AnnotationProject
 from core import events
+from core.models import Workspace
+from verifybench.models import Dataset
 
 from . import egress, signing
 from .models import Webhook, WebhookAttempt, WebhookDelivery
@@ -78,11 +81,22 @@ def clean_url(url: str) -> str:
 
 
 def create_webhook(
-    *, project: AnnotationProject, url: str, events: Sequence[str], description: str = "", created_by=None
+    *,
+    project: AnnotationProject | None = None,
+    workspace: Workspace | None = None,
+    url: str,
+    events: Sequence[str],
+    description: str = "",
+    created_by=None,
 ) -> Webhook:
-    """A new hook with a fresh secret (the caller shows it once)."""
+    """A new hook of a project or of a workspace (exactly one) with a fresh secret (the caller shows it once)."""
+    if project is None and workspace is None:
+        raise WebhookRequestError("give the project or the workspace whose events the hook hears", "project")
+    if project is not None and workspace is not None:
+        raise WebhookRequestError("give a project or a workspace, not both", "workspace")
     return Webhook.objects.create(
         project=project,
+        workspace=workspace,
         url=clean_url(url),
         events=clean_events(events),
         description=(description or "").strip()[:500],
@@ -119,25 +133,43 @@ def rotate_secret(webhook: Webhook) -> Webhook:
 # -- deliveries -------------------------------------------------------------------------------------------------------
 
 
-def hooks_for(event: events.Event) -> list[Webhook]:
-    """Active hooks that hear this event: of its project, or, for an event of no project, of its dataset's projects."""
-    hooks = Webhook.objects.filter(is_active=True)
+def workspace_of(event: events.Event) -> int | None:
+    """The workspace an event concerns: the one it names, else its dataset's, else its project's dataset's."""
+    if event.workspace_id is not None:
+        return event.workspace_id
+    if event.dataset_id is not None:
+        return Dataset.objects.filter(pk=event.dataset_id).values_list("workspace_id", flat=True).first()
     if event.project_id is not None:
-        hooks = hooks.filter(project_id=event.project_id)
+        found = AnnotationProject.objects.filter(pk=event.project_id).values_list("dataset__workspace_id", flat=True)
+        return found.first()
+    return None
+
+
+def hooks_for(event: events.Event, workspace_id: int | None = None) -> list[Webhook]:
+    """Active hooks that hear this event: of its project, or, for an event of no project, of its dataset's projects;
+    and those of its workspace (`workspace_id`, found from the event when not given)."""
+    if workspace_id is None:
+        workspace_id = workspace_of(event)
+    if event.project_id is not None:
+        scope = Q(project_id=event.project_id)
     elif event.dataset_id is not None:
-        hooks = hooks.filter(project__dataset_id=event.dataset_id)
+        scope = Q(project__dataset_id=event.dataset_id)
     else:
-        return []
-    return [hook for hook in hooks.order_by("id") if event.name in hook.events]
+        scope = Q(pk__in=[])
+    if workspace_id is not None:
+        scope |= Q(workspace_id=workspace_id)
+    hooks = Webhook.objects.filter(scope, is_active=True).order_by("id")
+    return [hook for hook in hooks if event.name in hook.events]
 
 
-def delivery_body(event: events.Event, webhook: Webhook) -> str:
+def delivery_body(event: events.Event, webhook: Webhook, workspace_id: int | None = None) -> str:
     return json.dumps(
         {
             "id": event.id,
             "event": event.name,
             "occurred_at": event.occurred_at,
             "webhook": webhook.pk,
+            "workspace": workspace_id if workspace_id is not None else webhook.workspace_id,
             "project": event.project_id if event.project_id is not None else webhook.project_id,
             "dataset": event.dataset_id,
             "data": event.data,
@@ -150,20 +182,21 @@ def delivery_body(event: events.Event, webhook: Webhook) -> str:
 
 def record_deliveries(event: events.Event) -> list[WebhookDelivery]:
     """The core.events subscriber: one delivery per hook that hears the event, its first attempt queued."""
-    hooks = hooks_for(event)
+    workspace_id = workspace_of(event)
+    hooks = hooks_for(event, workspace_id)
     if not hooks:
         return []
     with transaction.atomic():
-        deliveries = [_new_delivery(event, hook) for hook in hooks]
+        deliveries = [_new_delivery(event, hook, workspace_id) for hook in hooks]
     return deliveries
 
 
-def _new_delivery(event: events.Event, hook: Webhook) -> WebhookDelivery:
+def _new_delivery(event: events.Event, hook: Webhook, workspace_id: int | None) -> WebhookDelivery:
     delivery = WebhookDelivery.objects.create(
         webhook=hook,
         event=event.name,
         event_id=event.id,
-        body=delivery_body(event, hook),
+        body=delivery_body(event, hook, workspace_id),
         claim_token=uuid.uuid4().hex,
         next_attempt_at=timezone.now(),
     )
@@ -173,14 +206,17 @@ def _new_delivery(event: events.Event, hook: Webhook) -> WebhookDelivery:
 
 def ping(webhook: Webhook, *, requested_by=None) -> WebhookDelivery:
     """Send a test event to this hook alone, whatever events it hears."""
+    project = webhook.project
+    workspace_id = webhook.workspace_id if project is None else project.dataset.workspace_id
     event = events.Event(
         name=PING,
         data={"message": "a test delivery", "requested_by": requested_by.get_username() if requested_by else None},
         project_id=webhook.project_id,
-        dataset_id=webhook.project.dataset_id if webhook.project is not None else None,
+        dataset_id=project.dataset_id if project is not None else None,
+        workspace_id=workspace_id,
     )
     with transaction.atomic():
-        return _new_delivery(event, webhook)
+        return _new_delivery(event, webhook, workspace_id)
 
 
 def send_again(delivery: WebhookDelivery, *, requested_by=None) -> WebhookDelivery:

@@ -52,11 +52,13 @@ class JobFailed(Exception):
 
 @dataclass(frozen=True)
 class EventDetails:
-    """What a kind adds to the event of a job's end: its own data, and the project and dataset it concerns."""
+    """What a kind adds to the event of a job's end: its own data, and the project, dataset and workspace it
+    concerns."""
 
     data: dict[str, Any]
     project_id: int | None = None
     dataset_id: int | None = None
+    workspace_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,13 @@ def announce(kind: JobKind, job) -> None:
         "started_at": _time(job.started_at),
         "finished_at": _time(job.finished_at),
     }
-    events.emit(name, {"job": common, **details.data}, project_id=details.project_id, dataset_id=details.dataset_id)
+    events.emit(
+        name,
+        {"job": common, **details.data},
+        project_id=details.project_id,
+        dataset_id=details.dataset_id,
+        workspace_id=details.workspace_id,
+    )
 
 
 def visible_jobs(kind: JobKind, user):

@@ -103,6 +103,7 @@ def demo(settings, tmp_path):
             ("project-settings", correctness.pk),
             ("project-members", correctness.pk),
             ("project-webhooks", correctness.pk),
+            ("workspace-webhooks", dataset.workspace_id),
             ("item-browser", correctness.pk),
             ("item-detail", conflict.pk),
             ("meta-eval-page", correctness.pk),

@@ -3,15 +3,27 @@
 from rest_framework import serializers
 
 from annotation.models import AnnotationProject
+from core.models import Workspace
 from core.serializers import ScopedToWorkspaces
 
 from ..models import Webhook, WebhookAttempt, WebhookDelivery
 
 
 class WebhookSerializer(ScopedToWorkspaces, serializers.ModelSerializer):
-    workspace_paths = {"project": "dataset__workspace"}
+    workspace_paths = {"project": "dataset__workspace", "workspace": "pk"}
 
-    project = serializers.PrimaryKeyRelatedField(queryset=AnnotationProject.objects.all())
+    project = serializers.PrimaryKeyRelatedField(
+        queryset=AnnotationProject.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="The project whose events the hook hears; give this or `workspace`, not both.",
+    )
+    workspace = serializers.PrimaryKeyRelatedField(
+        queryset=Workspace.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="The workspace whose every project, dataset and import the hook hears; give this or `project`.",
+    )
     url = serializers.CharField(
         max_length=2000, help_text="Where deliveries are posted; its host must be on the judges' egress allow-list."
     )
@@ -30,6 +42,7 @@ class WebhookSerializer(ScopedToWorkspaces, serializers.ModelSerializer):
         fields = [
             "id",
             "project",
+            "workspace",
             "url",
             "events",
             "description",
@@ -44,6 +57,16 @@ class WebhookSerializer(ScopedToWorkspaces, serializers.ModelSerializer):
     def get_deliveries_url(self, webhook) -> str:
         return f"/api/webhooks/{webhook.pk}/deliveries/"
 
+    def validate(self, attrs):
+        if self.instance is None:  # a hook's scope is chosen once, when it is made
+            if attrs.get("project") is None and attrs.get("workspace") is None:
+                raise serializers.ValidationError(
+                    {"project": "give the project or the workspace whose events the hook hears"}
+                )
+            if attrs.get("project") is not None and attrs.get("workspace") is not None:
+                raise serializers.ValidationError({"workspace": "give a project or a workspace, not both"})
+        return attrs
+
 
 class WebhookWithSecretSerializer(WebhookSerializer):
     """A hook as answered when it is created or its secret replaced: the only answers that carry the secret."""
@@ -56,6 +79,7 @@ class WebhookWithSecretSerializer(WebhookSerializer):
 
 class WebhookUpdateSerializer(WebhookSerializer):
     project = serializers.PrimaryKeyRelatedField(read_only=True)
+    workspace = serializers.PrimaryKeyRelatedField(read_only=True)
 
 
 class EventSerializer(serializers.Serializer):
@@ -82,6 +106,7 @@ class DeliverySerializer(serializers.Serializer):
     url = serializers.CharField()
     webhook = serializers.IntegerField()
     project = serializers.IntegerField(allow_null=True)
+    workspace = serializers.IntegerField(allow_null=True)
     event = serializers.CharField()
     event_id = serializers.CharField()
     status = serializers.ChoiceField(choices=WebhookDelivery.Status.choices)

@@ -8,15 +8,12 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from core import workspaces
 from core.permissions import IsResearcherOrAdmin
 from core.serializers import NoBodySerializer
 
 from .. import selectors, services
-from ..models import Webhook, WebhookDelivery
+from ..models import WebhookDelivery
 from . import serializers
-
-_project_parameter = OpenApiParameter("project", int, description="Only the hooks of this project")
 
 
 def _refused(exc: services.WebhookRequestError) -> ValidationError:
@@ -24,22 +21,21 @@ def _refused(exc: services.WebhookRequestError) -> ValidationError:
 
 
 @extend_schema_view(
-    list=extend_schema(summary="Webhooks, oldest first (filters: project, is_active)"),
+    list=extend_schema(summary="Webhooks, oldest first (filters: project, workspace, is_active)"),
     retrieve=extend_schema(summary="One webhook (its secret is never shown again)"),
     destroy=extend_schema(summary="Delete a webhook with its delivery log"),
 )
 class WebhookViewSet(viewsets.ModelViewSet):
-    """URLs that hear a project's events; each delivery is signed with the hook's secret."""
+    """URLs that hear a project's or a workspace's events; each delivery is signed with the hook's secret."""
 
     permission_classes = [IsResearcherOrAdmin]
     serializer_class = serializers.WebhookSerializer
-    filterset_fields = ["project", "is_active"]
+    filterset_fields = ["project", "workspace", "is_active"]
     ordering_fields = ["id", "created_at"]
     ordering = ["id"]
 
     def get_queryset(self):
-        visible = workspaces.condition(self.request.user, "project__dataset__workspace")
-        return Webhook.objects.filter(visible).select_related("created_by")
+        return selectors.visible_webhooks(self.request.user).select_related("created_by")
 
     def get_serializer_class(self):
         if self.action in ("update", "partial_update"):
@@ -57,7 +53,8 @@ class WebhookViewSet(viewsets.ModelViewSet):
         data = given.validated_data
         try:
             webhook = services.create_webhook(
-                project=data["project"],
+                project=data.get("project"),
+                workspace=data.get("workspace"),
                 url=data["url"],
                 events=data["events"],
                 description=data.get("description", ""),
@@ -124,10 +121,11 @@ class WebhookViewSet(viewsets.ModelViewSet):
 
 @extend_schema_view(
     list=extend_schema(
-        summary="Deliveries of every webhook, newest first (filters: webhook, project, status, event)",
+        summary="Deliveries of every webhook, newest first (filters: webhook, project, workspace, status, event)",
         parameters=[
             OpenApiParameter("webhook", int, description="Only this webhook's deliveries"),
             OpenApiParameter("project", int, description="Only deliveries of this project's webhooks"),
+            OpenApiParameter("workspace", int, description="Only deliveries of this workspace's own webhooks"),
             OpenApiParameter("status", str, enum=[choice for choice, _ in WebhookDelivery.Status.choices]),
             OpenApiParameter("event", str, description="Only this event"),
         ],
@@ -143,11 +141,10 @@ class WebhookDeliveryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, v
     filter_backends: list = []  # the filters are read in get_queryset
 
     def get_queryset(self):
-        rows = selectors.deliveries().filter(
-            workspaces.condition(self.request.user, "webhook__project__dataset__workspace")
-        )
+        rows = selectors.visible_deliveries(self.request.user)
         params = self.request.query_params
-        for name, field in (("webhook", "webhook_id"), ("project", "webhook__project_id")):
+        fields = (("webhook", "webhook_id"), ("project", "webhook__project_id"), ("workspace", "webhook__workspace_id"))
+        for name, field in fields:
             value = params.get(name)
             if value:
                 if not (value.isascii() and value.isdigit()) or len(value) > 19:
