@@ -454,6 +454,11 @@ def bench_kill(arguments, database_url: str, queue: str, folder: Path, server) -
         time.sleep(0.05)
     first.kill()
     first.stop()
+    # in flight when it died, as the run sees it: calls it started whose answers it had not kept (on the wire, or
+    # answered and not yet written to the cache); nothing starts or is kept after the kill
+    from grading.models import JudgeResponseCache
+
+    unkept_at_kill = server.stats()["requests"] - JudgeResponseCache.objects.filter(model=verifier.model).count()
     time.sleep(7)  # the run's heartbeat goes stale; the next worker's start-up sweep takes it over
     second = Workers(database_url, queue, 1, stale)
     try:
@@ -464,9 +469,10 @@ def bench_kill(arguments, database_url: str, queue: str, folder: Path, server) -
     run = VerificationRun.objects.get(pk=run.pk)
     stats = server.stats()
     print(
-        f"worker killed mid-run (limit {limit}): {stats['orphaned']} calls in flight when it died (the server "
-        f"answered them to a closed connection), "
-        f"{stats['answers_paid_again']} answers paid twice ({stats['prompts_answered_twice']} prompts); "
+        f"worker killed mid-run (limit {limit}): {unkept_at_kill} calls in flight when it died (started, answer not "
+        f"kept; {stats['orphaned']} of them still at the server, answered to a closed connection), "
+        f"{stats['answers_paid_again']} answers paid twice ({stats['prompts_answered_twice']} prompts; target <= "
+        f"{unkept_at_kill}); "
         f"{check_verdicts(run, count)}; {run.status} after {run.attempt} attempts"
     )
 

@@ -1,6 +1,7 @@
 """One worker process's share of a run: claim chunks, verify them, commit them, until nothing is left to claim.
 
-The rule-based verifier works a chunk at a time (it is CPU-bound; more processes make it faster). A judge's or a
+The rule-based verifier works a chunk at a time (it is CPU-bound; more processes make it faster), while one thread
+claims and reads the next chunk and another writes the last one. A judge's or a
 cascade's chunks are streamed: the worker keeps claiming chunks while fewer than two limits' worth of judgements are
 waiting, submits what the cache does not already hold to the process's judge (grading.judges.limits.run_judge), keeps
 each answer in the cache as it arrives, and commits a chunk as soon as its last judgement is in. The judge therefore
@@ -15,7 +16,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from decimal import Decimal
@@ -158,14 +159,82 @@ class RunWorker:
             time.sleep(self.delay)
 
     def _work_by_chunk(self, beater: ChunkBeater) -> None:
-        while True:
-            self.check()
-            held = self.claim(beater)
-            if held is None:
-                return
-            rows = chunk_rows(self.run, held.first_id, held.last_id)
-            outcomes = verify_rule_rows(rows)
-            self.commit(beater, held, [(row.pk, outcome) for row, outcome in zip(rows, outcomes, strict=True)])
+        if not _ChunkWriter.usable():
+            while True:
+                self.check()
+                held = self.claim(beater)
+                if held is None:
+                    return
+                rows = chunk_rows(self.run, held.first_id, held.last_id)
+                outcomes = verify_rule_rows(rows)
+                self.commit(beater, held, [(row.pk, outcome) for row, outcome in zip(rows, outcomes, strict=True)])
+        # Three stages at once: a thread claims and reads the next chunk and another writes the last one while this
+        # one is verified here (the verifier is CPU-bound; the other two are mostly the database's time).
+        writer = _ChunkWriter(self, beater)
+        reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-chunk-reader")
+        following = reader.submit(self._claim_and_read, beater)
+        try:
+            while True:
+                self.check()
+                held, rows = following.result()
+                if held is None:
+                    break
+                following = reader.submit(self._claim_and_read, beater)
+                outcomes = verify_rule_rows(rows)
+                writer.put(held, [(row.pk, outcome) for row, outcome in zip(rows, outcomes, strict=True)])
+        except BaseException:
+            wait([following])  # a chunk it claims meanwhile is given back with the others the worker holds
+            writer.close(raise_error=False)  # what is verified is still written; the first error wins
+            raise
+        finally:
+            reader.submit(lambda: connection.close()).result()  # the reader thread's own connection
+            reader.shutdown()
+        writer.close()
+
+    def _claim_and_read(self, beater: ChunkBeater) -> tuple[chunk_store.HeldChunk | None, list[CompletionRow]]:
+        held = self.claim(beater)
+        return held, chunk_rows(self.run, held.first_id, held.last_id) if held is not None else []
+
+
+class _ChunkWriter:
+    """Commits a worker's verified chunks from a thread of its own, so that the next chunk is verified while the last
+    one is written: the rule-based verifier is CPU-bound, a chunk's write mostly the database's time. At most one
+    verified chunk waits for the writer, so memory stays a few chunks whatever the run's size."""
+
+    def __init__(self, worker: RunWorker, beater: ChunkBeater):
+        self.worker, self.beater = worker, beater
+        self._queue: queue.Queue = queue.Queue(maxsize=1)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="run-chunk-writer", daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def usable() -> bool:
+        """A second connection sees what this one committed (PostgreSQL, outside a transaction of the caller's:
+        a run executed inside a test's transaction, or on SQLite with its single writer, commits inline)."""
+        return connection.vendor == "postgresql" and not connection.in_atomic_block
+
+    def put(self, held: chunk_store.HeldChunk, verified: list) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put((held, verified))
+
+    def _run(self) -> None:
+        try:
+            while (job := self._queue.get()) is not None:
+                if self._error is None:
+                    try:
+                        self.worker.commit(self.beater, *job)
+                    except BaseException as error:  # handed to the worker's thread at its next put or at the end
+                        self._error = error
+        finally:
+            connection.close()
+
+    def close(self, *, raise_error: bool = True) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        if raise_error and self._error is not None:
+            raise self._error
 
 
 class _JudgeWindow:
