@@ -10,6 +10,7 @@ from grading import runs
 from grading.models import VerificationRun, VerifierConfig
 from grading.selection import recipes as selection
 from grading.selection import services as selection_services
+from reports import selectors as export_selectors
 from reports import services as export_services
 from reports.exports import COMMON_OPTIONS, FILE_TYPES, export_format_names, get_export_format
 from reports.models import ExportJob
@@ -274,6 +275,14 @@ class SelectionForm(ScopeFiltersMixin):
             return None
 
 
+def _rows_text(preview) -> str:
+    if preview is None:
+        return "rows counted when it runs"
+    if preview.rows == 0:
+        return "no rows"
+    return f"{'up to ' if not preview.exact else ''}{preview.rows} row{'s' if preview.rows != 1 else ''}"
+
+
 def export_formats_for(project: AnnotationProject) -> list:
     """The registered export formats that read this kind of project."""
     return [
@@ -298,7 +307,23 @@ class ExportForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.project = project
         self.formats = {export_format.name: export_format for export_format in export_formats_for(project)}
-        self.fields["format"].choices = [(name, f"{fmt.title} ({name})") for name, fmt in self.formats.items()]
+        previews = export_selectors.export_previews(project, self.formats.values())
+        self.previews = [
+            {
+                "name": name,
+                "title": fmt.title,
+                "rows": _rows_text(previews[name]),
+                "gives_rows": previews[name] is None or previews[name].rows > 0,
+                "reason": previews[name].reason if previews[name] is not None else "",
+            }
+            for name, fmt in self.formats.items()
+        ]
+        self.fields["format"].choices = [
+            (preview["name"], f"{preview['title']} ({preview['name']}): {preview['rows']}") for preview in self.previews
+        ]
+        giving = [preview["name"] for preview in self.previews if preview["gives_rows"]]
+        if giving:
+            self.fields["format"].initial = giving[0]
         common = {option.name for option in COMMON_OPTIONS}
         self.option_fields: dict[str, object] = {}
         users: dict[str, list[str]] = {}

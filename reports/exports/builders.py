@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
+from django.db.models import Case, CharField, Count, F, When
+from django.db.models.functions import Substr
+
 from annotation import workflow
 from annotation.models import Item, Label
 from core import taxonomy
-from verifybench.models import Completion
+from verifybench.models import Completion, Question
 
 from .columns import (
     MATHARENA_COLUMNS,
@@ -26,7 +29,7 @@ from .columns import (
     mumath_columns,
     verifybench_columns,
 )
-from .registry import ExportFormat, ExportPlan, ExportRow, Option, RowFacts, register_export_format
+from .registry import ExportFormat, ExportPlan, ExportPreview, ExportRow, Option, RowFacts, register_export_format
 from .selection import choose_balanced, choose_models, choose_subset, pick_one
 
 COARSE_TYPES = tuple(taxonomy.COARSE_CLASSES)
@@ -252,6 +255,98 @@ def _parameters(options: dict, **resolved) -> dict:
     return {**shown, **resolved}
 
 
+# -- previews: the rows each format would write, counted by the database ----------------------------------------------
+
+
+def _labelled_completions(project, options: dict, *finals: bool):
+    """The completions with an exportable item (with one of these final labels, when given), as a subquery."""
+    items = exportable_items(project, options)
+    if finals:
+        items = items.filter(final_value__in=list(finals))
+    return Completion.objects.filter(pk__in=items.values("subject_id"))
+
+
+def _no_labels(title: str, options: dict) -> str:
+    if options.get("question_ids"):
+        return (
+            f"{title} reads completions with a final correct or incorrect label; none of the "
+            f"{len(options['question_ids'])} chosen question(s) has one."
+        )
+    return f"{title} reads completions with a final correct or incorrect label; this project has none yet."
+
+
+def _natural_preview(title: str):
+    def preview(project, options: dict) -> ExportPreview:
+        rows = exportable_items(project, options).count()
+        return ExportPreview(rows=rows, reason="" if rows else _no_labels(title, options))
+
+    return preview
+
+
+def preview_balanced(project, options: dict) -> ExportPreview:
+    """Two rows per drawn question: per coarse type, up to K of the questions with both a correct and an incorrect
+    final label (the type is the question's coarse class, else the first letter of its answer-type code)."""
+    title = "VerifyBench (balanced)"
+    with_correct = _labelled_completions(project, options, True).values("question_id")
+    with_incorrect = _labelled_completions(project, options, False).values("question_id")
+    letter = Case(
+        When(answer_class="", then=Substr("answer_type", 1, 1)), default=F("answer_class"), output_field=CharField()
+    )
+    by_letter = dict(
+        Question.objects.filter(pk__in=with_correct)
+        .filter(pk__in=with_incorrect)
+        .annotate(letter=letter)
+        .values("letter")
+        .annotate(questions=Count("pk"))
+        .values_list("letter", "questions")
+    )
+    per_type = options["per_type"]
+    rows = 2 * sum(min(per_type, by_letter.get(coarse, 0)) for coarse in COARSE_TYPES)
+    if rows:
+        return ExportPreview(rows=rows)
+    untyped = sum(by_letter.values())
+    if untyped:
+        reason = (
+            f"{title} needs both a correct and an incorrect completion of a question with an answer type (A to D); "
+            f"the {untyped} question(s) that have both have no answer type."
+        )
+    elif not exportable_items(project, options).exists():
+        reason = _no_labels(title, options)
+    else:
+        reason = f"{title} needs both a correct and an incorrect completion of a question; no question has both."
+    return ExportPreview(rows=0, reason=reason)
+
+
+def preview_mumath(project, options: dict) -> ExportPreview:
+    """One row per (problem, author model) with a labelled solution, over the chosen models; with a number of
+    problems drawn at random, the count is an upper bound until the draw is made."""
+    title = "mu-MATH"
+    labelled = _labelled_completions(project, options)
+    problems_per_model = dict(
+        labelled.values("model_name")
+        .annotate(problems=Count("question_id", distinct=True))
+        .values_list("model_name", "problems")
+    )
+    models = choose_models(problems_per_model, options["models"], options.get("author_models"))
+    rows = sum(problems_per_model.get(model, 0) for model in models)
+    if not rows:
+        if not problems_per_model:
+            return ExportPreview(rows=0, reason=_no_labels(title, options))
+        return ExportPreview(
+            rows=0,
+            reason=(
+                f"{title} reads the solutions of the author models asked for ({', '.join(models)}); none of them has "
+                f"a solution with a final label. Models with labelled solutions: {', '.join(sorted(problems_per_model))}."
+            ),
+        )
+    wanted = options.get("problems")
+    if wanted:
+        candidates = labelled.filter(model_name__in=models).values("question_id").distinct().count()
+        if wanted < candidates:
+            return ExportPreview(rows=min(rows, wanted * len(models)), exact=False)
+    return ExportPreview(rows=rows)
+
+
 # -- VerifyBench-Hard: every exportable item with its natural label balance ---------------------------------------
 
 
@@ -458,6 +553,7 @@ VERIFYBENCH = register_export_format(
         options=(Option("per_type", int, 250, 1, 1_000_000, help="Questions per coarse answer type (K)."),),
         describe=describe_balanced,
         columns_for=lambda project: with_confidence(project, verifybench_columns(_field_types(project))),
+        preview=preview_balanced,
     )
 )
 VERIFYBENCH_HARD = register_export_format(
@@ -469,6 +565,7 @@ VERIFYBENCH_HARD = register_export_format(
         file_stem="verifybench_hard",
         describe=describe_natural,
         columns_for=lambda project: with_confidence(project, verifybench_columns(_field_types(project))),
+        preview=_natural_preview("VerifyBench-Hard (natural label balance)"),
     )
 )
 MUMATH = register_export_format(
@@ -484,6 +581,7 @@ MUMATH = register_export_format(
         ),
         describe=describe_mumath,
         columns_for=lambda project: with_confidence(project, mumath_columns(_field_types(project))),
+        preview=preview_mumath,
     )
 )
 MATHARENA = register_export_format(
@@ -495,5 +593,6 @@ MATHARENA = register_export_format(
         file_stem="matharena_answers",
         describe=describe_matharena,
         columns_for=lambda project: with_confidence(project, matharena_columns(_field_types(project))),
+        preview=_natural_preview("MathArena final answers"),
     )
 )
