@@ -1,6 +1,6 @@
 """Export bundles (zip of data files, manifest.json and a dataset card) of final human labels.
 
-Pure parts: `columns`, `writers`, `registry`, `selection`, `manifest`. Database parts: `builders` (the built-in
+Pure parts: `columns`, `writers`, `registry`, `selection`, `manifest`, `pseudonyms`. Database parts: `builders` (the built-in
 formats) and `runner` (running one ExportJob atomically).
 """
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
+from django.conf import settings
 from django.db.models import Case, CharField, Count, F, When
 from django.db.models.functions import Substr
 
@@ -20,6 +21,7 @@ from annotation.models import Item, Label
 from core import taxonomy
 from verifybench.models import Completion, Question
 
+from . import pseudonyms
 from .columns import (
     MATHARENA_COLUMNS,
     MUMATH_COLUMNS,
@@ -119,19 +121,30 @@ def _completion_facts(items, *fields: str):
                 yield (final, *values[subject_id])
 
 
-def _annotators(item_ids: list[int]) -> dict[int, list[int]]:
-    """Who labelled each item, first labeller first. Read as one range of the label index: a chunk's item ids are
-    mostly consecutive, and a range scan is much cheaper than a long IN list (labels of other items are dropped)."""
+def pseudonym_key() -> bytes:
+    """The key of the annotator pseudonyms: EXPORT_PSEUDONYM_KEY, else one derived from SECRET_KEY."""
+    configured = getattr(settings, "EXPORT_PSEUDONYM_KEY", "")
+    return configured.encode() if configured else pseudonyms.derived_key(settings.SECRET_KEY)
+
+
+def _annotators(item_ids: list[int]) -> dict[int, list[str]]:
+    """Who labelled each item, first labeller first, as pseudonyms. Read as one range of the label index: a chunk's
+    item ids are mostly consecutive, and a range scan is much cheaper than a long IN list (labels of other items are
+    dropped)."""
     wanted = set(item_ids)
-    by_item: dict[int, list[int]] = defaultdict(list)
+    by_item: dict[int, list[str]] = defaultdict(list)
     if not wanted:
         return by_item
     labels = Label.objects.filter(item_id__gte=min(wanted), item_id__lte=max(wanted))
     if len(wanted) * 4 < max(wanted) - min(wanted):
         labels = Label.objects.filter(item_id__in=item_ids)  # scattered ids (a sample): the range would be wasteful
+    key = pseudonym_key()
+    named: dict[int, str] = {}
     for item_id, annotator_id in labels.order_by("item_id", "created_at", "id").values_list("item_id", "annotator_id"):
         if item_id in wanted:
-            by_item[item_id].append(annotator_id)
+            if annotator_id not in named:
+                named[annotator_id] = pseudonyms.pseudonym(key, annotator_id)
+            by_item[item_id].append(named[annotator_id])
     return by_item
 
 
@@ -173,7 +186,7 @@ def _as_imported(values: dict, field_name: str, stored, *, of: str = "question")
     return origin.get(field_name, stored)
 
 
-def verifybench_row(values: dict, annotators: list[int]) -> ExportRow:
+def verifybench_row(values: dict, annotators: list[str]) -> ExportRow:
     facts = _facts(values)
     return ExportRow(
         data={
@@ -195,7 +208,7 @@ def verifybench_row(values: dict, annotators: list[int]) -> ExportRow:
     )
 
 
-def mumath_row(values: dict, annotators: list[int]) -> ExportRow:
+def mumath_row(values: dict, annotators: list[str]) -> ExportRow:
     return ExportRow(
         data={
             "uuid": _as_imported(values, "uuid", values["completion__question__external_id"]),
@@ -210,7 +223,7 @@ def mumath_row(values: dict, annotators: list[int]) -> ExportRow:
     )
 
 
-def matharena_row(values: dict, annotators: list[int]) -> ExportRow:
+def matharena_row(values: dict, annotators: list[str]) -> ExportRow:
     metadata = values["completion__metadata"] or {}
     return ExportRow(
         data={

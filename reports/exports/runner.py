@@ -48,11 +48,14 @@ from reports import evaluation
 from reports.models import ExportJob
 from verifybench.label_rules import CORRECTNESS
 
+from . import pseudonyms
 from .manifest import ManifestCounts, manifest_json, render_card
 from .registry import ExportFormat, get_export_format, nothing_to_export
 from .writers import open_writer, sha256_of
 
 logger = logging.getLogger(__name__)
+
+ANNOTATOR_COLUMN = "annotator"
 
 
 def export_root() -> Path:
@@ -273,6 +276,11 @@ def _write_bundle(execution, workdir, part, export_format, options, project, pla
         "seed": options["seed"],
         "parameters": plan.parameters,
         "columns": [column.name for column in columns],
+        **(
+            {"annotator_pseudonyms": pseudonyms.SCHEME}
+            if any(column.name == ANNOTATOR_COLUMN for column in columns)
+            else {}
+        ),
         "counts": counts.as_dict(),
         "agreement": agreement,
         "project_state": state,
