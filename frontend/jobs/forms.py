@@ -303,11 +303,12 @@ class ExportForm(forms.Form):
         initial=0, min_value=-(2**63), max_value=2**63 - 1, help_text="Seed of every random choice the builder makes."
     )
 
-    def __init__(self, *args, project: AnnotationProject, **kwargs):
+    def __init__(self, *args, project: AnnotationProject, count_rows: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
         self.formats = {export_format.name: export_format for export_format in export_formats_for(project)}
-        previews = export_selectors.export_previews(project, self.formats.values())
+        self.rows_counted = count_rows
+        previews = export_selectors.export_previews(project, self.formats.values()) if count_rows else {}
         self.previews = [
             {
                 "name": name,
@@ -317,10 +318,11 @@ class ExportForm(forms.Form):
                 "reason": previews[name].reason if previews[name] is not None else "",
             }
             for name, fmt in self.formats.items()
+            if name in previews
         ]
         self.fields["format"].choices = [
             (preview["name"], f"{preview['title']} ({preview['name']}): {preview['rows']}") for preview in self.previews
-        ]
+        ] or [(name, f"{fmt.title} ({name})") for name, fmt in self.formats.items()]
         giving = [preview["name"] for preview in self.previews if preview["gives_rows"]]
         if giving:
             self.fields["format"].initial = giving[0]

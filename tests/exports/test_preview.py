@@ -179,3 +179,19 @@ def test_questions_without_an_answer_type_are_named_when_they_are_all_the_balanc
 ):
     counted = preview(verifybench_data.project, "verifybench", question_ids=["u0", "b1"])
     assert counted.rows == 0 and "the 1 question(s) that have both have no answer type" in counted.reason
+
+
+def test_a_large_projects_dashboard_leaves_the_counting_to_the_export_page(
+    client, researcher, one_completion_per_question, monkeypatch
+):
+    from frontend import views_exports
+
+    monkeypatch.setattr(views_exports, "DASHBOARD_ROW_COUNT_MAX_RESOLVED", 2)
+    project = one_completion_per_question.project
+    client.force_login(researcher)
+    html = client.get(reverse("dashboard-project", args=[project.pk])).content.decode()
+    form = html.split('data-testid="export-form"')[1].split("</form>")[0]
+    assert "This project has 3 resolved items" in form and "data-rows" not in form
+    assert f'href="{reverse("jobs-project-export-new", args=[project.pk])}"' in form
+    page = client.get(reverse("jobs-project-export-new", args=[project.pk])).content.decode()
+    assert "<span data-rows>3 rows</span>" in page and '<option value="verifybench-hard" selected>' in page
