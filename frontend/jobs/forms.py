@@ -308,24 +308,15 @@ class ExportForm(forms.Form):
         self.project = project
         self.formats = {export_format.name: export_format for export_format in export_formats_for(project)}
         self.rows_counted = count_rows
-        previews = export_selectors.export_previews(project, self.formats.values()) if count_rows else {}
-        self.previews = [
-            {
-                "name": name,
-                "title": fmt.title,
-                "rows": _rows_text(previews[name]),
-                "gives_rows": previews[name] is None or previews[name].rows > 0,
-                "reason": previews[name].reason if previews[name] is not None else "",
-            }
-            for name, fmt in self.formats.items()
-            if name in previews
-        ]
-        self.fields["format"].choices = [
-            (preview["name"], f"{preview['title']} ({preview['name']}): {preview['rows']}") for preview in self.previews
-        ] or [(name, f"{fmt.title} ({name})") for name, fmt in self.formats.items()]
-        giving = [preview["name"] for preview in self.previews if preview["gives_rows"]]
-        if giving:
-            self.fields["format"].initial = giving[0]
+        self._previews: list[dict] | None = None
+        labels = {name: f"{fmt.title} ({name})" for name, fmt in self.formats.items()}
+        if count_rows and not self.is_bound:  # a submitted form counts only if it is shown again (an error)
+            for preview in self.previews:
+                labels[preview["name"]] += f": {preview['rows']}"
+            giving = [preview["name"] for preview in self.previews if preview["gives_rows"]]
+            if giving:
+                self.fields["format"].initial = giving[0]
+        self.fields["format"].choices = list(labels.items())
         common = {option.name for option in COMMON_OPTIONS}
         self.option_fields: dict[str, object] = {}
         users: dict[str, list[str]] = {}
@@ -352,6 +343,25 @@ class ExportForm(forms.Form):
                 )
             field.widget.attrs["placeholder"] = "" if option.default is None else str(option.default)
             self.fields[f"option_{name}"] = field
+
+    @property
+    def previews(self) -> list[dict]:
+        """Each format's row count from the project's final labels (default options) and why none, when counted."""
+        if not self.rows_counted:
+            return []
+        if self._previews is None:
+            counted = export_selectors.export_previews(self.project, self.formats.values())
+            self._previews = [
+                {
+                    "name": name,
+                    "title": fmt.title,
+                    "rows": _rows_text(counted[name]),
+                    "gives_rows": counted[name] is None or counted[name].rows > 0,
+                    "reason": counted[name].reason if counted[name] is not None else "",
+                }
+                for name, fmt in self.formats.items()
+            ]
+        return self._previews
 
     def options_for(self, format_name: str) -> dict:
         options = {"seed": self.cleaned_data["seed"]}
