@@ -1,14 +1,17 @@
 """Benchmark of the export job on PostgreSQL: 200,000 resolved completions to JSONL and Parquet.
 
     .venv/bin/python bench/export_bench.py [--database-url postgres://...] [--completions 200000 --questions 20000]
-                                           [--file-types jsonl parquet] [--format verifybench-hard] [--smoke]
+                                           [--file-types jsonl parquet] [--format verifybench-hard] [--previews-only]
+                                           [--smoke]
 
 Setup (not measured) fills an empty benchmark database with COPY: questions with references, completions, a
 correctness project whose items are all resolved (final label, resolution), and two submitted labels per item from
 24 annotators, as the workflow leaves them. Question and completion texts are log-uniform between --min-text and
 --max-text bytes (default 512 B to 4 KB) of prose with LaTeX. The export then runs in a fresh child process (the
 whole job: selection, rows in chunks, every data file, manifest with agreement figures, zip, atomic publish), and
-the script prints its wall time, rows per second, bundle size and the peak resident memory of that process.
+the script prints its wall time, rows per second, bundle size and the peak resident memory of that process. Before
+it, the same process times what the export form computes on every dashboard load: each format's row count from the
+final labels (beside counting the project's items); `--previews-only` measures only those.
 """
 
 from __future__ import annotations
@@ -270,6 +273,26 @@ def populate(args) -> int:
     return project.pk
 
 
+def measure_previews(project) -> dict:
+    """What the export form computes on each dashboard load: every format's row count (default options), timed,
+    beside the baseline of counting the project's items."""
+    from annotation.models import Item
+    from reports import selectors
+    from reports.exports import export_format_names, get_export_format
+
+    started = time.perf_counter()
+    items = Item.objects.filter(project=project).count()
+    measured = {"baseline": {"rows": items, "seconds": time.perf_counter() - started}}
+    for name in export_format_names():
+        export_format = get_export_format(name)
+        if export_format.project_kind != project.kind:
+            continue
+        started = time.perf_counter()
+        preview = selectors.export_previews(project, [export_format])[name]
+        measured[name] = {"rows": preview.rows, "seconds": time.perf_counter() - started}
+    return measured
+
+
 def run_export(args) -> None:
     """The measured part, alone in its own process."""
     setup_django(args.database_url, args.export_root)
@@ -277,6 +300,10 @@ def run_export(args) -> None:
     from reports import services
 
     project = AnnotationProject.objects.get(pk=args.project)
+    previews = measure_previews(project)
+    if args.previews_only:
+        print(json.dumps({"previews": previews}))
+        return
     options = {"per_type": args.per_type} if args.format == "verifybench" else {}
     started, cpu_started = time.perf_counter(), time.process_time()
     job = services.create_export(
@@ -295,6 +322,7 @@ def run_export(args) -> None:
                 "bundle_bytes": job.bundle_size,
                 "files": (job.manifest or {}).get("files"),
                 "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                "previews": previews,
             }
         )
     )
@@ -315,6 +343,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run-export", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--project", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--export-root", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--previews-only", action="store_true", help="measure the export form's row counts only")
     parser.add_argument("--smoke", action="store_true", help="200 short completions: checks that the benchmark runs")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -356,9 +385,19 @@ def main(argv: list[str] | None = None) -> None:
             str(args.per_type),
             "--file-types",
             *args.file_types,
+            *(["--previews-only"] if args.previews_only else []),
         ]
         child = subprocess.run(command, check=True, capture_output=True, text=True)
     measured = json.loads(child.stdout.strip().splitlines()[-1])
+    baseline = measured["previews"].pop("baseline")
+    print(
+        f"export form's row counts, as each dashboard load computes them (baseline: counting the project's "
+        f"{baseline['rows']:,} items, {baseline['seconds'] * 1000:.0f} ms):"
+    )
+    for name, counted in measured["previews"].items():
+        print(f"  {name}: {counted['rows']:,} rows in {counted['seconds'] * 1000:.0f} ms")
+    if args.previews_only:
+        return
     if measured["status"] != "succeeded":
         sys.exit(f"export {measured['status']}: {measured['error']}")
     print(

@@ -146,6 +146,9 @@ STATICFILES_DIRS = [BASE_DIR / "frontend" / "static"]
 MEDIA_URL = "media/"
 MEDIA_ROOT = VAR_DIR / "media"
 EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", VAR_DIR / "exports"))
+# Key of the annotator pseudonyms in exported files; when empty, one derived from SECRET_KEY. Keep it stable: the same
+# person gets the same pseudonym across exports only while the key stays the same.
+EXPORT_PSEUDONYM_KEY = os.environ.get("EXPORT_PSEUDONYM_KEY", "")
 WHITENOISE_USE_FINDERS = DEBUG or TESTING
 
 # Outside DEBUG, cookies are sent over HTTPS only and browsers are told to use HTTPS for a year (HSTS);

@@ -148,3 +148,12 @@ def dataset_completion_samples(dataset) -> list[dict]:
         {"completion_id": completion_id, "question_id": question_id, "model": model, "is_greedy": is_greedy}
         for completion_id, question_id, model, is_greedy in rows.iterator()
     ]
+
+
+def export_previews(project, export_formats) -> dict:
+    """{format name: ExportPreview or None}: the rows each format would write now from the project's final labels,
+    with its default options, counted by aggregate queries."""
+    return {
+        export_format.name: export_format.preview_of(project, export_format.clean_options({}))
+        for export_format in export_formats
+    }

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from core.jobs import runner as jobs
 
-from .exports import InvalidExportOptions, UnknownExportFormat, clean_file_types, get_export_format, runner
+from .exports import (
+    InvalidExportOptions,
+    UnknownExportFormat,
+    clean_file_types,
+    get_export_format,
+    nothing_to_export,
+    runner,
+)
 from .models import ExportJob
 
 
@@ -21,17 +28,23 @@ def create_export(
     created_by=None,
     enqueue: bool = True,
 ):
-    """Validate an export request, create its ExportJob and queue it once the transaction commits."""
+    """Validate an export request, create its ExportJob and queue it once the transaction commits.
+
+    A request whose format would write no row from the project's current final labels is refused with the reason,
+    and no job is made (the format's preview counts the rows with aggregate queries)."""
     try:
         export_format = get_export_format(format)
         cleaned_types = clean_file_types(file_types)
-        export_format.clean_options(options)
+        cleaned_options = export_format.clean_options(options)
     except (UnknownExportFormat, InvalidExportOptions) as exc:
         raise ExportRequestError(exc.args[0]) from None
     if project.kind != export_format.project_kind:
         raise ExportRequestError(
             f"{format} exports need a {export_format.project_kind} project; project {project.pk} is {project.kind}"
         )
+    preview = export_format.preview_of(project, cleaned_options)
+    if preview is not None and preview.rows == 0:
+        raise ExportRequestError(nothing_to_export(preview.reason))
     job = ExportJob.objects.create(
         project=project,
         format=export_format.name,

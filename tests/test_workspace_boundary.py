@@ -57,7 +57,7 @@ def foreign(db, tmp_path, settings, monkeypatch):
     project = AnnotationProject.objects.filter(kind="correctness").order_by("pk").first()
     dataset = project.dataset
     create_invitation(project, actor=admin)
-    create_export(project=project, format="verifybench", created_by=admin)
+    create_export(project=project, format="verifybench-hard", created_by=admin)
     upload = io.BytesIO(b'{"question": "q", "reference_answer": "1", "completion": "1"}\n')
     upload.name = "more.jsonl"
     create_import(uploaded=upload, dataset_name=dataset.name, created_by=admin, workspace=dataset.workspace)

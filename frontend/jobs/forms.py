@@ -10,6 +10,7 @@ from grading import runs
 from grading.models import VerificationRun, VerifierConfig
 from grading.selection import recipes as selection
 from grading.selection import services as selection_services
+from reports import selectors as export_selectors
 from reports import services as export_services
 from reports.exports import COMMON_OPTIONS, FILE_TYPES, export_format_names, get_export_format
 from reports.models import ExportJob
@@ -274,6 +275,14 @@ class SelectionForm(ScopeFiltersMixin):
             return None
 
 
+def _rows_text(preview) -> str:
+    if preview is None:
+        return "rows counted when it runs"
+    if preview.rows == 0:
+        return "no rows"
+    return f"{'up to ' if not preview.exact else ''}{preview.rows} row{'s' if preview.rows != 1 else ''}"
+
+
 def export_formats_for(project: AnnotationProject) -> list:
     """The registered export formats that read this kind of project."""
     return [
@@ -294,11 +303,20 @@ class ExportForm(forms.Form):
         initial=0, min_value=-(2**63), max_value=2**63 - 1, help_text="Seed of every random choice the builder makes."
     )
 
-    def __init__(self, *args, project: AnnotationProject, **kwargs):
+    def __init__(self, *args, project: AnnotationProject, count_rows: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
         self.formats = {export_format.name: export_format for export_format in export_formats_for(project)}
-        self.fields["format"].choices = [(name, f"{fmt.title} ({name})") for name, fmt in self.formats.items()]
+        self.rows_counted = count_rows
+        self._previews: list[dict] | None = None
+        labels = {name: f"{fmt.title} ({name})" for name, fmt in self.formats.items()}
+        if count_rows and not self.is_bound:  # a submitted form counts only if it is shown again (an error)
+            for preview in self.previews:
+                labels[preview["name"]] += f": {preview['rows']}"
+            giving = [preview["name"] for preview in self.previews if preview["gives_rows"]]
+            if giving:
+                self.fields["format"].initial = giving[0]
+        self.fields["format"].choices = list(labels.items())
         common = {option.name for option in COMMON_OPTIONS}
         self.option_fields: dict[str, object] = {}
         users: dict[str, list[str]] = {}
@@ -325,6 +343,25 @@ class ExportForm(forms.Form):
                 )
             field.widget.attrs["placeholder"] = "" if option.default is None else str(option.default)
             self.fields[f"option_{name}"] = field
+
+    @property
+    def previews(self) -> list[dict]:
+        """Each format's row count from the project's final labels (default options) and why none, when counted."""
+        if not self.rows_counted:
+            return []
+        if self._previews is None:
+            counted = export_selectors.export_previews(self.project, self.formats.values())
+            self._previews = [
+                {
+                    "name": name,
+                    "title": fmt.title,
+                    "rows": _rows_text(counted[name]),
+                    "gives_rows": counted[name] is None or counted[name].rows > 0,
+                    "reason": counted[name].reason if counted[name] is not None else "",
+                }
+                for name, fmt in self.formats.items()
+            ]
+        return self._previews
 
     def options_for(self, format_name: str) -> dict:
         options = {"seed": self.cleaned_data["seed"]}

@@ -1,6 +1,6 @@
 """Export bundles (zip of data files, manifest.json and a dataset card) of final human labels.
 
-Pure parts: `columns`, `writers`, `registry`, `selection`, `manifest`. Database parts: `builders` (the built-in
+Pure parts: `columns`, `writers`, `registry`, `selection`, `manifest`, `pseudonyms`. Database parts: `builders` (the built-in
 formats) and `runner` (running one ExportJob atomically).
 """
 
@@ -9,6 +9,7 @@ from .registry import (
     COMMON_OPTIONS,
     ExportFormat,
     ExportPlan,
+    ExportPreview,
     ExportRow,
     InvalidExportOptions,
     Option,
@@ -17,6 +18,7 @@ from .registry import (
     clean_file_types,
     export_format_names,
     get_export_format,
+    nothing_to_export,
     register_export_format,
     unregister_export_format,
 )
@@ -30,6 +32,7 @@ __all__ = [
     "Column",
     "ExportFormat",
     "ExportPlan",
+    "ExportPreview",
     "ExportRow",
     "InvalidExportOptions",
     "Option",
@@ -38,6 +41,7 @@ __all__ = [
     "clean_file_types",
     "export_format_names",
     "get_export_format",
+    "nothing_to_export",
     "read_rows",
     "register_export_format",
     "unregister_export_format",

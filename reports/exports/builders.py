@@ -12,11 +12,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
+from django.conf import settings
+from django.db.models import Case, CharField, Count, F, When
+from django.db.models.functions import Substr
+
 from annotation import workflow
 from annotation.models import Item, Label
 from core import taxonomy
-from verifybench.models import Completion
+from verifybench.models import Completion, Question
 
+from . import pseudonyms
 from .columns import (
     MATHARENA_COLUMNS,
     MUMATH_COLUMNS,
@@ -26,7 +31,7 @@ from .columns import (
     mumath_columns,
     verifybench_columns,
 )
-from .registry import ExportFormat, ExportPlan, ExportRow, Option, RowFacts, register_export_format
+from .registry import ExportFormat, ExportPlan, ExportPreview, ExportRow, Option, RowFacts, register_export_format
 from .selection import choose_balanced, choose_models, choose_subset, pick_one
 
 COARSE_TYPES = tuple(taxonomy.COARSE_CLASSES)
@@ -116,19 +121,30 @@ def _completion_facts(items, *fields: str):
                 yield (final, *values[subject_id])
 
 
-def _annotators(item_ids: list[int]) -> dict[int, list[int]]:
-    """Who labelled each item, first labeller first. Read as one range of the label index: a chunk's item ids are
-    mostly consecutive, and a range scan is much cheaper than a long IN list (labels of other items are dropped)."""
+def pseudonym_key() -> bytes:
+    """The key of the annotator pseudonyms: EXPORT_PSEUDONYM_KEY, else one derived from SECRET_KEY."""
+    configured = getattr(settings, "EXPORT_PSEUDONYM_KEY", "")
+    return configured.encode() if configured else pseudonyms.derived_key(settings.SECRET_KEY)
+
+
+def _annotators(item_ids: list[int]) -> dict[int, list[str]]:
+    """Who labelled each item, first labeller first, as pseudonyms. Read as one range of the label index: a chunk's
+    item ids are mostly consecutive, and a range scan is much cheaper than a long IN list (labels of other items are
+    dropped)."""
     wanted = set(item_ids)
-    by_item: dict[int, list[int]] = defaultdict(list)
+    by_item: dict[int, list[str]] = defaultdict(list)
     if not wanted:
         return by_item
     labels = Label.objects.filter(item_id__gte=min(wanted), item_id__lte=max(wanted))
     if len(wanted) * 4 < max(wanted) - min(wanted):
         labels = Label.objects.filter(item_id__in=item_ids)  # scattered ids (a sample): the range would be wasteful
+    key = pseudonym_key()
+    named: dict[int, str] = {}
     for item_id, annotator_id in labels.order_by("item_id", "created_at", "id").values_list("item_id", "annotator_id"):
         if item_id in wanted:
-            by_item[item_id].append(annotator_id)
+            if annotator_id not in named:
+                named[annotator_id] = pseudonyms.pseudonym(key, annotator_id)
+            by_item[item_id].append(named[annotator_id])
     return by_item
 
 
@@ -170,7 +186,7 @@ def _as_imported(values: dict, field_name: str, stored, *, of: str = "question")
     return origin.get(field_name, stored)
 
 
-def verifybench_row(values: dict, annotators: list[int]) -> ExportRow:
+def verifybench_row(values: dict, annotators: list[str]) -> ExportRow:
     facts = _facts(values)
     return ExportRow(
         data={
@@ -192,7 +208,7 @@ def verifybench_row(values: dict, annotators: list[int]) -> ExportRow:
     )
 
 
-def mumath_row(values: dict, annotators: list[int]) -> ExportRow:
+def mumath_row(values: dict, annotators: list[str]) -> ExportRow:
     return ExportRow(
         data={
             "uuid": _as_imported(values, "uuid", values["completion__question__external_id"]),
@@ -207,7 +223,7 @@ def mumath_row(values: dict, annotators: list[int]) -> ExportRow:
     )
 
 
-def matharena_row(values: dict, annotators: list[int]) -> ExportRow:
+def matharena_row(values: dict, annotators: list[str]) -> ExportRow:
     metadata = values["completion__metadata"] or {}
     return ExportRow(
         data={
@@ -250,6 +266,98 @@ def _chunked(values: Iterable, size: int) -> Iterator[list]:
 def _parameters(options: dict, **resolved) -> dict:
     shown = {k: v for k, v in options.items() if k not in ("chunk_size", "chunk_delay")}
     return {**shown, **resolved}
+
+
+# -- previews: the rows each format would write, counted by the database ----------------------------------------------
+
+
+def _labelled_completions(project, options: dict, *finals: bool):
+    """The completions with an exportable item (with one of these final labels, when given), as a subquery."""
+    items = exportable_items(project, options)
+    if finals:
+        items = items.filter(final_value__in=list(finals))
+    return Completion.objects.filter(pk__in=items.values("subject_id"))
+
+
+def _no_labels(title: str, options: dict) -> str:
+    if options.get("question_ids"):
+        return (
+            f"{title} reads completions with a final correct or incorrect label; none of the "
+            f"{len(options['question_ids'])} chosen question(s) has one."
+        )
+    return f"{title} reads completions with a final correct or incorrect label; this project has none yet."
+
+
+def _natural_preview(title: str):
+    def preview(project, options: dict) -> ExportPreview:
+        rows = exportable_items(project, options).count()
+        return ExportPreview(rows=rows, reason="" if rows else _no_labels(title, options))
+
+    return preview
+
+
+def preview_balanced(project, options: dict) -> ExportPreview:
+    """Two rows per drawn question: per coarse type, up to K of the questions with both a correct and an incorrect
+    final label (the type is the question's coarse class, else the first letter of its answer-type code)."""
+    title = "VerifyBench (balanced)"
+    with_correct = _labelled_completions(project, options, True).values("question_id")
+    with_incorrect = _labelled_completions(project, options, False).values("question_id")
+    letter = Case(
+        When(answer_class="", then=Substr("answer_type", 1, 1)), default=F("answer_class"), output_field=CharField()
+    )
+    by_letter = dict(
+        Question.objects.filter(pk__in=with_correct)
+        .filter(pk__in=with_incorrect)
+        .annotate(letter=letter)
+        .values("letter")
+        .annotate(questions=Count("pk"))
+        .values_list("letter", "questions")
+    )
+    per_type = options["per_type"]
+    rows = 2 * sum(min(per_type, by_letter.get(coarse, 0)) for coarse in COARSE_TYPES)
+    if rows:
+        return ExportPreview(rows=rows)
+    untyped = sum(by_letter.values())
+    if untyped:
+        reason = (
+            f"{title} needs both a correct and an incorrect completion of a question with an answer type (A to D); "
+            f"the {untyped} question(s) that have both have no answer type."
+        )
+    elif not exportable_items(project, options).exists():
+        reason = _no_labels(title, options)
+    else:
+        reason = f"{title} needs both a correct and an incorrect completion of a question; no question has both."
+    return ExportPreview(rows=0, reason=reason)
+
+
+def preview_mumath(project, options: dict) -> ExportPreview:
+    """One row per (problem, author model) with a labelled solution, over the chosen models; with a number of
+    problems drawn at random, the count is an upper bound until the draw is made."""
+    title = "mu-MATH"
+    labelled = _labelled_completions(project, options)
+    problems_per_model = dict(
+        labelled.values("model_name")
+        .annotate(problems=Count("question_id", distinct=True))
+        .values_list("model_name", "problems")
+    )
+    models = choose_models(problems_per_model, options["models"], options.get("author_models"))
+    rows = sum(problems_per_model.get(model, 0) for model in models)
+    if not rows:
+        if not problems_per_model:
+            return ExportPreview(rows=0, reason=_no_labels(title, options))
+        return ExportPreview(
+            rows=0,
+            reason=(
+                f"{title} reads the solutions of the author models asked for ({', '.join(models)}); none of them has "
+                f"a solution with a final label. Models with labelled solutions: {', '.join(sorted(problems_per_model))}."
+            ),
+        )
+    wanted = options.get("problems")
+    if wanted:
+        candidates = labelled.filter(model_name__in=models).values("question_id").distinct().count()
+        if wanted < candidates:
+            return ExportPreview(rows=min(rows, wanted * len(models)), exact=False)
+    return ExportPreview(rows=rows)
 
 
 # -- VerifyBench-Hard: every exportable item with its natural label balance ---------------------------------------
@@ -458,6 +566,7 @@ VERIFYBENCH = register_export_format(
         options=(Option("per_type", int, 250, 1, 1_000_000, help="Questions per coarse answer type (K)."),),
         describe=describe_balanced,
         columns_for=lambda project: with_confidence(project, verifybench_columns(_field_types(project))),
+        preview=preview_balanced,
     )
 )
 VERIFYBENCH_HARD = register_export_format(
@@ -469,6 +578,7 @@ VERIFYBENCH_HARD = register_export_format(
         file_stem="verifybench_hard",
         describe=describe_natural,
         columns_for=lambda project: with_confidence(project, verifybench_columns(_field_types(project))),
+        preview=_natural_preview("VerifyBench-Hard (natural label balance)"),
     )
 )
 MUMATH = register_export_format(
@@ -484,6 +594,7 @@ MUMATH = register_export_format(
         ),
         describe=describe_mumath,
         columns_for=lambda project: with_confidence(project, mumath_columns(_field_types(project))),
+        preview=preview_mumath,
     )
 )
 MATHARENA = register_export_format(
@@ -495,5 +606,6 @@ MATHARENA = register_export_format(
         file_stem="matharena_answers",
         describe=describe_matharena,
         columns_for=lambda project: with_confidence(project, matharena_columns(_field_types(project))),
+        preview=_natural_preview("MathArena final answers"),
     )
 )

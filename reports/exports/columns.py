@@ -9,7 +9,7 @@ import pyarrow as pa
 STRING = "string"
 BOOL = "bool"
 INT = "int"
-INT_LIST = "int_list"
+STRING_LIST = "string_list"
 JSON = "json"  # any JSON value; a JSON string in CSV and Parquet
 FLOAT = "float"
 
@@ -17,7 +17,7 @@ _ARROW_TYPES = {
     STRING: pa.string(),
     BOOL: pa.bool_(),
     INT: pa.int64(),
-    INT_LIST: pa.list_(pa.int64()),
+    STRING_LIST: pa.list_(pa.string()),
     JSON: pa.string(),
     FLOAT: pa.float64(),
 }
@@ -56,7 +56,7 @@ def verifybench_columns(field_types: dict[str, list[str]] | None = None) -> tupl
         Column("answer_type"),
         Column("answer_subtype"),
         Column("source"),
-        Column("annotator", INT_LIST),
+        Column("annotator", STRING_LIST),
         Column("answer_type_code"),
     )
 

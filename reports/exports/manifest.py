@@ -164,6 +164,16 @@ def render_card(manifest: dict[str, Any], builder_description: str) -> str:
         f"{counts['rows']} rows: {counts['by_label']['correct']} correct, {counts['by_label']['incorrect']} incorrect.",
         "",
     ]
+    if manifest.get("annotator_pseudonyms"):
+        lines += [
+            "## Annotators",
+            "",
+            "The `annotator` column lists who labelled each row, first labeller first, as pseudonyms: "
+            f"{manifest['annotator_pseudonyms']}. The same person has the same pseudonym in every export of this "
+            "installation, so rows of several exports can be joined by annotator; no database id or username is "
+            "written, and without the key a pseudonym cannot be traced back to an account.",
+            "",
+        ]
     lines += _verifier_lines(manifest.get("verifiers"))
     shortfalls = manifest.get("shortfalls") or {}
     lines += ["## Shortfalls", ""]

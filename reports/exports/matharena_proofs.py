@@ -20,7 +20,7 @@ from grading.proofs.subject import PROOF_GRADE
 
 from . import matharena_rows
 from .columns import INT, JSON, STRING, Column
-from .registry import ExportFormat, ExportPlan, ExportRow, RowFacts, register_export_format
+from .registry import ExportFormat, ExportPlan, ExportPreview, ExportRow, RowFacts, register_export_format
 
 _KINDS = {
     "problem_idx": JSON,
@@ -98,6 +98,21 @@ def plan_matharena_proofs(project, options: dict) -> ExportPlan:
     return ExportPlan(total=len(item_ids), chunks=chunks(), parameters={**shown, "builder": "matharena-proofs"})
 
 
+def preview_matharena_proofs(project, options: dict) -> ExportPreview:
+    rows = exportable_proof_items(project, options).count()
+    if rows:
+        return ExportPreview(rows=rows)
+    chosen = (
+        f"none of the {len(options['question_ids'])} chosen problem(s) has one" if options.get("question_ids") else ""
+    )
+    return ExportPreview(
+        rows=0,
+        reason="MathArena proofs (graded) reads proofs with a final score; "
+        + (chosen or "this project has none yet")
+        + ".",
+    )
+
+
 def describe_matharena_proofs(options: dict) -> str:
     return (
         "MathArena proofs: every proof of the project with a final score, one row per proof. Each grader's points, "
@@ -116,6 +131,7 @@ MATHARENA_PROOFS = register_export_format(
         file_stem="matharena_proofs",
         describe=describe_matharena_proofs,
         project_kind=PROOF_GRADE,
+        preview=preview_matharena_proofs,
     ),
     replace=True,
 )

@@ -1,7 +1,9 @@
 """The registry of export formats and the validation of their options. Pure module, no Django imports.
 
 A format names its columns, the options it accepts and a `plan` function that reads the database and returns an
-ExportPlan: how many rows will be written, the parameters it resolved, any shortfall, and the rows in chunks.
+ExportPlan: how many rows will be written, the parameters it resolved, any shortfall, and the rows in chunks. Its
+`preview` function counts those rows with aggregate queries only (no row is read into Python), and says why there
+are none when there are none, so a request that would give an empty file is refused before a job is made.
 The built-in formats live in `reports.exports.builders`; other apps register theirs from AppConfig.ready():
 
     from reports.exports import ExportFormat, register_export_format
@@ -97,6 +99,21 @@ class ExportPlan:
 
 
 @dataclass(frozen=True)
+class ExportPreview:
+    """How many rows an export would write now, and why none when it would write none."""
+
+    rows: int
+    reason: str = ""
+    # False when `rows` is an upper bound (a seeded sample decides the exact number while the export runs)
+    exact: bool = True
+
+
+def nothing_to_export(reason: str) -> str:
+    """The sentence an empty export is refused with."""
+    return f"Nothing to export: {reason}"
+
+
+@dataclass(frozen=True)
 class ExportFormat:
     name: str
     title: str
@@ -111,6 +128,11 @@ class ExportFormat:
     project_kind: str = "correctness"
     # The columns for one project, when they depend on it (id columns typed as the imported files typed them).
     columns_for: Callable[[Any], tuple[Column, ...]] | None = None
+    # preview(project, options) -> ExportPreview; options are already cleaned. None: the count is not known beforehand.
+    preview: Callable[[Any, dict[str, Any]], ExportPreview] | None = None
+
+    def preview_of(self, project, options: dict[str, Any]) -> ExportPreview | None:
+        return self.preview(project, options) if self.preview is not None else None
 
     def columns_of(self, project) -> tuple[Column, ...]:
         return self.columns_for(project) if self.columns_for is not None else self.columns

@@ -14,6 +14,9 @@ succeeded: if that transaction fails, the final file is removed again. A run tha
 temporary files (or, at worst, a final file whose job is not marked succeeded); the next run of the same job deletes
 every file of the job before it starts, so it starts clean. Downloads are served only for succeeded jobs.
 
+An export that would write no row fails with the reason its format gives (`nothing_to_export`), before any file is
+written or, if the labels changed since the plan counted them, before anything is published.
+
 Each execution owns the job through a fresh `run_token`. One that finds the token changed (the job was restarted
 while it was presumed dead) stops without touching the job; one that finds `cancel_requested` set between two chunks
 ends the job `cancelled` without publishing anything.
@@ -39,17 +42,20 @@ from annotation import selectors as annotation_selectors
 from annotation.models import AnnotationProject
 from core import events
 from core.jobs import runner
-from core.jobs.runner import EventDetails, Execution, JobKind
+from core.jobs.runner import EventDetails, Execution, JobFailed, JobKind
 from core.metrics import judge_intervals
 from reports import evaluation
 from reports.models import ExportJob
 from verifybench.label_rules import CORRECTNESS
 
+from . import pseudonyms
 from .manifest import ManifestCounts, manifest_json, render_card
-from .registry import get_export_format
+from .registry import ExportFormat, get_export_format, nothing_to_export
 from .writers import open_writer, sha256_of
 
 logger = logging.getLogger(__name__)
+
+ANNOTATOR_COLUMN = "annotator"
 
 
 def export_root() -> Path:
@@ -214,9 +220,18 @@ def _build(execution: Execution, workdir: Path, part: Path) -> dict:
         figures.discard()
 
 
+def _refusal(export_format: ExportFormat, project, options: dict) -> JobFailed:
+    """An export that would write no row fails with the reason, and publishes nothing."""
+    preview = export_format.preview_of(project, options)
+    reason = preview.reason if preview is not None and preview.reason else f"{export_format.title} selects no row."
+    return JobFailed(nothing_to_export(reason))
+
+
 def _write_bundle(execution, workdir, part, export_format, options, project, plan, figures) -> dict:
     job = execution.job
     columns = export_format.columns_of(project)
+    if plan.total == 0:
+        raise _refusal(export_format, project, options)
     execution.beat(done=0, total=plan.total)
 
     workdir.mkdir(parents=True)
@@ -235,6 +250,8 @@ def _write_bundle(execution, workdir, part, export_format, options, project, pla
             execution.beat(done=counts.rows)
             if options["chunk_delay"]:
                 time.sleep(options["chunk_delay"])
+        if counts.rows == 0:  # the labels changed since the plan counted them
+            raise _refusal(export_format, project, options)
         written = [writer.close() for writer in writers.values()]
     except BaseException:
         for writer in writers.values():
@@ -259,6 +276,11 @@ def _write_bundle(execution, workdir, part, export_format, options, project, pla
         "seed": options["seed"],
         "parameters": plan.parameters,
         "columns": [column.name for column in columns],
+        **(
+            {"annotator_pseudonyms": pseudonyms.SCHEME}
+            if any(column.name == ANNOTATOR_COLUMN for column in columns)
+            else {}
+        ),
         "counts": counts.as_dict(),
         "agreement": agreement,
         "project_state": state,

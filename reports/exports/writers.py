@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .columns import BOOL, FLOAT, INT, INT_LIST, JSON, STRING, Column, arrow_schema
+from .columns import BOOL, FLOAT, INT, JSON, STRING, STRING_LIST, Column, arrow_schema
 
 FILE_TYPES = ("jsonl", "csv", "parquet")
 
@@ -84,7 +84,7 @@ def _csv_cell(value: Any, kind: str) -> Any:
         return ""
     if kind == BOOL:
         return "true" if value else "false"
-    if kind in (INT_LIST, JSON):
+    if kind in (STRING_LIST, JSON):
         return json.dumps(value, ensure_ascii=False)
     return value
 
@@ -182,6 +182,6 @@ def _from_csv(text: str, kind: str) -> Any:
         return int(text) if text else None
     if kind == FLOAT:
         return float(text) if text else None
-    if kind in (INT_LIST, JSON):
+    if kind in (STRING_LIST, JSON):
         return json.loads(text) if text else None
     return text

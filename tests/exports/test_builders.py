@@ -7,6 +7,8 @@ import pytest
 from annotation.models import Item
 from reports import services
 from reports.exports import MUMATH_COLUMNS, VERIFYBENCH_COLUMNS, get_export_format, read_rows
+from reports.exports.builders import pseudonym_key
+from reports.exports.pseudonyms import pseudonym
 from reports.models import ExportJob
 
 VERIFYBENCH_FIELDS = [
@@ -125,12 +127,12 @@ def test_verifybench_rows_have_exactly_the_public_fields_and_spellings(verifyben
         "answer_type": "B3 - Interval",
         "answer_subtype": "B - Expressions",
         "source": "math_reasoning/OlympiadBench",
-        "annotator": [u.pk for u in three_annotators[:2]],
+        "annotator": [pseudonym(pseudonym_key(), u.pk) for u in three_annotators[:2]],
     }
     c0 = next(row for row in rows if row["completion_id"] == "c0-c")
     assert (c0["answer_type"], c0["answer_subtype"]) == ("C4 - Finite state selection", "C - Multiple Choice")
     a0 = next(row for row in rows if row["completion_id"] == "a0-c2")
-    assert a0["annotator"] == [u.pk for u in three_annotators]
+    assert a0["annotator"] == [pseudonym(pseudonym_key(), u.pk) for u in three_annotators]
     assert a0["answer_type"] == "A1 - Integer"
 
 

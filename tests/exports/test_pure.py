@@ -33,7 +33,7 @@ ROWS = [
         "answer_type": "A8 - Multiple Values",
         "answer_subtype": "A - Numeric Values",
         "source": "s",
-        "annotator": [3, 4],
+        "annotator": ["annotator-0123456789ab", "annotator-ba9876543210"],
         "answer_type_code": "A8",
     },
     {

@@ -5,6 +5,8 @@ import zipfile
 
 from annotation.models import Item
 from reports import services
+from reports.exports.builders import pseudonym_key
+from reports.exports.pseudonyms import pseudonym
 from reports.models import ExportJob
 from verifybench import services as import_services
 from verifybench.models import Completion, PriorLabel, Question, ReferenceAnswer
@@ -55,7 +57,8 @@ def test_verifybench_export_imports_back_with_the_same_questions_completions_and
             source.content_hash,
         )
         assert label.is_correct is item.final_value
-        assert label.annotators == list(item.labels.order_by("created_at", "id").values_list("annotator_id", flat=True))
+        labellers = item.labels.order_by("created_at", "id").values_list("annotator_id", flat=True)
+        assert label.annotators == [pseudonym(pseudonym_key(), user_id) for user_id in labellers]
 
 
 def test_mumath_export_imports_back_with_the_same_problems_solutions_and_labels(mumath_data, export_root):

@@ -55,7 +55,9 @@ def verdict_counts(verifier) -> dict[str, int]:
 
 def test_only_researchers_and_admins_reach_the_job_pages(client, annotator, make_user):
     dataset = make_verifiable_dataset()
-    project = correctness_project(dataset)
+    labellers = [make_user("annotator"), make_user("annotator")]
+    project = correctness_project(dataset, annotators=labellers)
+    label_everything(project, labellers)
     verifier = rule_verifier()
     run = runs.create_run(verifier=verifier, dataset=dataset, enqueue=False)
     job = export_services.create_export(project=project, format="verifybench-hard", enqueue=False)

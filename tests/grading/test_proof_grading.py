@@ -522,6 +522,14 @@ def test_export_job_writes_the_matharena_proof_bundle(project, graders, api_clie
     from reports.exports import read_rows
 
     settings.EXPORT_ROOT = str(tmp_path)
+    proofs_format = get_export_format("matharena-proofs")
+    empty = proofs_format.preview_of(project, proofs_format.clean_options({}))
+    assert (
+        empty.rows == 0
+        and empty.reason == "MathArena proofs (graded) reads proofs with a final score; this project has none yet."
+    )
+    with pytest.raises(data_services.ExportRequestError, match="Nothing to export: MathArena proofs"):
+        data_services.create_export(project=project, format="matharena-proofs", enqueue=False)
     grade_as(api_client_for, project, graders[0], full_marks())
     grade_as(api_client_for, project, graders[1], full_marks())
     with pytest.raises(data_services.ExportRequestError):
@@ -531,6 +539,8 @@ def test_export_job_writes_the_matharena_proof_bundle(project, graders, api_clie
     )
     job = data_services.run_export_now(job)
     assert job.status == "succeeded", job.error
+    counted = proofs_format.preview_of(project, proofs_format.clean_options({}))
+    assert counted.exact and counted.rows == job.manifest["counts"]["rows"] == 1
 
     columns = get_export_format("matharena-proofs").columns
     with zipfile.ZipFile(data_services.export_bundle(job)) as bundle:

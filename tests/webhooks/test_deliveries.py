@@ -11,6 +11,7 @@ import httpx2
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from annotation import services as annotation_services
 from core.jobs import runner
 from reports import services as export_services
 from tests.conftest import allow_judge_endpoint
@@ -20,6 +21,13 @@ from webhooks import services, signing
 from webhooks.models import WebhookAttempt, WebhookDelivery
 
 pytestmark = pytest.mark.django_db
+
+
+def label_all_correct(project, annotators) -> None:
+    """Every annotator labels every item correct, so each item has a final label an export can write."""
+    for user in annotators:
+        while (task := annotation_services.next_task(project, user)) is not None:
+            annotation_services.submit_label(task, user, value=True)
 
 
 def export_now(project):
@@ -190,8 +198,10 @@ def test_a_hook_hears_its_own_projects_events_and_its_datasets_imports_only(
 ):
     settings.IMPORT_UPLOAD_DIR = tmp_path / "uploads"
     settings.EXPORT_ROOT = tmp_path / "exports"
-    first, _, _ = make_project(annotators=0)
-    second, _, _ = make_project(annotators=0, dataset=first.dataset)
+    first, first_annotators, _ = make_project(annotators=2)
+    second, second_annotators, _ = make_project(annotators=2, dataset=first.dataset)
+    label_all_correct(first, first_annotators)
+    label_all_correct(second, second_annotators)
     hook = hook_on(first, events=["export.ready", "import.finished"])
     hook_on(second, events=["import.failed"], path="/other")
 
