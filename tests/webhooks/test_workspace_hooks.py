@@ -18,6 +18,7 @@ from reports import services as export_services
 from tests.annotation.conftest import build_dataset
 from tests.fakes.http_receiver import Answer
 from tests.frontend.test_pages import assert_csp_clean
+from tests.webhooks.test_deliveries import label_all_correct
 from verifybench import imports
 from verifybench.models import Dataset
 from webhooks import services, signing
@@ -70,7 +71,8 @@ def test_a_workspace_hook_hears_its_projects_datasets_and_imports_signed_and_not
     settings.EXPORT_ROOT = tmp_path / "exports"
     ours = verifybench_data.dataset.workspace
     theirs = other_team["workspace"]
-    their_project, _, _ = make_project(annotators=0, dataset=other_team["dataset"])
+    their_project, their_annotators, _ = make_project(annotators=2, dataset=other_team["dataset"])
+    label_all_correct(their_project, their_annotators)  # an export writes only what has a final label
     hook = services.create_webhook(
         workspace=ours,
         url=receiver.url + "/ours",
@@ -188,7 +190,8 @@ def test_a_researcher_of_another_workspace_neither_sees_nor_changes_a_workspace_
 ):
     settings.WEBHOOK_RETRY_BASE_SECONDS = 0
     theirs = other_team["workspace"]
-    their_project, _, _ = make_project(annotators=0, dataset=other_team["dataset"])
+    their_project, their_annotators, _ = make_project(annotators=2, dataset=other_team["dataset"])
+    label_all_correct(their_project, their_annotators)  # an export writes only what has a final label
     member = api_client_for(other_team["researcher"])
     hook = member.post(
         "/api/webhooks/",
