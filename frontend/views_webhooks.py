@@ -29,8 +29,8 @@ class WebhookForm(forms.Form):
     url = forms.CharField(
         max_length=2000,
         label="URL",
-        help_text="Where the deliveries are posted. Its host must be on the allow-list of LLM judges "
-        "(Admin → Allowed judge hosts).",
+        help_text="Where the deliveries are posted. Its scheme, host and port must be an allowed endpoint, the "
+        "list LLM judges use too; an admin adds one (Admin → Allowed judge endpoints).",
     )
     events = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="What the URL hears.")
     description = forms.CharField(max_length=500, required=False, help_text="Optional: what listens there.")

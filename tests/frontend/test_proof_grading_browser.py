@@ -153,3 +153,13 @@ def test_three_graders_on_the_grading_page_and_the_median_is_final(
     assert (item.state, item.resolution, item.final_value) == (workflow.RESOLVED, workflow.BY_MAJORITY, 5.0)
     third = Label.objects.get(item=item, annotator=graders[2])
     assert third.value == 5.0 and third.details["awarded"] == {"a1": 2, "a2": 2, "a3": 1}
+
+
+def test_the_grading_page_fits_a_phone(browser, live_server, login, app_url, proof_project):
+    """At 390 px the rubric's rows wrap: nothing runs past the right edge."""
+    project, graders = proof_project
+    page = browser.new_page(viewport={"width": 390, "height": 800})
+    login(page, graders[0])
+    open_next_task(page, app_url, project)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.close()
