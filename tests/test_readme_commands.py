@@ -238,7 +238,7 @@ def test_every_manage_py_line_of_the_readme_runs_as_written(fresh_clone):
     assert len(lines) >= 15
     for line in lines:
         run_shell(line, folder, environment)
-    assert (folder / "vb.zip").stat().st_size > 0 and (folder / "meta_eval.csv").exists()
+    assert (folder / "vbh.zip").stat().st_size > 0 and (folder / "meta_eval.csv").exists()
     assert (folder / "verdicts.jsonl").read_text().count("\n") == 2
 
 
