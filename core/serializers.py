@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from django.db.models import Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+from . import workspaces
 
 
 class NoBodySerializer(serializers.Serializer):
@@ -26,8 +29,6 @@ class WorkspaceField(serializers.PrimaryKeyRelatedField):
         super().__init__(**kwargs)
 
     def get_queryset(self):
-        from . import workspaces
-
         request = self.context.get("request")
         return workspaces.workspaces_for(getattr(request, "user", None))
 
@@ -35,8 +36,6 @@ class WorkspaceField(serializers.PrimaryKeyRelatedField):
 def workspace_or_default(serializer: serializers.Serializer, attrs: dict, field: str = "workspace") -> dict:
     """Fill `attrs[field]` with the requester's only workspace when it was not given; refuse when there is no
     single one to choose."""
-    from . import workspaces
-
     if attrs.get(field) is None:
         request = serializer.context.get("request")
         chosen = workspaces.default_for(getattr(request, "user", None))
@@ -59,10 +58,6 @@ class ScopedToWorkspaces:
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from django.db.models import Q
-
-        from . import workspaces
-
         request = self.context.get("request")  # type: ignore[attr-defined]
         user = getattr(request, "user", None)
         for name, path in self.workspace_paths.items():
