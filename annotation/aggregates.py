@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from django.db import connection, transaction
 from django.db.models import Count, Q, Sum
 
+from core.keys import subject_keys
 from core.metrics import tallies
 from core.rows import prepared_cursor
 
@@ -388,11 +389,24 @@ def track_subjects(kind: str, subject_ids: Sequence[int]) -> SubjectTracker:
     in the same transaction."""
     if kind not in _CONTRIBUTORS or not subject_ids:
         return SubjectTracker([])
-    items = list(
-        Item.objects.select_for_update(of=("self",))
-        .select_related("project")
-        .filter(project__kind=kind, subject_id__in=list(subject_ids))
-        .order_by("pk")
+    # the items are found first without a lock (most completions a run verifies are in no project), then locked
+    wanted = set(subject_ids)
+    item_ids = [
+        pk
+        for pk, subject_id in Item.objects.filter(project__kind=kind)
+        .filter(subject_keys("subject_id", wanted))
+        .values_list("pk", "subject_id")
+        if subject_id in wanted
+    ]
+    items = (
+        list(
+            Item.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .filter(pk__in=item_ids, subject_id__in=wanted)
+            .order_by("pk")
+        )
+        if item_ids
+        else []
     )
     by_project: dict[int, list[Item]] = {}
     for item in items:

@@ -338,14 +338,19 @@ class Verdict(models.Model):
         INCORRECT = parsers.INCORRECT, "Incorrect"
         INCONCLUSIVE = parsers.INCONCLUSIVE, "Inconclusive"
 
-    completion = models.ForeignKey("verifybench.Completion", on_delete=models.CASCADE, related_name="verdicts")
-    verifier = models.ForeignKey(VerifierConfig, on_delete=models.PROTECT, related_name="verdicts")
+    # The unique (completion, verifier) and the (verifier, ...) indexes serve these keys' lookups: a verdict table of
+    # millions of rows keeps no index of its own per key (each one slows every chunk a run writes).
+    completion = models.ForeignKey(
+        "verifybench.Completion", on_delete=models.CASCADE, related_name="verdicts", db_index=False
+    )
+    verifier = models.ForeignKey(VerifierConfig, on_delete=models.PROTECT, related_name="verdicts", db_index=False)
     prompt_template = models.ForeignKey(
         PromptTemplate,
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="verdicts",
+        db_index=False,
         help_text="The template version the judge used; empty for rule-based verifiers.",
     )
     status = models.CharField(max_length=12, choices=Status.choices)
@@ -383,6 +388,12 @@ class Verdict(models.Model):
         indexes = [
             models.Index(fields=["verifier", "status"]),
             models.Index(fields=["verifier", "stage"], name="verdict_verifier_stage"),
+            # rule-based verdicts have no template: only the judges' verdicts are indexed by it
+            models.Index(
+                fields=["prompt_template"],
+                name="verdict_prompt_template",
+                condition=models.Q(prompt_template__isnull=False),
+            ),
         ]
 
     def __str__(self):

@@ -11,7 +11,7 @@ verdicts, and one multi-row insert of the cache entries.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation import aggregates
+from core.keys import subject_keys
 from verifybench.label_rules import CORRECTNESS
 
 from .judges.caching import CachedResponse
@@ -81,14 +82,30 @@ COLUMNS = [
 ]
 
 
+_STATUSES = frozenset(Verdict.Status.values)
+_DEFAULTS = tuple(OPTIONAL_FIELDS.values())
+_CARRIED: dict[type, bool] = {}  # dataclass of outcomes -> whether it carries any optional field (a rule outcome not)
+
+
+def _optional_values(result) -> tuple | list:
+    carried = _CARRIED.get(type(result))
+    if carried is None:
+        carried = any(hasattr(result, name) for name in OPTIONAL_FIELDS)
+        if is_dataclass(result):  # a class whose instances all have the same fields
+            _CARRIED[type(result)] = carried
+    if not carried:
+        return _DEFAULTS
+    return [getattr(result, name, default) or default for name, default in OPTIONAL_FIELDS.items()]
+
+
 def _row(completion_id: int, config: VerifierConfig, result, now) -> tuple:
     """The verdict's column values, in COLUMNS order."""
-    if result.status not in Verdict.Status.values:
+    if result.status not in _STATUSES:
         raise ValidationError(f"Unknown verdict status {result.status!r}.")
     template_id = getattr(result, "template_id", None)
     if template_id is None and config.kind == VerifierConfig.Kind.JUDGE:
         template_id = config.template_id
-    optional = [getattr(result, name, default) or default for name, default in OPTIONAL_FIELDS.items()]
+    optional = _optional_values(result)
     return (
         completion_id,
         config.pk,
@@ -108,8 +125,7 @@ _FAILED = COLUMNS.index("failed")
 _STATUS = COLUMNS.index("status")
 
 
-def _upsert_by_copy(rows: list[tuple]) -> None:
-    """PostgreSQL: COPY the rows into a temporary table, then one INSERT ... ON CONFLICT moves them in."""
+def _copy_sql() -> tuple[str, str, str]:
     table = connection.ops.quote_name(Verdict._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(column) for column in COLUMNS)
     replaced = ", ".join(
@@ -117,6 +133,29 @@ def _upsert_by_copy(rows: list[tuple]) -> None:
         for quoted in (connection.ops.quote_name(column) for column in COLUMNS)
         if quoted not in ('"completion_id"', '"verifier_id"', '"created_at"')
     )
+    return table, columns, replaced
+
+
+def _insert_by_copy(rows: list[tuple]) -> bool:
+    """PostgreSQL, none of the rows' verdicts stored yet (a first run): COPY them straight into the table. False, with
+    nothing written, when a verdict was stored meanwhile by another writer (the caller upserts instead)."""
+    from psycopg import errors
+
+    table, columns, _ = _copy_sql()
+    connection.ensure_connection()
+    try:
+        with transaction.atomic(), connection.connection.cursor() as cursor:
+            with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+    except errors.UniqueViolation:
+        return False
+    return True
+
+
+def _upsert_by_copy(rows: list[tuple]) -> None:
+    """PostgreSQL: COPY the rows into a temporary table, then one INSERT ... ON CONFLICT moves them in."""
+    table, columns, replaced = _copy_sql()
     connection.ensure_connection()
     with connection.connection.cursor() as cursor:
         cursor.execute(
@@ -130,7 +169,8 @@ def _upsert_by_copy(rows: list[tuple]) -> None:
             f"INSERT INTO {table} ({columns}) SELECT {columns} FROM verdict_load "
             f"ON CONFLICT (completion_id, verifier_id) DO UPDATE SET {replaced}"
         )
-        cursor.execute("TRUNCATE verdict_load")
+        # emptied for a second write in this transaction (a TRUNCATE would rewrite the catalog each time)
+        cursor.execute("DELETE FROM verdict_load")
 
 
 def _upsert_by_orm(rows: list[tuple]) -> None:
@@ -153,17 +193,21 @@ def write_verdicts(config: VerifierConfig, outcomes: Sequence[tuple[int, Any]]) 
     rows = [_row(completion_id, config, result, now) for completion_id, result in outcomes]
     ids = [row[0] for row in rows]
     with transaction.atomic():
-        previously_failed = set(
-            Verdict.objects.filter(verifier_id=config.pk, completion_id__in=ids, failed=True).values_list(
-                "completion_id", flat=True
-            )
-        )
+        wanted = set(ids)
+        stored = {
+            completion_id: failed
+            for completion_id, failed in Verdict.objects.filter(verifier_id=config.pk)
+            .filter(subject_keys("completion_id", wanted))
+            .values_list("completion_id", "failed")
+            if completion_id in wanted
+        }
+        previously_failed = {completion_id for completion_id, failed in stored.items() if failed}
         # the meta-evaluation's tallies of the completions' items move with their verdicts
         tracker = aggregates.track_subjects(CORRECTNESS, ids)
-        if connection.vendor == "postgresql":
-            _upsert_by_copy(rows)
-        else:
+        if connection.vendor != "postgresql":
             _upsert_by_orm(rows)
+        elif stored or not _insert_by_copy(rows):
+            _upsert_by_copy(rows)
         tracker.done()
     by_status: dict[str, int] = {}
     newly_failed = no_longer_failed = 0

@@ -80,3 +80,24 @@ def test_judge_answers_are_kept_once_by_their_prompt_key():
     cache_judge_answers([("k1", replace(answer, status="incorrect"))], template_name="t", template_version=1, model="m")
     assert JudgeResponseCache.objects.count() == 2
     assert cached_judge_answers(["k1", "k3"]) == {"k1": answer}
+
+
+def test_a_first_write_copied_straight_in_gives_way_to_the_upsert_when_a_verdict_appeared_meanwhile():
+    from django.db import connection
+    from django.utils import timezone
+
+    from grading import verdict_writes
+
+    dataset = build_dataset(questions=2, completions_per_question=3, name="copy-race")
+    config = VerifierConfig.objects.create(name="race-rules", kind=VerifierConfig.Kind.RULE)
+    ids = sorted(dataset.questions.values_list("completions__pk", flat=True))
+    write_verdicts(config, [(ids[0], outcome("incorrect"))])  # another writer was first for one completion
+    now = timezone.now()
+    rows = [verdict_writes._row(pk, config, outcome("correct"), now) for pk in ids]
+    if connection.vendor == "postgresql":
+        assert verdict_writes._insert_by_copy(rows) is False
+        assert Verdict.objects.filter(verifier=config).count() == 1  # the failed COPY left nothing behind
+
+    written = write_verdicts(config, [(pk, outcome("correct")) for pk in ids])
+    assert written.usable == 6
+    assert set(Verdict.objects.filter(verifier=config).values_list("status", flat=True)) == {"correct"}
