@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import threading
 import time
@@ -100,6 +101,16 @@ def _prepare_many(items: list[BatchItem], timeout: float) -> list[_Prepared]:
     return [_prepare_timed(item, timeout) for item in items]
 
 
+def _item_key(item: BatchItem) -> bytes:
+    """A digest of everything the reading of an item depends on (the texts themselves are not kept)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (item.completion, item.reference, item.answer_type or "", item.question or ""):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00\xff")
+    digest.update(b"s" if item.reference_is_solution else b"a")
+    return digest.digest()
+
+
 def _pool(workers: int):
     """A process pool whose workers start with the verifier already imported (sympy and the LaTeX
     parser take seconds to import; each fresh worker used to pay that again, which made two workers
@@ -135,17 +146,23 @@ def verify_batch(
     batch = [item if isinstance(item, BatchItem) else BatchItem.from_mapping(item) for item in items]
     # Identical rows (the same completion sampled again for the same question) are read once.
     unique = list(dict.fromkeys(batch))
-    pool = _pool(workers) if workers > 1 and len(unique) > chunk_size else None
+    # ... and an item this process has read before (in an earlier chunk of a run) is not read again
+    unique_keys = [_item_key(item) for item in unique]
+    unread = [index for index, key in enumerate(unique_keys) if key not in _READ]
+    to_read = [unique[index] for index in unread]
+    pool = _pool(workers) if workers > 1 and len(to_read) > chunk_size else None
     try:
         if pool is not None:
-            read = [
+            fresh = [
                 p
-                for part in pool.starmap(_prepare_many, [(chunk, timeout) for chunk in _chunks(unique, chunk_size)])
+                for part in pool.starmap(_prepare_many, [(chunk, timeout) for chunk in _chunks(to_read, chunk_size)])
                 for p in part
             ]
         else:
-            read = _prepare_many(unique, timeout)
-        by_item = dict(zip(unique, read))
+            fresh = _prepare_many(to_read, timeout)
+        read_now = {unique_keys[index]: ready for index, ready in zip(unread, fresh)}
+        _remember_readings(read_now)
+        by_item = {item: read_now[key] if key in read_now else _READ[key] for item, key in zip(unique, unique_keys)}
         prepared = [by_item[item] for item in batch]
         # Each distinct comparison gets what is left of the deadline after the slowest extraction
         # among the items that share it.
@@ -192,6 +209,18 @@ def verify_batch(
 # timeout or a failure, which a later batch may decide).
 _DECIDED: dict[tuple, Comparison] = {}
 _DECIDED_LIMIT = 200_000
+
+
+# Readings (extracted answer, resolved type) of the items this process has read, by a digest of the item; only those
+# read within their deadline.
+_READ: dict[bytes, _Prepared] = {}
+_READ_LIMIT = 200_000
+
+
+def _remember_readings(read: dict[bytes, _Prepared]) -> None:
+    if len(_READ) + len(read) > _READ_LIMIT:
+        _READ.clear()
+    _READ.update((key, ready) for key, ready in read.items() if not ready.timed_out)
 
 
 def _remember(decided: dict[tuple, Comparison]) -> None:

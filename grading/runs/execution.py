@@ -29,7 +29,7 @@ from .pipeline import RunWorker
 from .requests import clean_options
 from .scope import COUNT_KEYS, scope_counts, scope_filter
 
-WAIT_SECONDS = 0.5
+WAIT_SECONDS = 0.1  # how often the coordinating process looks whether the helpers finished the last chunks
 
 
 def stale_after() -> timedelta:

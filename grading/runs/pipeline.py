@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from .scope import CompletionRow, chunk_rows
 logger = logging.getLogger(__name__)
 
 QUEUE_LIMITS = 2  # judgements waiting per slot of the limit before another chunk is claimed
+STAGE_SWITCH_INTERVAL = 0.001  # seconds: how long the database stages of a rule run wait for the verifier's GIL
 
 
 def verify_rule_rows(rows: list[CompletionRow]) -> list[RuleOutcome]:
@@ -173,6 +175,10 @@ class RunWorker:
         writer = _ChunkWriter(self, beater)
         reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-chunk-reader")
         following = reader.submit(self._claim_and_read, beater)
+        # The verifier holds the GIL; after each round trip to the database the reader and the writer would wait for
+        # it up to the switch interval (5 ms by default), tens of times per chunk, and fall behind the verifier.
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch_interval, STAGE_SWITCH_INTERVAL))
         try:
             while True:
                 self.check()
@@ -187,6 +193,7 @@ class RunWorker:
             writer.close(raise_error=False)  # what is verified is still written; the first error wins
             raise
         finally:
+            sys.setswitchinterval(switch_interval)
             reader.submit(lambda: connection.close()).result()  # the reader thread's own connection
             reader.shutdown()
         writer.close()

@@ -49,9 +49,16 @@ def usable_verdicts(run: VerificationRun):
     return usable
 
 
-def pending_completions(run: VerificationRun):
-    """Completions of the scope with no usable verdict for the run's verifier yet (since the restart, if any)."""
-    return scope_filter(run).filter(~Exists(usable_verdicts(run).filter(completion=OuterRef("pk"))))
+def pending_completions(run: VerificationRun, first_id: int | None = None, last_id: int | None = None):
+    """Completions of the scope with no usable verdict for the run's verifier yet (since the restart, if any), those
+    with ids from `first_id` to `last_id` when given (a chunk: then only the chunk's own verdicts are looked at,
+    whatever the planner thinks of the verifier's other verdicts)."""
+    verdicts = usable_verdicts(run)
+    completions = scope_filter(run)
+    if first_id is not None and last_id is not None:
+        verdicts = verdicts.filter(completion_id__gte=first_id, completion_id__lte=last_id)
+        completions = completions.filter(pk__gte=first_id, pk__lte=last_id)
+    return completions.filter(~Exists(verdicts.filter(completion=OuterRef("pk"))))
 
 
 def scope_counts(run: VerificationRun) -> dict[str, int]:
@@ -109,8 +116,7 @@ class CompletionRow:
 def chunk_rows(run: VerificationRun, first_id: int, last_id: int) -> list[CompletionRow]:
     """The chunk's completions still pending, in id order, with their question and primary reference."""
     rows = (
-        pending_completions(run)
-        .filter(pk__gte=first_id, pk__lte=last_id)
+        pending_completions(run, first_id, last_id)
         .with_primary_reference()
         .order_by("pk")
         .values_list(

@@ -260,8 +260,39 @@ def test_identical_rows_in_a_batch_are_read_once_and_answered_in_order(monkeypat
         return original(item)
 
     monkeypatch.setattr(batch, "_prepare", counting)
+    monkeypatch.setattr(batch, "_READ", {})
     right = BatchItem("The answer is $\\boxed{4}$.", "4")
     wrong = BatchItem("The answer is $\\boxed{5}$.", "4")
     verdicts = verify_batch([right, wrong, right, right, wrong], timeout=5.0)
     assert [verdict.status for verdict in verdicts] == ["correct", "incorrect", "correct", "correct", "incorrect"]
     assert len(calls) == 2
+
+
+def test_an_item_read_in_an_earlier_batch_is_not_read_again_unless_its_reading_timed_out(monkeypatch):
+    from grading.answercheck import batch
+
+    calls = []
+    original = batch._prepare
+
+    def counting(item):
+        calls.append(item)
+        return original(item)
+
+    monkeypatch.setattr(batch, "_prepare", counting)
+    monkeypatch.setattr(batch, "_READ", {})
+    right = BatchItem("So $\\boxed{4}$.", "4")
+    assert [v.status for v in verify_batch([right])] == ["correct"]
+    # the same completion against another reference, or as a different type, is another item
+    assert [v.status for v in verify_batch([right, BatchItem("So $\\boxed{4}$.", "5")])] == ["correct", "incorrect"]
+    assert calls == [right, BatchItem("So $\\boxed{4}$.", "5")]
+
+    calls.clear()
+    slow = BatchItem("So $\\boxed{7}$.", "7")
+
+    def timing_out(item, *, timeout):
+        raise batch.DeadlineExceeded
+
+    monkeypatch.setattr(batch, "run_with_deadline", lambda function, item, timeout: timing_out(item, timeout=timeout))
+    assert verify_batch([slow])[0].status == "inconclusive"
+    monkeypatch.setattr(batch, "run_with_deadline", lambda function, item, timeout: function(item))
+    assert verify_batch([slow])[0].status == "correct"
