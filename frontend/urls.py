@@ -6,6 +6,7 @@ from django.views.generic import RedirectView
 from . import (
     views,
     views_annotation,
+    views_competitions,
     views_dashboard,
     views_evaluation,
     views_exports,
@@ -128,6 +129,7 @@ urlpatterns = [
     path("grading/projects/<int:project_id>/next/", views_grading.next_proof_task, name="proof-next"),
     path("grading/tasks/<int:task_id>/", views_grading.grade_page, name="proof-grade"),
     path("grading/items/<int:item_id>/", views_grading.conflict_page, name="proof-conflict"),
+    path("grading/competitions/<int:competition_id>/", views_competitions.competition_page, name="proof-competition"),
     path(
         "grading/competitions/<int:competition_id>/leaderboard/",
         views_grading.leaderboard_page,

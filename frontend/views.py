@@ -10,6 +10,7 @@ from django.http import Http404
 from django.shortcuts import render
 
 from core import roles, workspaces
+from grading.models import Competition
 
 from . import access, selectors
 from .rendering import final_answer_span, render_answer, render_markdown, render_with_final_answer
@@ -40,7 +41,10 @@ def home(request):
 def dataset_detail(request, dataset_id: int):
     dataset = access.dataset(request, dataset_id)
     page = Paginator(selectors.dataset_questions(dataset), 25).get_page(request.GET.get("page"))
-    return render(request, "frontend/dataset_detail.html", {"dataset": dataset, "page": page})
+    competition = Competition.objects.filter(dataset=dataset).first()
+    return render(
+        request, "frontend/dataset_detail.html", {"dataset": dataset, "page": page, "competition": competition}
+    )
 
 
 @login_required

@@ -16,9 +16,9 @@ class GradingConfig(AppConfig):
             verdict_tallies,
         )
         from .proofs import subject
-        from .proofs.importing import FORMAT_NAME, import_into_competition
+        from .proofs.importing import FORMAT_NAME, import_into_competition, looks_like_proofs
 
         subject.register()
         subject_filters.register()
         verdict_tallies.register()
-        register_file_importer(FORMAT_NAME, import_into_competition)
+        register_file_importer(FORMAT_NAME, import_into_competition, detect=looks_like_proofs)

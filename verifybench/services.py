@@ -7,6 +7,7 @@ is in `source_files`.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 
@@ -37,12 +38,49 @@ class ImportRejected(Exception):
 # Formats whose lines are not questions and completions (e.g. MathArena proof problems and model proofs): the
 # owning app registers a function that imports the whole file with the same validation and all-or-nothing rules.
 _FILE_IMPORTERS: dict[str, Callable[..., ImportReport]] = {}
+_FILE_DETECTORS: dict[str, Callable[[dict], bool]] = {}
+SNIFF_BYTES = 1 << 20  # how much of a JSON Lines file is read to find its first record when no format is given
 
 
-def register_file_importer(name: str, importer: Callable[..., ImportReport]) -> None:
+def register_file_importer(
+    name: str, importer: Callable[..., ImportReport], *, detect: Callable[[dict], bool] | None = None
+) -> None:
     """`importer(*, dataset_name, source, skip_invalid, rejects_path, created_by, source_name)` returns a report
-    or raises ImportRejected, like import_jsonl."""
+    or raises ImportRejected, like import_jsonl. `detect(first_record)` says whether a JSON Lines file given without
+    a format is one of this importer's."""
     _FILE_IMPORTERS[name] = importer
+    if detect is not None:
+        _FILE_DETECTORS[name] = detect
+
+
+def _detected_file_importer(source, source_name: str, file_type: str | None) -> str | None:
+    """The registered file importer whose format the file's first JSON record has, if any (the file is left where it
+    was)."""
+    if not _FILE_DETECTORS or file_type not in (None, "jsonl"):
+        return None
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    else:
+        try:
+            position = source.tell()
+            head = source.read(SNIFF_BYTES)
+            source.seek(position)
+        except (AttributeError, OSError, ValueError):
+            return None
+    if head[:4] == b"PAR1" or source_name.lower().endswith((".csv", ".parquet")):
+        return None
+    for line in head.splitlines():
+        if not line.strip():
+            continue
+        try:
+            first = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(first, dict):
+            return None
+        return next((name for name, detect in _FILE_DETECTORS.items() if detect(first)), None)
+    return None
 
 
 def import_format_names() -> list[str]:
@@ -77,6 +115,8 @@ def import_jsonl(
         source_name = source_name or str(source)
     else:
         source_name = source_name or getattr(source, "name", "") or ""
+    if fmt is None:
+        fmt = _detected_file_importer(source, source_name, file_type)
     if fmt in _FILE_IMPORTERS:
         imported = _FILE_IMPORTERS[fmt](
             dataset_name=dataset_name,

@@ -434,6 +434,13 @@ def _problem_conflict(existing: ProofProblem, line: _ProblemLine) -> tuple[str, 
     return None
 
 
+def looks_like_proofs(first_record: dict) -> bool:
+    """A MathArena proofs file: its first line is a problem with its grading scheme, or a model's proof."""
+    return (
+        "grading_scheme" in first_record or {"problem_idx", "model_name", "idx_answer", "answer"} <= first_record.keys()
+    )
+
+
 def import_into_competition(
     *,
     dataset_name: str,

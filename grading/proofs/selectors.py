@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch
 
 from annotation import workflow
 from annotation.models import AnnotationProject, Item, Task
@@ -180,3 +180,38 @@ def leaderboard_csv_text(board: leaderboard.Leaderboard) -> str:
     writer.writeheader()
     writer.writerows(leaderboard.leaderboard_csv_rows(board))
     return buffer.getvalue()
+
+
+def competition_overview(competition: Competition) -> list[dict]:
+    """Per problem of the competition, in order: its statement, points, latest rubric (version, chains, checkpoints),
+    how many proofs it has and from which models."""
+    problems = list(
+        competition.problems.prefetch_related(Prefetch("rubrics", queryset=Rubric.objects.order_by("-version")))
+        .annotate(proofs=Count("submissions"))
+        .order_by("position", "problem_idx")
+    )
+    models_of: dict[int, list[str]] = {}
+    for problem_id, model_name in (
+        ProofSubmission.objects.filter(problem__competition=competition)
+        .values_list("problem_id", "model_name")
+        .distinct()
+        .order_by("problem_id", "model_name")
+    ):
+        models_of.setdefault(problem_id, []).append(model_name)
+    overview = []
+    for problem in problems:
+        rubric = next(iter(problem.rubrics.all()), None)
+        chains = (rubric.spec or {}).get("chains", []) if rubric is not None else []
+        overview.append(
+            {
+                "problem": problem,
+                "rubric": rubric,
+                "chains": [
+                    {"title": chain.get("title") or chain.get("key", ""), "checkpoints": chain.get("checkpoints", [])}
+                    for chain in chains
+                ],
+                "proofs": problem.proofs,
+                "models": models_of.get(problem.pk, []),
+            }
+        )
+    return overview

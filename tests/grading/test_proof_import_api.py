@@ -98,3 +98,40 @@ def test_import_jsonl_command_imports_proofs(tmp_path):
     call_command("import_jsonl", str(path), dataset="Command Olympiad", format="matharena-proofs", stdout=out)
     assert "competition 'Command Olympiad'" in out.getvalue()
     assert ProofSubmission.objects.filter(problem__competition__name="Command Olympiad").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_proof_file_is_recognised_without_a_format(researcher, api_client_for, upload):
+    response = upload(api_client_for(researcher), jsonl(PROBLEM, OUTPUT))
+    assert response.status_code == 201, response.content
+    assert response.json()["format"] == "matharena-proofs"
+    assert ProofSubmission.objects.filter(problem__competition__name="API Olympiad").count() == 1
+    # a file of model proofs alone (its problems imported before) is recognised too
+    second = dict(OUTPUT, model_name="model-b")
+    response = upload(api_client_for(researcher), jsonl(second))
+    assert response.status_code == 201, response.content
+    assert ProofSubmission.objects.filter(problem__competition__name="API Olympiad").count() == 2
+
+
+@pytest.mark.django_db
+def test_a_question_file_is_not_taken_for_proofs(tmp_path):
+    from verifybench.services import import_jsonl
+
+    path = tmp_path / "questions.jsonl"
+    path.write_text(
+        json.dumps(
+            {
+                "question_id": "q1",
+                "question": "1+1?",
+                "reference_answer": "2",
+                "answer_type": "A1",
+                "completion_id": "c1",
+                "model": "m",
+                "completion": "It is 2.",
+            }
+        )
+        + "\n"
+    )
+    report = import_jsonl(dataset_name="plain", source=str(path))
+    assert report.format != "matharena-proofs" and report.completions_created == 1
+    assert not Competition.objects.exists()
