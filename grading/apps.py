@@ -13,6 +13,7 @@ class GradingConfig(AppConfig):
             checks,
             runs,
             subject_filters,
+            verdict_imports,
             verdict_tallies,
         )
         from .proofs import subject
@@ -22,3 +23,6 @@ class GradingConfig(AppConfig):
         subject_filters.register()
         verdict_tallies.register()
         register_file_importer(FORMAT_NAME, import_into_competition, detect=looks_like_proofs)
+        register_file_importer(
+            verdict_imports.FORMAT_NAME, verdict_imports.import_verdict_file, detect=verdict_imports.looks_like_verdicts
+        )

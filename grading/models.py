@@ -181,6 +181,7 @@ class VerifierConfig(models.Model):
         RULE = "rule", "Rule-based"
         JUDGE = "judge", "LLM judge"
         CASCADE = "cascade", "Cascade: rules, then a judge, then humans"
+        EXTERNAL = "external", "Imported verdicts (computed elsewhere)"
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
@@ -243,6 +244,9 @@ class VerifierConfig(models.Model):
         help_text="Cascade only: the share of rule-decided completions also sent to the judge, to measure "
         "disagreement; where the two disagree, humans decide.",
     )
+    provenance = models.TextField(
+        blank=True, help_text="Imported verdicts: where they came from (the files, who imported them and when)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -258,7 +262,7 @@ class VerifierConfig(models.Model):
                 condition=models.Q(concurrency_limit__gte=1), name="verifier_concurrency_at_least_one"
             ),
             models.CheckConstraint(
-                condition=models.Q(kind="rule")
+                condition=models.Q(kind__in=["rule", "external"])
                 | (models.Q(kind="cascade") & models.Q(cascade_judge__isnull=False))
                 | (
                     models.Q(kind="judge")

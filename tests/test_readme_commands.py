@@ -145,6 +145,15 @@ def write_readme_inputs(folder: Path) -> None:
             for model, correct in (("m1", True), ("m2", False))
         ],
     )
+    jsonl(
+        "judges.jsonl",
+        [
+            {"completion_id": f"h{index}-{model}", "verifier": judge, "verdict": (index + len(judge)) % 3 != 0}
+            for index in range(1, 7)
+            for model in ("m1", "m2")
+            for judge in ("harness-judge-a", "harness-judge-bb")
+        ],
+    )
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["uuid", "problem_statement", "golden_answer", "model", "model_output", "label"])

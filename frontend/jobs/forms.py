@@ -105,7 +105,10 @@ class RunForm(ScopeFiltersMixin):
     def __init__(self, *args, dataset: Dataset, project: AnnotationProject | None = None, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.dataset, self.project = dataset, project
-        self.fields["verifier"].queryset = runnable_verifiers(user, dataset).order_by("name")
+        # imported verdicts are not computed here: their configurations are for selection and evaluation only
+        self.fields["verifier"].queryset = (
+            runnable_verifiers(user, dataset).exclude(kind=VerifierConfig.Kind.EXTERNAL).order_by("name")
+        )
         self.fields["verifier"].label_from_instance = _verifier_label
         choices = [(self.SCOPE_DATASET, f"Every completion of the dataset {dataset.name}")]
         if project is not None and project.kind == CORRECTNESS:

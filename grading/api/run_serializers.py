@@ -92,6 +92,14 @@ class VerifierConfigSerializer(ScopedToWorkspaces, serializers.ModelSerializer):
             )
         if self.instance is not None and "workspace" in attrs and attrs["workspace"] != self.instance.workspace:
             raise serializers.ValidationError({"workspace": "a configuration stays in the workspace it was made in"})
+        external = VerifierConfig.Kind.EXTERNAL
+        changed_kind = self.instance is not None and attrs.get("kind", self.instance.kind) != self.instance.kind
+        if changed_kind and external in (attrs["kind"], self.instance.kind):
+            raise serializers.ValidationError({"kind": "an imported-verdict configuration keeps its kind"})
+        if self.instance is None and attrs.get("kind") == external:
+            raise serializers.ValidationError(
+                {"kind": "imported-verdict configurations are made by importing a verdict file (docs/formats.md)"}
+            )
         judge = attrs.get("cascade_judge")
         workspace = attrs.get("workspace", getattr(self.instance, "workspace", None))
         if judge is not None and judge.workspace_id not in (None, getattr(workspace, "pk", None)):

@@ -436,9 +436,11 @@ def _problem_conflict(existing: ProofProblem, line: _ProblemLine) -> tuple[str, 
 
 def looks_like_proofs(first_record: dict) -> bool:
     """A MathArena proofs file: its first line is a problem with its grading scheme, or a model's proof."""
-    return (
-        "grading_scheme" in first_record or {"problem_idx", "model_name", "idx_answer", "answer"} <= first_record.keys()
-    )
+    keys = first_record.keys()
+    if {"grading_scheme", "points"} <= keys:
+        return True
+    # a proof has neither a gold answer nor its problem's text (a MathArena final-answer row has both)
+    return {"problem_idx", "model_name", "idx_answer", "answer"} <= keys and not {"gold_answer", "problem"} & keys
 
 
 def import_into_competition(

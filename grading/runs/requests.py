@@ -79,6 +79,10 @@ def create_run(
         raise RunRequestError("give exactly one scope: a dataset or an annotation project")
     if project is not None and project.kind != "correctness":
         raise RunRequestError(f"project {project.pk} is a {project.kind} project; verifiers judge correctness")
+    if verifier.kind == VerifierConfig.Kind.EXTERNAL:
+        raise RunRequestError(
+            f"{verifier.name!r} holds verdicts imported from elsewhere; it cannot run (import its verdicts again)"
+        )
     if chunk_size is None:
         chunk_size = DEFAULT_CHUNK_SIZES[VerifierConfig.Kind(verifier.kind)]
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or not 1 <= chunk_size <= MAX_CHUNK_SIZE:
