@@ -57,6 +57,7 @@ demo: migrate
 
 # The web server and, beside it, a worker (with the job sweep) that runs every background job; Ctrl-C stops both.
 run: install assets
+	$(PY) manage.py create_database
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
 	$(PY) manage.py serve 127.0.0.1:$(PORT)

@@ -150,6 +150,17 @@ class Datasets:
             **options,
         )
 
+    def import_verdicts(self, source: FileSource, dataset: str, **options: Any) -> ImportJob:
+        """Upload verdicts computed elsewhere about the completions of the dataset named `dataset`: a file (JSON
+        Lines, CSV or Parquet) of `completion_id`, `verifier`, `verdict` rows, optionally `question_id`,
+        `raw_output`, `prompt_tokens`, `completion_tokens`, `cost`, `judged_at`. Each verifier becomes an
+        imported-verdict configuration; the options are `import_file`'s."""
+        return self.import_file(source, dataset, format="verdicts", **options)
+
+    def import_verdict_records(self, records: Iterable[Mapping[str, Any]], dataset: str, **options: Any) -> ImportJob:
+        """`import_verdicts` for rows given as dicts."""
+        return self.import_records(records, dataset, format="verdicts", **options)
+
     def imports(self, *, status: str | None = None, dataset: int | None = None) -> builtins.list[ImportJob]:
         """Import jobs, newest first."""
         return self._http.all("/api/imports/", status=status, dataset=dataset)

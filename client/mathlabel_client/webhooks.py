@@ -50,8 +50,8 @@ class Webhooks:
         """The events a webhook may hear, with what each means."""
         return {event["name"]: event["description"] for event in self._http.get("/api/webhooks/events/")}
 
-    def list(self, *, project: int | None = None) -> builtins.list[Webhook]:
-        return self._http.all("/api/webhooks/", project=project)
+    def list(self, *, project: int | None = None, workspace: int | None = None) -> builtins.list[Webhook]:
+        return self._http.all("/api/webhooks/", project=project, workspace=workspace)
 
     def get(self, webhook_id: int) -> Webhook:
         return self._http.get(f"/api/webhooks/{webhook_id}/")
@@ -62,6 +62,16 @@ class Webhooks:
         return self._http.post(
             "/api/webhooks/",
             {"project": project_id, "url": url, "events": list(events), "description": description},
+        )
+
+    def create_for_workspace(
+        self, workspace_id: int, url: str, events: Sequence[str], *, description: str = ""
+    ) -> Webhook:
+        """Register a URL for some events of every project, dataset, run and export of a workspace you are a member
+        of; signed and limited to the allow-list as `create`."""
+        return self._http.post(
+            "/api/webhooks/",
+            {"workspace": workspace_id, "url": url, "events": list(events), "description": description},
         )
 
     def update(self, webhook_id: int, **changes: Any) -> Webhook:

@@ -329,6 +329,38 @@ def test_webhooks(lab, tmp_path, receiver):
     client.webhooks.delete(hook["id"])
     assert client.webhooks.list() == []
 
+    for_workspace = client.webhooks.create_for_workspace(
+        dataset["workspace"], receiver.url + "/team", ["export.ready"], description="team"
+    )
+    assert for_workspace["workspace"] == dataset["workspace"] and for_workspace["secret"]
+    assert [listed["id"] for listed in client.webhooks.list(workspace=dataset["workspace"])] == [for_workspace["id"]]
+    client.webhooks.delete(for_workspace["id"])
+
+
+def test_imported_verdicts(lab, tmp_path):
+    client = lab.client
+    dataset = import_lab(lab, tmp_path)
+    rows = [
+        {"completion_id": row["completion_id"], "verifier": judge, "verdict": index % 3 != 0}
+        for index, row in enumerate(lab_rows())
+        for judge in ("harness-a", "harness-b")
+    ]
+    imported = client.datasets.import_verdict_records(rows, "lab-run", progress=False)
+    assert imported["status"] == "succeeded" and imported["report"]["verdicts_created"] == 24
+    assert sorted(imported["report"]["verifiers_created"]) == ["harness-a", "harness-b"]
+    kinds = {config["name"]: config["kind"] for config in client.verifiers.list()}
+    assert kinds["harness-a"] == "external"
+
+    path = tmp_path / "again.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    again = client.datasets.import_verdicts(path, "lab-run", progress=False)
+    assert again["report"]["verdicts_created"] == 0 and again["report"]["verdicts_unchanged"] == 24
+    flipped = [{**rows[0], "verdict": not rows[0]["verdict"]}]
+    with pytest.raises(JobFailed) as failed:
+        client.datasets.import_verdict_records(flipped, "lab-run", progress=False)
+    assert "1 conflict" in failed.value.error
+    assert dataset["completion_count"] == 12
+
 
 def test_signing_in_tokens_and_refusals(lab, monkeypatch):
     monkeypatch.setenv("MATHLABEL_TOKEN", lab.token)
