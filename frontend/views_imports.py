@@ -14,7 +14,7 @@ from core import workspaces
 from core.models import Workspace
 from verifybench import imports, services
 from verifybench.importing.sources import FILE_TYPES
-from verifybench.models import ImportJob
+from verifybench.models import Dataset, ImportJob
 
 from . import access
 from .jobs.presenters import job_row, register_parts
@@ -29,7 +29,8 @@ class ImportForm(forms.Form):
     workspace = forms.ModelChoiceField(
         queryset=Workspace.objects.none(),
         required=False,
-        help_text="The team a new dataset belongs to (yours, when you have only one).",
+        help_text="The team a new dataset belongs to (yours, when you have only one; an existing dataset stays in its "
+        "own).",
     )
     format = forms.ChoiceField(required=False, help_text="Detected from the fields of the first row when left open.")
     file_type = forms.ChoiceField(
@@ -52,11 +53,17 @@ class ImportForm(forms.Form):
         self.fields["dataset"].widget.attrs["list"] = "dataset-names"
         self._user = user
 
-    def clean_workspace(self):
-        workspace = self.cleaned_data.get("workspace") or workspaces.default_for(self._user)
-        if workspace is None:
-            raise forms.ValidationError("Choose the workspace the dataset belongs to.")
-        return workspace
+    def clean(self):
+        cleaned = super().clean()
+        # a file for an existing dataset (more completions, its verdicts, more proofs) goes where the dataset is
+        existing = Dataset.objects.filter(name=(cleaned.get("dataset") or "").strip()).only("workspace_id").first()
+        if existing is not None and workspaces.can_research(self._user, existing.workspace_id):
+            cleaned["workspace"] = existing.workspace
+        elif not cleaned.get("workspace"):
+            cleaned["workspace"] = workspaces.default_for(self._user)
+            if cleaned["workspace"] is None:
+                self.add_error("workspace", "Choose the workspace a new dataset belongs to.")
+        return cleaned
 
 
 @login_required

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 from pathlib import Path
 
 from verifybench import services
-from verifybench.models import Completion, Dataset, Question, ReferenceAnswer
+from verifybench.models import Completion, Dataset, ImportJob, Question, ReferenceAnswer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_DIR = REPO_ROOT / "docs" / "screenshots"
@@ -81,3 +82,17 @@ def save_screenshot(page, name: str, *, full_page: bool = True, clip: dict | Non
 
 def skip_screenshot(page, name: str, *, full_page: bool = True, clip: dict | None = None) -> None:
     """What `screenshot` does without --update-screenshots: the tracked images stay as they are."""
+
+
+def upload_through_import_page(page, app_url, path, dataset_name: str) -> ImportJob:
+    """Upload a file on the import page as a researcher does, and wait for its job's page; returns the import job."""
+    page.goto(app_url("dataset-import"))
+    form = page.get_by_test_id("import-form")
+    form.locator("input[type=file]").set_input_files(str(path))
+    form.get_by_label("Dataset").fill(dataset_name)
+    form.get_by_role("button", name="Upload and import").click()
+    page.wait_for_url(JOB_PAGE)
+    return ImportJob.objects.get(pk=int(JOB_PAGE.match(page.url).group(1)))
+
+
+JOB_PAGE = re.compile(r".*/jobs/import/(\d+)/$")

@@ -268,3 +268,34 @@ def test_an_upload_over_the_limit_is_refused_before_any_job(client, researcher, 
     assert response.status_code == 400
     assert "upload limit" in response.content.decode()
     assert not ImportJob.objects.exists() and not list(job_upload_dir().glob("*"))
+
+
+def test_a_file_for_an_existing_dataset_goes_to_its_workspace_without_asking(
+    client, researcher, django_capture_on_commit_callbacks
+):
+    """A researcher of two workspaces adds verdicts to a dataset of the second: the form takes the dataset's
+    workspace, and asks for one only for a new dataset."""
+    from core.models import Workspace, WorkspaceMember
+    from grading.models import Verdict
+
+    second = Workspace.objects.create(name="Second team")
+    WorkspaceMember.objects.create(workspace=second, user=researcher)
+    client.force_login(researcher)
+    made = upload(
+        client, django_capture_on_commit_callbacks, jsonl(native_row("q1")), dataset="team-set", workspace=second.pk
+    )
+    assert made.status_code == 302
+    dataset = Dataset.objects.get(name="team-set")
+    assert dataset.workspace == second
+    completion_id = Completion.objects.get(question__dataset=dataset).external_id
+    verdicts = jsonl({"question_id": "q1", "completion_id": completion_id, "verifier": "harness", "verdict": True})
+    added = upload(client, django_capture_on_commit_callbacks, verdicts, name="verdicts.jsonl", dataset="team-set")
+    assert added.status_code == 302, added.content.decode()[:2000]
+    job = ImportJob.objects.order_by("-pk").first()
+    assert job.status == "succeeded" and job.report["verdicts_created"] == 1
+    assert Verdict.objects.get().verifier.workspace == second
+    html = client.get(added["Location"]).content.decode()
+    assert "1 verdict written" in html and "harness" in html
+
+    new = upload(client, django_capture_on_commit_callbacks, jsonl(native_row("q9")), dataset="brand-new")
+    assert new.status_code == 400 and "Choose the workspace a new dataset belongs to" in new.content.decode()

@@ -20,8 +20,9 @@ from annotation.models import AnnotationProject, Item, Task
 from core import roles
 from grading.models import VerificationRun, VerifierConfig
 from reports.models import ExportJob
-from verifybench.models import Completion, Dataset, ImportJob
+from verifybench.models import Completion, Dataset
 
+from .helpers import upload_through_import_page
 from .test_labeling_browser import open_label_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -150,13 +151,7 @@ def test_a_labs_unlabeled_file_goes_from_upload_to_export_and_evaluation(
 
     # 1. Upload: a worker imports the file; the job page shows the report.
     login(page, researcher)
-    page.goto(app_url("dataset-import"))
-    form = page.get_by_test_id("import-form")
-    form.locator("input[type=file]").set_input_files(str(source))
-    form.get_by_label("Dataset").fill("lab run 7")
-    form.get_by_role("button", name="Upload and import").click()
-    job = ImportJob.objects.get()
-    page.wait_for_url(app_url("job-detail", "import", job.pk))
+    upload_through_import_page(page, app_url, source, "lab run 7")
     expect(page.get_by_test_id("import-counts")).to_contain_text("12 completions created", timeout=60_000)
     expect(page.get_by_test_id("import-counts")).to_contain_text("12 to annotate")
     screenshot(page, "import")
@@ -394,13 +389,7 @@ def test_every_shape_a_lab_has_uploads_through_the_page(
     celery_worker_factory({"IMPORT_UPLOAD_DIR": str(settings.IMPORT_UPLOAD_DIR)})
     login(page, make_user(roles.RESEARCHER, username="rita"))
     for name, (path, completions) in shape_files(tmp_path).items():
-        page.goto(app_url("dataset-import"))
-        form = page.get_by_test_id("import-form")
-        form.locator("input[type=file]").set_input_files(path)
-        form.get_by_label("Dataset").fill(f"shape {name}")
-        form.get_by_role("button", name="Upload and import").click()
-        job = ImportJob.objects.order_by("-pk").first()
-        page.wait_for_url(app_url("job-detail", "import", job.pk))
+        upload_through_import_page(page, app_url, path, f"shape {name}")
         counts = page.get_by_test_id("import-counts")
         expect(counts).to_contain_text(f"{completions} completion", timeout=60_000)
         expect(counts).to_contain_text(f"{completions} to annotate")

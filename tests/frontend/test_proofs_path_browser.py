@@ -12,7 +12,8 @@ from playwright.sync_api import expect
 from annotation.models import AnnotationProject
 from core import roles
 from grading.models import Competition
-from verifybench.models import ImportJob
+
+from .helpers import upload_through_import_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -49,13 +50,7 @@ def test_proofs_go_from_the_import_page_to_a_grading_project_and_a_grader(
     page.on("pageerror", lambda error: errors.append(str(error)))
 
     login(page, researcher)
-    page.goto(app_url("dataset-import"))
-    form = page.get_by_test_id("import-form")
-    form.locator("input[type=file]").set_input_files(str(source))
-    form.get_by_label("Dataset").fill("Olympiad 2026")
-    form.get_by_role("button", name="Upload and import").click()
-    job = ImportJob.objects.get()
-    page.wait_for_url(app_url("job-detail", "import", job.pk))
+    upload_through_import_page(page, app_url, source, "Olympiad 2026")
     expect(page.get_by_test_id("import-counts")).to_contain_text(
         "2 problems (2 rubrics) and 6 proofs created", timeout=60_000
     )

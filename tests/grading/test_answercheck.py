@@ -249,7 +249,9 @@ def test_verify_batch_with_worker_processes():
     assert [verdict.status for verdict in verdicts] == expected
 
 
-def test_identical_rows_in_a_batch_are_read_once_and_answered_in_order(monkeypatch):
+@pytest.fixture
+def readings(monkeypatch) -> list:
+    """The items the batch verifier reads (extracts answers from), in order, starting from an empty memo."""
     from grading.answercheck import batch
 
     calls = []
@@ -261,6 +263,11 @@ def test_identical_rows_in_a_batch_are_read_once_and_answered_in_order(monkeypat
 
     monkeypatch.setattr(batch, "_prepare", counting)
     monkeypatch.setattr(batch, "_READ", {})
+    return calls
+
+
+def test_identical_rows_in_a_batch_are_read_once_and_answered_in_order(readings):
+    calls = readings
     right = BatchItem("The answer is $\\boxed{4}$.", "4")
     wrong = BatchItem("The answer is $\\boxed{5}$.", "4")
     verdicts = verify_batch([right, wrong, right, right, wrong], timeout=5.0)
@@ -268,18 +275,10 @@ def test_identical_rows_in_a_batch_are_read_once_and_answered_in_order(monkeypat
     assert len(calls) == 2
 
 
-def test_an_item_read_in_an_earlier_batch_is_not_read_again_unless_its_reading_timed_out(monkeypatch):
+def test_an_item_read_in_an_earlier_batch_is_not_read_again_unless_its_reading_timed_out(readings, monkeypatch):
     from grading.answercheck import batch
 
-    calls = []
-    original = batch._prepare
-
-    def counting(item):
-        calls.append(item)
-        return original(item)
-
-    monkeypatch.setattr(batch, "_prepare", counting)
-    monkeypatch.setattr(batch, "_READ", {})
+    calls = readings
     right = BatchItem("So $\\boxed{4}$.", "4")
     assert [v.status for v in verify_batch([right])] == ["correct"]
     # the same completion against another reference, or as a different type, is another item
