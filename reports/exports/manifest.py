@@ -23,6 +23,9 @@ class ManifestCounts:
         self.label: Counter = Counter()
         self.model: Counter = Counter()
         self.resolution: Counter = Counter()
+        self.score: Counter = Counter()
+        self.points = 0.0
+        self.max_points = 0.0
 
     def add(self, facts: RowFacts) -> None:
         self.rows += 1
@@ -30,7 +33,12 @@ class ManifestCounts:
         self.answer_subtype[facts.answer_subtype or "(none)"] += 1
         self.domain[facts.domain or "(none)"] += 1
         self.source[facts.source or "(none)"] += 1
-        self.label["correct" if facts.label else "incorrect"] += 1
+        if facts.score is not None:  # a graded proof: a score out of its points, not correct or incorrect
+            self.score[f"{facts.score:g}"] += 1
+            self.points += facts.score
+            self.max_points += facts.max_points or 0.0
+        else:
+            self.label["correct" if facts.label else "incorrect"] += 1
         self.model[facts.model or "(none)"] += 1
         if facts.resolution:
             self.resolution[facts.resolution] += 1
@@ -50,7 +58,15 @@ class ManifestCounts:
             # "model" (the annotator model's most probable value) appears only in bundles that have such labels
             "final_label_by": {name: self.resolution.get(name, 0) for name in RESOLUTIONS}
             | ({"model": self.resolution["model"]} if self.resolution.get("model") else {}),
-        }
+        } | (
+            {
+                "by_score": dict(sorted(self.score.items(), key=lambda item: float(item[0]))),
+                "points": round(self.points, 4),
+                "max_points": round(self.max_points, 4),
+            }
+            if self.score
+            else {}
+        )
 
 
 def manifest_json(manifest: dict[str, Any]) -> str:
@@ -112,6 +128,19 @@ def _verifier_lines(verifiers: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def rows_summary(counts: dict[str, Any]) -> str:
+    """What the bundle's rows are, in a sentence: labels counted, or a proof bundle's points."""
+    if "by_score" in counts:
+        share = counts["points"] / counts["max_points"] if counts["max_points"] else None
+        scores = ", ".join(f"{score} points: {count}" for score, count in counts["by_score"].items())
+        mean = f"{share:.1%} of the points" if share is not None else "n/a"
+        proofs = "graded proof" if counts["rows"] == 1 else "graded proofs"
+        return f"{counts['rows']} {proofs}, {counts['points']:g} of {counts['max_points']:g} points ({mean}); {scores}."
+    return (
+        f"{counts['rows']} rows: {counts['by_label']['correct']} correct, {counts['by_label']['incorrect']} incorrect."
+    )
+
+
 def render_card(manifest: dict[str, Any], builder_description: str) -> str:
     """The dataset card: what the bundle holds and the protocol that produced its labels."""
     counts = manifest["counts"]
@@ -131,6 +160,23 @@ def render_card(manifest: dict[str, Any], builder_description: str) -> str:
     ]
     for name, info in manifest["files"].items():
         lines.append(f"- `{name}`: {info['rows']} rows, {info['bytes']} bytes, sha256 `{info['sha256']}`")
+    graded = "by_score" in counts
+    protocol = (
+        f"Every proof was graded against its problem's rubric by {first_round} graders working independently and "
+        "blind: they saw the problem, its rubric and the proof, never each other's grades or the model's name. When "
+        "their scores were within the project's agreement threshold the final score is their mean; otherwise a third "
+        "grader graded it and, when some pair then agreed, the median of the three is final; otherwise an "
+        "adjudicator decided and wrote a rationale. An administrator may override a final score, also with a "
+        "rationale. Unresolved proofs are left out."
+        if graded
+        else f"Every completion was labelled correct or incorrect by {first_round} annotators working independently "
+        "and blind: they saw the question, the reference answer and the completion, never each other's labels, the "
+        "automatic verdicts or (unless the project showed them) the model names. When the "
+        f"{first_round} labels agreed the label was final. Otherwise {tiebreak} more annotator(s) labelled it and a "
+        "strict majority decided; when there was still no majority an adjudicator decided and wrote a rationale. "
+        "An administrator may override a final label, also with a rationale. Items an annotator or adjudicator "
+        "resolved as unsuitable are left out, as are unresolved items and the gold items used to check annotators."
+    )
     lines += [
         "",
         "Columns: " + ", ".join(f"`{name}`" for name in manifest["columns"]) + ".",
@@ -138,13 +184,7 @@ def render_card(manifest: dict[str, Any], builder_description: str) -> str:
         "",
         "## How the labels were produced",
         "",
-        f"Every completion was labelled correct or incorrect by {first_round} annotators working independently and "
-        "blind: they saw the question, the reference answer and the completion, never each other's labels, the "
-        "automatic verdicts or (unless the project showed them) the model names. When the "
-        f"{first_round} labels agreed the label was final. Otherwise {tiebreak} more annotator(s) labelled it and a "
-        "strict majority decided; when there was still no majority an adjudicator decided and wrote a rationale. "
-        "An administrator may override a final label, also with a rationale. Items an annotator or adjudicator "
-        "resolved as unsuitable are left out, as are unresolved items and the gold items used to check annotators.",
+        protocol,
         "",
         "Final labels in this bundle were decided by: "
         + ", ".join(f"{name} {count}" for name, count in counts["final_label_by"].items())
@@ -161,7 +201,7 @@ def render_card(manifest: dict[str, Any], builder_description: str) -> str:
         "",
         "Parameters: " + ", ".join(f"`{k}` = {json.dumps(v)}" for k, v in manifest["parameters"].items()) + ".",
         "",
-        f"{counts['rows']} rows: {counts['by_label']['correct']} correct, {counts['by_label']['incorrect']} incorrect.",
+        rows_summary(counts),
         "",
     ]
     if manifest.get("annotator_pseudonyms"):

@@ -80,7 +80,13 @@ def _rows(item_ids: list[int]) -> list[ExportRow]:
             final_points=item.final_value,
             resolution=item.resolution,
         )
-        rows.append(ExportRow(data=data, facts=RowFacts(model=submission.model_name, resolution=item.resolution)))
+        facts = RowFacts(
+            model=submission.model_name,
+            resolution=item.resolution,
+            score=float(item.final_value) if isinstance(item.final_value, int | float) else None,
+            max_points=float(submission.problem.max_points),
+        )
+        rows.append(ExportRow(data=data, facts=facts))
     return rows
 
 

@@ -80,6 +80,8 @@ class RowFacts:
     label: bool | None = None
     model: str = ""
     resolution: str = ""
+    score: float | None = None  # a graded proof's final score, out of `max_points`
+    max_points: float | None = None
 
 
 @dataclass

@@ -26,7 +26,7 @@ def test_export_command_writes_the_bundle_to_out(verifybench_data, export_root, 
         str(out),
     )
     printed = capsys.readouterr().out
-    assert "6 rows (3 correct, 3 incorrect)" in printed
+    assert "6 rows: 3 correct, 3 incorrect." in printed
     assert "shortfall D - String: 0 of 1 requested" in printed
     with zipfile.ZipFile(out) as bundle:
         manifest = json.loads(bundle.read("manifest.json"))

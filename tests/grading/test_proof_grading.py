@@ -541,10 +541,17 @@ def test_export_job_writes_the_matharena_proof_bundle(project, graders, api_clie
     assert job.status == "succeeded", job.error
     counted = proofs_format.preview_of(project, proofs_format.clean_options({}))
     assert counted.exact and counted.rows == job.manifest["counts"]["rows"] == 1
+    # a proof bundle counts points, not correct and incorrect labels
+    counts = job.manifest["counts"]
+    assert (counts["by_score"], counts["points"], counts["max_points"]) == ({"7": 1}, 7, 7)
+    assert counts["by_label"] == {"correct": 0, "incorrect": 0}
 
     columns = get_export_format("matharena-proofs").columns
     with zipfile.ZipFile(data_services.export_bundle(job)) as bundle:
         bundle.extractall(tmp_path / "out")
+    card = next((tmp_path / "out").rglob("README.md")).read_text()
+    assert "1 graded proof, 7 of 7 points (100.0% of the points); 7 points: 1." in card
+    assert "graded against its problem's rubric" in card and "labelled correct or incorrect" not in card
     paths = sorted((tmp_path / "out").rglob("matharena_proofs.*"))
     assert [path.suffix for path in paths] == [".csv", ".jsonl", ".parquet"]
     for path in paths:

@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import AnnotationProject
 from reports import services
 from reports.exports import FILE_TYPES, export_format_names
+from reports.exports.manifest import rows_summary
 from reports.models import ExportJob
 
 
@@ -66,9 +67,6 @@ class Command(BaseCommand):
         shutil.copyfile(services.export_bundle(job), partial)
         os.replace(partial, out)
         counts = job.manifest["counts"]
-        self.stdout.write(
-            f"export {job.pk}: {counts['rows']} rows ({counts['by_label']['correct']} correct, "
-            f"{counts['by_label']['incorrect']} incorrect) -> {out} (sha256 {job.bundle_sha256})"
-        )
+        self.stdout.write(f"export {job.pk}: {rows_summary(counts)} -> {out} (sha256 {job.bundle_sha256})")
         for group, info in job.manifest["shortfalls"].items():
             self.stdout.write(f"shortfall {group}: {info['selected']} of {info['requested']} requested")
