@@ -162,7 +162,7 @@ class UnknownExportFormat(KeyError):
 
 
 _REGISTRY: dict[str, ExportFormat] = {}
-_BUILTINS = ("reports.exports.builders", "reports.exports.matharena_proofs")
+_BUILTINS = ("reports.exports.builders", "reports.exports.matharena_proofs", "reports.exports.all_labels")
 
 
 def register_export_format(export_format: ExportFormat, *, replace: bool = False) -> ExportFormat:

@@ -249,3 +249,55 @@ def test_a_model_based_project_exports_the_confidence_as_a_last_column(verifyben
 
 def export_format_columns(project):
     return get_export_format("verifybench-hard").columns_of(project)
+
+
+def test_all_labels_writes_every_human_label_beside_the_final_label(verifybench_data, export_root, tmp_path):
+    from annotation.models import Label
+    from reports.exports.all_labels import COLUMNS
+
+    project = verifybench_data.project
+    job = run(project, "all-labels", file_types=("jsonl", "csv", "parquet"))
+    rows = jsonl_objects(job, "all_labels.jsonl")
+    labels = Label.objects.filter(item__project=project, item__is_gold=False, item__excluded=False).select_related(
+        "item"
+    )
+    assert len(rows) == labels.count() == job.manifest["counts"]["rows"] > 0
+    key = pseudonym_key()
+
+    def key_of(facts: tuple) -> str:
+        return repr(facts)  # None and booleans do not sort together
+
+    expected = sorted(
+        key_of(
+            (
+                pseudonym(key, label.annotator_id),
+                label.value if not label.unsuitable else None,
+                label.item.final_value if isinstance(label.item.final_value, bool) else None,
+                label.item.resolution or "",
+                label.item.state,
+            )
+        )
+        for label in labels
+    )
+    shown = sorted(
+        key_of((row["annotator"], row["label"], row["final_label"], row["final_label_by"], row["item_state"]))
+        for row in rows
+    )
+    assert shown == expected
+    assert {row["question_id"] for row in rows} >= {"a0", "b0", "c1", "u0"}
+    open_rows = [row for row in rows if row["item_state"] == "needs_tiebreak"]
+    assert open_rows and all(row["final_label"] is None for row in open_rows)
+    assert "majority" in {row["final_label_by"] for row in rows}
+    for name in ("all_labels.csv", "all_labels.parquet"):
+        assert bundle_rows(job, name, COLUMNS, tmp_path / name) == rows
+
+
+def test_all_labels_of_a_project_without_labels_is_refused_with_the_reason(verifybench_data):
+    from annotation.models import AnnotationProject
+    from reports.exports import get_export_format
+
+    empty = AnnotationProject.objects.create(name="empty", dataset=verifybench_data.project.dataset, kind="correctness")
+    preview = get_export_format("all-labels").preview_of(empty, get_export_format("all-labels").clean_options({}))
+    assert preview.rows == 0 and "no annotator has labelled" in preview.reason
+    with pytest.raises(services.ExportRequestError, match="Nothing to export"):
+        services.create_export(project=empty, format="all-labels", file_types=["jsonl"], options={}, enqueue=False)
