@@ -105,7 +105,8 @@ def plan_all_labels(project, options: dict) -> ExportPlan:
     labels = project_labels(project, options)
     total = labels.count()
     size = options["chunk_size"]
-    key, named = pseudonym_key(), {}
+    key = pseudonym_key()
+    named: dict[int, str] = {}
 
     def chunks() -> Iterator[list[ExportRow]]:
         last_id = 0
