@@ -68,6 +68,10 @@ def create_demo_proof_competition(context: DemoContext) -> None:
     competition, report = load_demo_competition(
         created_by=users.get("researcher1"), workspace=context.workspaces.get("proofs")
     )
+    context.say(
+        f"Competition '{competition.name}': {competition.problems.count()} problems with their rubrics from "
+        "competition.json; its model proofs from proofs.jsonl:"
+    )
     context.say(report.summary())
     project = proof_projects(competition).filter(name=DEMO_PROJECT_NAME).first()
     if project is None:
