@@ -53,6 +53,15 @@ class ProofProjectForm(forms.Form):
         help_text="They decide the proofs whose three grades still disagree.",
     )
 
+    def clean_graders(self):
+        graders = self.cleaned_data["graders"]
+        if len(graders) == 1:
+            raise forms.ValidationError(
+                "Each proof is graded by two graders: tick at least two, or none and add them later on the project's "
+                "members page."
+            )
+        return graders
+
     def __init__(self, *args, competition: Competition, **kwargs):
         super().__init__(*args, **kwargs)
         problems = competition.problems.order_by("position", "problem_idx")

@@ -18,6 +18,7 @@ from annotation.models import AnnotationProject
 from core import workspaces
 from grading.models import SelectionRecord, VerificationRun
 from verifybench import selectors as verifybench_selectors
+from verifybench.label_rules import CORRECTNESS
 from verifybench.models import Dataset
 
 from . import access, views_dashboard
@@ -47,6 +48,9 @@ def runs_of_dataset(dataset: Dataset):
 
 
 def runs_section(project: AnnotationProject) -> dict:
+    """Verification runs of a correctness project (verifiers judge completions: a proof-grading project has none)."""
+    if project.kind != CORRECTNESS:
+        return {}
     rows = [job_row(run) for run in runs_of_project(project)[:RUNS_SHOWN]]
     return {
         "rows": rows,

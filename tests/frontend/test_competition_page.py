@@ -93,12 +93,19 @@ def test_a_grading_project_is_made_on_the_page_and_its_graders_find_it(client, m
     assert task.status_code == 302 and "/grading/tasks/" in task["Location"]
 
 
-def test_a_project_needs_problems_and_says_so(client, researcher, competition):
+def test_a_project_needs_problems_and_two_graders_and_says_so(client, make_user, researcher, competition):
     client.force_login(researcher)
-    response = client.post(reverse("proof-competition", args=[competition.pk]), {"name": "Empty", "threshold": "1"})
+    url = reverse("proof-competition", args=[competition.pk])
+    response = client.post(url, {"name": "Empty", "threshold": "1"})
     assert response.status_code == 400
     assert "This field is required" in response.content.decode()
+    lone = make_user(roles.ANNOTATOR)
+    problems = list(competition.problems.values_list("pk", flat=True))
+    response = client.post(url, {"name": "Alone", "threshold": "1", "problems": problems, "graders": [lone.pk]})
+    assert response.status_code == 400 and "graded by two graders" in response.content.decode()
     assert not competition.dataset.annotation_projects.exists()
+    # no grader yet is allowed: they are added later on the members page
+    assert client.post(url, {"name": "Later", "threshold": "1", "problems": problems}).status_code == 302
 
 
 def test_only_researchers_of_its_workspace_reach_the_competition(client, make_user, competition):
@@ -114,3 +121,17 @@ def test_only_researchers_of_its_workspace_reach_the_competition(client, make_us
     assert client.post(url, {"name": "x", "threshold": "1", "problems": []}).status_code == 404
     client.force_login(make_user(roles.ANNOTATOR))
     assert client.get(url).status_code == 403
+
+
+def test_a_grading_projects_dashboard_offers_no_verification_run(client, researcher, competition):
+    from grading.models import VerifierConfig
+
+    VerifierConfig.objects.create(name="rules", kind=VerifierConfig.Kind.RULE)
+    client.force_login(researcher)
+    problems = list(competition.problems.values_list("pk", flat=True))
+    response = client.post(
+        reverse("proof-competition", args=[competition.pk]), {"name": "No runs", "threshold": "1", "problems": problems}
+    )
+    page = client.get(response["Location"]).content.decode()
+    assert 'data-testid="section-leaderboard"' in page
+    assert 'data-testid="section-runs"' not in page and "Start a verification run" not in page
