@@ -123,6 +123,7 @@ def _execute(execution: Execution) -> None:
     part = root / f".export-{job.pk}-{token}.zip.part"
     try:
         manifest = _build(execution, workdir, part)
+        shutil.rmtree(workdir, ignore_errors=True)  # before the job says it succeeded: then only the bundle is left
         _publish(execution, part, manifest)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
