@@ -24,5 +24,5 @@ class GradingConfig(AppConfig):
         verdict_tallies.register()
         register_file_importer(FORMAT_NAME, import_into_competition, detect=looks_like_proofs)
         register_file_importer(
-            verdict_imports.FORMAT_NAME, verdict_imports.import_verdict_file, detect=verdict_imports.looks_like_verdicts
+            verdict_imports.FORMAT_NAME, verdict_imports.import_verdicts, detect=verdict_imports.looks_like_verdicts
         )

@@ -427,25 +427,3 @@ def import_verdicts(
         report.verdicts_created = len(kept)
     report.ok = True
     return report
-
-
-def import_verdict_file(
-    *,
-    dataset_name: str,
-    source,
-    skip_invalid: bool = False,
-    rejects_path=None,
-    created_by=None,
-    source_name: str = "",
-    workspace=None,
-) -> VerdictImportReport:
-    """verifybench's import entry point for this format (the import page, the API's import job, `import_jsonl`)."""
-    return import_verdicts(
-        dataset_name=dataset_name,
-        source=source,
-        skip_invalid=skip_invalid,
-        rejects_path=rejects_path,
-        created_by=created_by,
-        source_name=source_name,
-        workspace=workspace,
-    )
