@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_ready
 
 from core.jobs import runner
 
@@ -31,6 +31,12 @@ def sweep_stale_jobs() -> dict:
 @worker_ready.connect
 def _sweep_when_a_worker_starts(**kwargs) -> None:
     sweep_stale_jobs.delay()
+
+
+@worker_init.connect
+def _sweep_while_busy(**kwargs) -> None:
+    # Beat's sweep is a message: in a worker whose processes all run long jobs it waits for one of them to end.
+    runner.sweep_while_busy()
 
 
 runner.set_dispatcher(lambda kind, job_id, attempt: run_job.delay(kind, job_id, attempt))

@@ -10,8 +10,11 @@ registered here by the app that owns it (`register`). Everything else is shared:
 - `cancel` stops a queued job at once and a running one at its next check; `resume` queues a stopped job again as a
   new attempt that goes on from what is done (kinds that cannot go on start over); `restart` starts over.
 - `sweep` takes over jobs whose heartbeat went stale (their worker died) and queues again jobs whose message was
-  lost; workers run it when they start and every `JOB_SWEEP_SECONDS` (Celery beat). A job taken over too many times
-  is failed instead, so a job that kills its worker cannot loop forever.
+  lost; workers run it when they start and every `JOB_SWEEP_SECONDS` (Celery beat), and a worker process busy with a
+  job runs it from that job's heartbeat thread as often (a beat message waits behind long jobs in a busy worker, so
+  dead jobs would wait for a live one to end). A takeover re-reads the job under lock, so two sweeps never take
+  over the same death twice. A job taken over too many times is failed instead, so a job that kills its worker
+  cannot loop forever.
 - A kind that names `events` has its ends told to `core.events` subscribers (webhooks): a success once the
   transaction that marks it commits, a failure once it is recorded, with the common fields of the job and what the
   kind's `describe` adds.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -247,6 +251,7 @@ class Execution:
         interval = max(0.2, self.kind.stale_after.total_seconds() / 6)
         try:
             while not self._done.wait(interval):
+                _sweep_from_a_busy_worker()
                 try:
                     written = self.model.objects.filter(pk=self.job.pk, run_token=self.token).update(
                         heartbeat_at=timezone.now(), **self._progress
@@ -389,10 +394,14 @@ def cancel(job):
     return protocol.request_cancel(kind.model, job.pk, JobRequestError, kind.noun)
 
 
-def _again(job, *, force: bool, from_scratch: bool, enqueue_it: bool, reason: str = ""):
+def _again(job, *, force: bool, from_scratch: bool, enqueue_it: bool, reason: str = "", dead_before: Any = None):
     kind = kind_of(job)
     with transaction.atomic():
         job = kind.model.objects.select_for_update().get(pk=job.pk)
+        if dead_before is not None and not (
+            job.status == kind.model.Status.RUNNING and job.heartbeat_at is not None and job.heartbeat_at < dead_before
+        ):
+            raise JobRequestError(f"{kind.noun} {job.pk} was taken over or heard from meanwhile")
         if job.status == kind.model.Status.RUNNING and not force and protocol.is_alive(job, kind.stale_after):
             raise JobRequestError(f"{kind.noun} {job.pk} is running; cancel it, or wait until it has stopped")
         if job.status == kind.model.Status.QUEUED and not force:
@@ -417,10 +426,11 @@ def _again(job, *, force: bool, from_scratch: bool, enqueue_it: bool, reason: st
     return job
 
 
-def resume(job, *, force: bool = False, enqueue_it: bool = True, reason: str = ""):
+def resume(job, *, force: bool = False, enqueue_it: bool = True, reason: str = "", dead_before: Any = None):
     """Queue a stopped (failed, cancelled, dead) job again as a new attempt. A resumable kind goes on from what is
-    done; the others start over. `force` takes over a job that looks alive (its worker is known to be gone)."""
-    return _again(job, force=force, from_scratch=False, enqueue_it=enqueue_it, reason=reason)
+    done; the others start over. `force` takes over a job that looks alive (its worker is known to be gone);
+    `dead_before` takes it over only if it is still running with no heartbeat since then."""
+    return _again(job, force=force, from_scratch=False, enqueue_it=enqueue_it, reason=reason, dead_before=dead_before)
 
 
 def restart(job, *, force: bool = False, enqueue_it: bool = True):
@@ -486,6 +496,7 @@ def sweep(*, enqueue_it: bool = True) -> SweepReport:
                     force=True,
                     enqueue_it=enqueue_it,
                     reason=f"its worker stopped reporting for over {kind.stale_after.total_seconds():g} s",
+                    dead_before=stale_before,
                 )
             except JobRequestError:
                 continue
@@ -504,3 +515,30 @@ def sweep(*, enqueue_it: bool = True) -> SweepReport:
             "job sweep: resumed %s, queued again %s, failed %s", report.resumed, report.requeued, report.failed
         )
     return report
+
+
+_busy_sweeps = threading.Event()
+_last_busy_sweep = [0.0]
+_busy_sweep_lock = threading.Lock()
+
+
+def sweep_while_busy() -> None:
+    """Let this process (a worker's) sweep from its jobs' heartbeat threads; inherited by processes it forks."""
+    _busy_sweeps.set()
+
+
+def _sweep_from_a_busy_worker() -> None:
+    """At most one sweep per process every `JOB_SWEEP_SECONDS`, from whichever heartbeat thread comes first."""
+    period = float(getattr(settings, "JOB_SWEEP_SECONDS", 10))
+    if not _busy_sweeps.is_set() or period <= 0 or not _busy_sweep_lock.acquire(blocking=False):
+        return
+    try:
+        if time.monotonic() - _last_busy_sweep[0] < period:
+            return
+        _last_busy_sweep[0] = time.monotonic()
+        sweep()
+    except Exception:  # the database or the broker is away: beat's sweep or the next one here tries again
+        logger.warning("job sweep from a busy worker failed", exc_info=True)
+        close_old_connections()
+    finally:
+        _busy_sweep_lock.release()

@@ -13,9 +13,11 @@ import subprocess
 import time
 import uuid
 import zipfile
+from datetime import timedelta
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
 from grading import runs
 from grading.models import Verdict, VerificationRun
@@ -77,6 +79,40 @@ def test_a_killed_workers_export_and_run_finish_by_themselves_exactly_once(
     assert run.attempt >= 2 and run.progress_done == run.progress_total == 40
     completions = Completion.objects.filter(question__dataset=dataset).count()
     assert Verdict.objects.filter(verifier=run.verifier).count() == completions == 40
+
+
+@pytest.mark.worker
+def test_a_worker_busy_with_a_long_job_still_takes_over_a_dead_one(
+    celery_worker_factory, verifybench_data, export_root
+):
+    """Beat's sweep is a message that waits behind the job a busy worker runs; the busy worker sweeps from that job's
+    heartbeat thread instead, so a dead job is taken over while the long one still runs."""
+    export_root.mkdir(parents=True, exist_ok=True)
+    env = {
+        "EXPORT_ROOT": str(export_root),
+        "EXPORT_STALE_SECONDS": "2",
+        "VERIFICATION_STALE_SECONDS": "2",
+        "JOB_SWEEP_SECONDS": "1",
+    }
+    celery_worker_factory(env, beat=True)
+    dataset = make_dataset("busy", questions=10, per_question=4)
+    run = runs.create_run(verifier=rule_verifier(), dataset=dataset, chunk_size=2, options={"chunk_delay": 1.0})
+    wait_for(lambda: VerificationRun.objects.get(pk=run.pk).progress_done >= 2, what="the long run to get going")
+    export = services.create_export(project=verifybench_data.project, format="verifybench-hard", enqueue=False)
+    ExportJob.objects.filter(pk=export.pk).update(
+        status="running", run_token="dead", started_at=timezone.now(), heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
+
+    wait_for(
+        lambda: ExportJob.objects.filter(pk=export.pk, attempt__gte=2).exists(),
+        what="the dead export to be taken over",
+        timeout=15,
+    )
+    assert VerificationRun.objects.get(pk=run.pk).status == "running"
+    taken_over = [entry for entry in ExportJob.objects.get(pk=export.pk).log if entry["event"] == "taken over"]
+    assert len(taken_over) == 1
+    export = wait_for(lambda: finished(ExportJob, export.pk), what="the export to finish once the run has", timeout=90)
+    assert export.status == "succeeded", export.error
 
 
 # -- the default recovery bound, for every long job kind ---------------------------------------------------------------

@@ -101,6 +101,20 @@ def test_the_sweep_queues_again_a_job_nobody_started_and_fails_one_that_keeps_ki
 
 
 @pytest.mark.django_db
+def test_two_sweeps_that_saw_the_same_dead_job_take_it_over_once(verifybench_data, export_root):
+    dead = make_dead(services.create_export(project=verifybench_data.project, format="verifybench-hard", enqueue=False))
+    seen_dead_before = timezone.now() - timedelta(seconds=30)
+    taken = runner.resume(dead, force=True, enqueue_it=False, reason="dead", dead_before=seen_dead_before)
+    assert (taken.status, taken.attempt) == ("queued", 2)
+    with pytest.raises(runner.JobRequestError, match="taken over or heard from"):
+        runner.resume(dead, force=True, enqueue_it=False, reason="dead", dead_before=seen_dead_before)
+    ExportJob.objects.filter(pk=dead.pk).update(status="running", run_token="alive", heartbeat_at=timezone.now())
+    with pytest.raises(runner.JobRequestError, match="taken over or heard from"):
+        runner.resume(dead, force=True, enqueue_it=False, reason="dead", dead_before=seen_dead_before)
+    assert ExportJob.objects.get(pk=dead.pk).attempt == 2
+
+
+@pytest.mark.django_db
 def test_one_api_for_jobs_of_every_kind(researcher, annotator, api_client_for, verifybench_data, export_root):
     dataset = make_dataset("api", questions=1, per_question=2)
     run = run_now(runs.create_run(verifier=rule_verifier(), dataset=dataset, enqueue=False))
