@@ -13,7 +13,7 @@ from core import roles, workspaces
 from grading.models import Competition
 
 from . import access, selectors
-from .rendering import final_answer_span, render_answer, render_markdown, render_with_final_answer
+from .rendering import final_answer_span, render_answer, render_completion, render_markdown
 
 
 def _require_researcher(request) -> None:
@@ -71,7 +71,7 @@ def completion_detail(request, completion_id: int):
             "question": question,
             "question_html": render_markdown(question.text),
             "references": references,
-            "completion_html": render_with_final_answer(completion.text, span),
+            "completion_html": render_completion(completion.text, span),
             "has_final_answer": span is not None,
             "prior_labels": list(completion.prior_labels.all()),
         },

@@ -28,8 +28,8 @@ from .rendering import (
     final_answer_span,
     readable_time,
     render_answer,
+    render_completion,
     render_markdown,
-    render_with_final_answer,
     verdict_rows,
 )
 from .views_workspace import guidelines_panel
@@ -95,7 +95,7 @@ def task_context(task, project: AnnotationProject) -> dict:
     completion = payload["completion"]
     if completion is not None:
         span = final_answer_span(completion["text"])
-        context["completion_html"] = render_with_final_answer(completion["text"], span)
+        context["completion_html"] = render_completion(completion["text"], span)
         context["has_final_answer"] = span is not None
         context["model_name"] = completion.get("model_name", "")
     if context["is_answer_type"]:
@@ -368,7 +368,7 @@ def adjudicate_page(request, item_id: int):
     completion_html, has_final_answer = "", False
     if completion is not None:
         span = final_answer_span(completion["text"])
-        completion_html, has_final_answer = render_with_final_answer(completion["text"], span), span is not None
+        completion_html, has_final_answer = render_completion(completion["text"], span), span is not None
     reference = review["reference"]
     following = _next_conflict(project, after=item)
     return render(

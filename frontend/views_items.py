@@ -27,8 +27,8 @@ from .rendering import (
     final_answer_span,
     readable_time,
     render_answer,
+    render_completion,
     render_markdown,
-    render_with_final_answer,
     verdict_rows,
 )
 
@@ -211,7 +211,7 @@ def _subject_context(review: dict) -> dict:
     completion = review.get("completion")
     if completion:
         span = final_answer_span(completion["text"])
-        context["completion_html"] = render_with_final_answer(completion["text"], span)
+        context["completion_html"] = render_completion(completion["text"], span)
         context["has_final_answer"] = span is not None
     if "submission" in review:
         context["statement_html"] = render_markdown(review["problem"]["statement"])

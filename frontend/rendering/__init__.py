@@ -4,6 +4,7 @@ Every page shows such text only through this package, which returns sanitized HT
 
 - `markdown`: Markdown + TeX to sanitized HTML (math left as escaped TeX for KaTeX in the browser), one-line previews;
 - `final_answer`: the same with the final answer's span highlighted;
+- `reasoning`: a completion, its `<think>` section folded and its final answer highlighted;
 - `answers`: short answers and verifier explanations, bare TeX delimited before rendering;
 - `timestamps`: timestamps as local date and minute.
 """
@@ -28,6 +29,7 @@ from frontend.rendering.markdown import (
     render_snippet,
     sanitize_html,
 )
+from frontend.rendering.reasoning import render_completion
 from frontend.rendering.timestamps import readable_time
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "build_markdown",
     "final_answer_span",
     "readable_time",
+    "render_completion",
     "render_answer",
     "render_explanation",
     "render_markdown",

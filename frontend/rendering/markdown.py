@@ -145,6 +145,31 @@ def _bracket_math_inline(state: StateInline, silent: bool) -> bool:
     return True
 
 
+# A price: a dollar sign right before an amount ("$120", "$1,200", "$4.50") that is not itself a formula ("$12$").
+_AMOUNT = re.compile(r"\$(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d$])")
+# Two words of running prose in a row, once TeX commands and their text arguments are set aside.
+_TWO_WORDS = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}[\s,;:.]+[A-Za-z]{2,}(?![A-Za-z])")
+_TEX_COMMAND = re.compile(r"\\[A-Za-z]+(?:\s*\{[^{}$]*\})?")
+
+
+def _currency_dollar(state: StateInline, silent: bool) -> bool:
+    """`$120 each week ... $x$`: a dollar sign in front of an amount, whose would-be formula up to the next dollar
+    sign is running prose, is a currency sign and stays text (it would otherwise pair with the next `$`)."""
+    src, pos = state.src, state.pos
+    if src[pos] != "$" or (pos > 0 and src[pos - 1] == "$") or _preceded_by_odd_backslashes(src, pos):
+        return False
+    amount = _AMOUNT.match(src, pos, state.posMax)
+    if amount is None:
+        return False
+    closing = src.find("$", amount.end(), state.posMax)
+    if closing == -1 or not _TWO_WORDS.search(_TEX_COMMAND.sub(" ", src[pos + 1 : closing])):
+        return False
+    if not silent:
+        state.push("text", "", 0).content = "$"
+    state.pos = pos + 1
+    return True
+
+
 def _boxed_inline(state: StateInline, silent: bool) -> bool:
     """A `\\boxed{...}` written outside any math delimiters becomes inline math."""
     src, pos = state.src, state.pos
@@ -238,6 +263,7 @@ def build_markdown() -> MarkdownIt:
         md, allow_labels=False, allow_space=True, allow_digits=False, allow_blank_lines=False, double_inline=True
     )
     amsmath_plugin(md)
+    md.inline.ruler.before("math_inline", "currency_dollar", _currency_dollar)
     md.block.ruler.before("fence", "math_block_brackets", _bracket_math_block)
     md.inline.ruler.before("escape", "math_brackets", _bracket_math_inline)
     md.inline.ruler.before("escape", "math_boxed", _boxed_inline)

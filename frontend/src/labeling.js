@@ -654,8 +654,15 @@ export function initLabeling(root) {
       submit({ value: false });
       return;
     } else if (key === "j") {
-      const answer = here().querySelector("#final-answer");
-      if (answer) { event.preventDefault(); answer.scrollIntoView({ block: "center" }); }
+      if (jumpToAnswer()) event.preventDefault();
+      return;
+    } else if (key === "r") {
+      const reasoning = here().querySelector("[data-reasoning]");
+      if (reasoning) { event.preventDefault(); reasoning.open = !reasoning.open; }
+      return;
+    } else if (key === "p") {
+      const toggle = here().querySelector("[data-plain-toggle]");
+      if (toggle) { event.preventDefault(); toggle.click(); }
       return;
     }
     if (key === "u") { event.preventDefault(); openUnsuitable(); }
@@ -663,12 +670,22 @@ export function initLabeling(root) {
     else if (key === "n") { event.preventDefault(); settle(); here().querySelector("[data-label-note]")?.focus(); }
   }
 
+  // The answer may sit in a folded reasoning section (the completion never left it): unfold that first.
+  function jumpToAnswer() {
+    const answer = here().querySelector("#final-answer");
+    if (!answer) return false;
+    const fold = answer.closest("details");
+    if (fold) fold.open = true;
+    answer.scrollIntoView({ block: "center" });
+    return true;
+  }
+
   function onClick(event) {
     const control = event.target.closest("button, [data-action]");
     const jump = event.target.closest("[data-jump-answer]");
     if (jump && root.contains(jump)) {
       event.preventDefault();
-      here().querySelector("#final-answer")?.scrollIntoView({ block: "center" });
+      jumpToAnswer();
       return;
     }
     if (!control || !root.contains(control)) return;

@@ -1,5 +1,6 @@
 """axe-core (bundled from npm, injected from node_modules, never fetched) on every page for every role, in light
-and dark colours: no serious or critical violation."""
+and dark colours: no serious or critical violation. The same pages at a phone's width: nothing wider than the
+screen."""
 
 from __future__ import annotations
 
@@ -118,6 +119,7 @@ def demo(settings, tmp_path):
             ),
             ("proof-home",),
             ("proof-leaderboard", Competition.objects.first().pk),
+            ("proof-competition", Competition.objects.first().pk),
             ("dashboard-project", proofs.pk),
             ("model-eval-page", Dataset.objects.last().pk),
         ],
@@ -157,3 +159,32 @@ def test_every_page_for_every_role_has_no_serious_or_critical_axe_violation(
         context.close()
     assert visited >= 2 * 36
     assert failures == {}, "\n".join(f"{page}: {violations}" for page, violations in failures.items())
+
+
+def test_every_page_for_every_role_fits_a_phone_screen(browser, live_server, app_url, demo, built_assets):
+    from .test_ux_browser import WIDER_THAN_VIEWPORT
+
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    overflowing, visited = {}, 0
+    page.goto(app_url("login"))
+    for username, pages in demo.items():
+        context.clear_cookies()
+        page.goto(app_url("login"))
+        page.get_by_label("Username").fill(username)
+        page.get_by_label("Password").fill(DEMO_PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url(app_url("home"))
+        for name, *args in [("login",), *pages] if username == "annotator1" else pages:
+            response = page.goto(app_url(name, *args))
+            assert response.status == 200, (username, name, response.status)
+            page.wait_for_selector("html[data-math-ready='1']")
+            if name == "annotation-label":
+                page.wait_for_selector("[data-labeling]:is([data-state='task'], [data-state='done'])")
+            visited += 1
+            layout = page.evaluate(WIDER_THAN_VIEWPORT)
+            if layout["scrollWidth"] > layout["width"] or layout["wide"]:
+                overflowing[f"{username} {name}{args}"] = layout
+    context.close()
+    assert visited >= 36
+    assert overflowing == {}, "\n".join(f"{page}: {layout}" for page, layout in overflowing.items())

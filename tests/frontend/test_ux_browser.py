@@ -374,13 +374,21 @@ def test_plain_text_toggle_shows_the_stored_source_of_answers(page, live_server,
     page.wait_for_selector("html[data-math-ready='1']")
     answer = page.get_by_test_id("golden-answer")
     assert answer.locator(".katex").count() == 1 and "\\frac" not in answer.evaluate(VISIBLE_TEXT)
-    source = page.locator("pre[data-tex-source]")
+    reference = page.get_by_role("region", name="Reference")
+    completion = page.get_by_role("region", name="Completion")
+    source = reference.locator("pre[data-tex-source]")
     assert source.is_hidden()
-    page.get_by_role("button", name="Plain text").click()
+    toggle = reference.get_by_role("button", name="Plain text")
+    toggle.click()
     assert source.is_visible() and source.inner_text() == "\\frac{\\pi}{2}" and answer.is_hidden()
-    assert page.get_by_role("button", name="Plain text").get_attribute("aria-pressed") == "true"
-    page.get_by_role("button", name="Plain text").click()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    # each section has its own toggle: the completion stays typeset until its own is pressed
+    assert completion.get_by_test_id("completion").is_visible()
+    completion.get_by_role("button", name="Plain text").click()
+    assert completion.locator("pre[data-tex-source]").inner_text().startswith("We integrate: $\\int_0^{1}")
+    toggle.click()
     assert answer.is_visible() and source.is_hidden()
+    assert completion.get_by_test_id("completion").is_hidden()
 
 
 def test_leaving_the_page_releases_the_items_leased_ahead(page, live_server, login, app_url, make_user):
