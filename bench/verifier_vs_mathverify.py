@@ -3,9 +3,10 @@
     python bench/verifier_vs_mathverify.py [FILE] [--smoke]      (default: fixtures/verifier_eval.jsonl)
 
 Prints, for each verifier, n / accuracy / TPR / TNR / macro-F1 per fine answer type, per coarse
-class and overall, plus wall time. Inconclusive counts as predicting "incorrect". For the
-rule-based verifier it also prints its calibrated abstention per type: coverage (the share of rows
-it decided, correct or incorrect) and the precision of those decided verdicts.
+class and overall, plus wall time. Inconclusive counts as predicting "incorrect". Beside them, for
+each verifier, coverage per type (the share of rows it decided, correct or incorrect; math-verify
+always decides) and the precision of its decided verdicts, overall and for "correct" and
+"incorrect" apart.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def run_answercheck(rows: list[dict], timeout: float) -> tuple[list[bool], list[
     return predictions, statuses
 
 
-def abstention_table(rows: list[dict], statuses: list[str]) -> None:
+def abstention_table(rows: list[dict], statuses: list[str], name: str = "grading.answercheck") -> None:
     """Coverage and precision of decided verdicts, per fine type, per class and overall."""
     groups: dict[str, list[tuple[bool, str]]] = defaultdict(list)
     for row, status in zip(rows, statuses):
@@ -94,7 +95,7 @@ def abstention_table(rows: list[dict], statuses: list[str]) -> None:
         groups[f"[{code[0]}]"].append(pair)
         groups["overall"].append(pair)
     print(
-        "\ncalibrated abstention (grading.answercheck): coverage = decided / n; precision = decided verdicts that agree with the label"
+        f"\ncoverage and precision ({name}): coverage = decided / n; precision = decided verdicts that agree with the label"
     )
     print(
         f"{'type':<8}{'n':>5}{'decided':>9}{'coverage':>10}{'precision':>11}{'correct-prec':>14}{'incorrect-prec':>16}"
@@ -188,6 +189,8 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     theirs = run_math_verify(rows, arguments.timeout)
     table("math-verify 0.9.0 (parse + verify)", rows, theirs, time.perf_counter() - started)
+    # math-verify never abstains: it decides every row, so its coverage is 1 and its precision is per verdict.
+    abstention_table(rows, ["correct" if said else "incorrect" for said in theirs], "math-verify")
 
     if arguments.show_errors:
         print("\nanswercheck mistakes:")

@@ -24,6 +24,7 @@ from grading.answercheck.normalize import (
     word_labelled,
 )
 from grading.answercheck.number_words import number_from_words
+from grading.answercheck.prose import has_prose
 from grading.answercheck.question_wording import (
     ASKS_FOR_LOWEST_TERMS,
     ASKS_FOR_PERCENT,
@@ -224,10 +225,76 @@ def _named_coordinates(predicted: str, question: str | None) -> str | None:
     return "(" + ", ".join(values[label] for label in order) + ")"
 
 
+_LAYOUT = re.compile(
+    r"^\s*\\begin\{(matrix|array|pmatrix|bmatrix|Bmatrix|smallmatrix|aligned|gathered)\}(?:\{[^{}]*\})?(.*)"
+    r"\\end\{\1\}\s*$",
+    re.DOTALL,
+)
+_NAME = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?")
+_MEMBERSHIP = re.compile(
+    r"^\s*(?:[A-Za-z]\s*\(\s*[A-Za-z]\s*\)|\(?\s*[A-Za-z](?:_\{?\w+\}?)?(?:\s*,\s*[A-Za-z](?:_\{?\w+\}?)?)*\s*\)?)"
+    r"\s*\\in\s*(?=[\\\[(])"
+)
+# "f(x) = 1 + x", "y = 2x - 3": a function or a variable defined by an expression.
+_DEFINITION = re.compile(r"^\s*([A-Za-z](?:\s*\(\s*[A-Za-z](?:\s*,\s*[A-Za-z])*\s*\))?)\s*=\s*([^=]+)$")
+
+
+# "\\{x \\in \\mathbb{Z} : -2 \\le x \\le 2\\}": a set given by a condition, not by its elements.
+_SET_BUILDER = re.compile(r"\\\{[^{}]*?(?::|\\mid|\\vert|\|)[^{}]*\\\}")
+_SINGLE_LETTER = re.compile(r"(?<![\\A-Za-z])[A-Za-z](?![A-Za-z])")
+
+
+def _same_definition(predicted: str, reference: str) -> Comparison | None:
+    """Two definitions of the same function ('f(x) = 1 + x' and 'f(x)=x+1') compare by the expressions they define."""
+    ours, theirs = _DEFINITION.match(clean_latex(predicted)), _DEFINITION.match(clean_latex(reference))
+    if ours is None or theirs is None or re.sub(r"\s+", "", ours.group(1)) != re.sub(r"\s+", "", theirs.group(1)):
+        return None
+    result = compare.compare_expressions(ours.group(2), theirs.group(2))
+    if result.status == CORRECT:
+        return result
+    # A difference settles it only when the expressions use nothing but the function's arguments: with other
+    # letters (arbitrary constants, y = Ke^x against y = Ce^x) unequal expressions may still be equal equations.
+    arguments = set(re.findall(r"[A-Za-z]", ours.group(1).partition("(")[2]))
+    letters = set(_SINGLE_LETTER.findall(ours.group(2) + " " + theirs.group(2)))
+    if result.status == INCORRECT and arguments and letters <= arguments:
+        return result
+    return None
+
+
+def unwrap_layout(predicted: str, reference: str) -> str:
+    """An answer laid out in an environment where the reference is not a matrix, re-joined into what it says:
+    one row of cells ('x = -3 & \\text{or} & x = 2') is one line, one column of names and values
+    ('x \\\\ 4 \\\\ y \\\\ 9') is 'x = 4, y = 9', any other single column is a tuple, one cell is its content.
+    '(x, y) \\in \\{(4, 1)\\}' and 'x \\in [2, 5)' state the set or interval after the membership sign."""
+    if "\\begin" in reference:
+        return predicted
+    layout = _LAYOUT.match(predicted)
+    if layout is not None:
+        rows = [row.strip() for row in re.split(r"\\\\(?:\[[^\]]*\])?", layout.group(2)) if row.strip()]
+        cells = [[cell.strip() for cell in row.split("&")] for row in rows]
+        if len(rows) == 1:
+            predicted = " ".join(cell for cell in cells[0] if cell)
+        elif all(len(row) == 1 for row in cells):
+            column = [row[0] for row in cells]
+            names, values = column[0::2], column[1::2]
+            if (
+                len(column) % 2 == 0
+                and all(_NAME.fullmatch(name) for name in names)
+                and not any(_NAME.fullmatch(value) for value in values)
+            ):
+                predicted = ", ".join(f"{name} = {value}" for name, value in zip(names, values, strict=True))
+            elif not any("=" in entry for entry in column):
+                predicted = "(" + ", ".join(column) + ")"
+    return _MEMBERSHIP.sub("", predicted, count=1)
+
+
 def compare_answers(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     """Identical answers, labelled values and option letters first, then the comparison of the type."""
     if _same_text(predicted, reference):
         return Comparison(CORRECT, "identical after removing presentation")
+    predicted = unwrap_layout(predicted, reference)
+    if _same_text(predicted, reference):
+        return Comparison(CORRECT, "identical once its layout is re-joined")
     predicted, reference = _joined_math(predicted, answer_type), _joined_math(reference, answer_type)
     predicted, reference = _stated_values(predicted, reference, answer_type)
     if _same_text(predicted, reference):
@@ -311,14 +378,46 @@ def _fraction_for_percentage(predicted: str, reference: str, question: str | Non
     return as_written.status != CORRECT
 
 
+_ALTERNATIVES = re.compile(r"\\text\s*\{\s*or\s*\}|\bor\b|\\lor|\\vee")
+_STATEMENT_BREAK = re.compile(r"\\text\s*\{\s*and\s*\}|\band\b|[,;]")
+_ASSIGNED_NAME = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?)\s*=")
+
+
+def _several_values(text: str) -> bool:
+    """'x = 1 \\text{ or } x = 6', 'x = 1, x = 6': alternatives, or one name given several values; not a chain of
+    working that ends in the value ('\\frac38 = 0.375, and 0.125 + 0.375 = 0.50')."""
+    if _ALTERNATIVES.search(text):
+        return True
+    names = [_ASSIGNED_NAME.match(part) for part in _STATEMENT_BREAK.split(text)]
+    assigned = [match.group(1) for match in names if match is not None]
+    return len(assigned) != len(set(assigned))
+
+
 def _compare_by_type(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
-    """Dispatch on the fine type code. Runs inside the deadline."""
+    """Dispatch on the fine type code; a definite 'incorrect' about an answer with words in it the checker read as
+    symbols (and a reference without) is no verdict. Runs inside the deadline."""
+    result = _compare_read_by_type(predicted, reference, answer_type, question)
+    # Numbers read a sentence's value themselves (compare_numbers); other kinds of math are compared as symbols.
+    if result.status != INCORRECT or not (answer_type[0] == "B" or answer_type == "A8"):
+        return result
+    for side, text in (("answer", predicted), ("reference", reference)):
+        if has_prose(text):
+            return Comparison(
+                INCONCLUSIVE, f"the {side} has words the checker cannot read as math ({result.explanation})"
+            )
+        if answer_type in ("A8", "B4") and _SET_BUILDER.search(text):
+            return Comparison(INCONCLUSIVE, f"the {side} describes a set by a condition ({result.explanation})")
+    return result
+
+
+def _compare_read_by_type(predicted: str, reference: str, answer_type: str, question: str | None) -> Comparison:
     relation = re.compile(r"[<>]=?|!=|\\(?:n?eq|ne|[lg]eq?|neq)(?![a-zA-Z])|\\(?:lt|gt)(?![a-zA-Z])")
     if (
         answer_type in _EQUALITY_CHAIN_TYPES
         and "=" in predicted
         and "=" not in reference
         and not relation.search(predicted + reference)
+        and not _several_values(predicted)
     ):
         predicted = _last_side(predicted)
     if answer_type in ("A1", "A2", "A3", "A4", "A6"):
@@ -376,6 +475,9 @@ def _compare_by_type(predicted: str, reference: str, answer_type: str, question:
             return Comparison(INCORRECT, f"{predicted!r} has a factor that factors further; the question asks for all")
         return result
     if answer_type == "B2":
+        defined = _same_definition(predicted, reference)
+        if defined is not None:
+            return defined
         return compare.compare_equations(predicted, reference)
     if answer_type == "B3":
         return compare.compare_intervals(predicted, reference)

@@ -30,7 +30,12 @@ _ANSWER_PHRASES: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?:answer|result)\s*[:：]\s*", re.IGNORECASE),
     # "Hence: (-2, 2)", "Therefore: A, C.": a concluding word followed by a colon states the answer.
     re.compile(r"(?:^|(?<=[\n.!]))[ \t]*\**(?:hence|therefore|thus|so)\**[ \t]*[:：][ \t]*", re.IGNORECASE),
+    # Chinese: "所以答案是 12。", "最终答案为 $x$", "答：他需要支付 120 元。"
+    re.compile(r"(?:最终|最后的?)?答案\s*(?:是|为|應為|应为)?\s*[:：]?\s*"),
+    re.compile(r"(?:^|(?<=[\n。.!！]))[ \t]*答[ \t]*[:：][ \t]*"),
 )
+
+_CJK_PHRASES = frozenset(_ANSWER_PHRASES[-2:])
 
 # "Final answer: ..." and a line starting "Answer:" are explicit enough to override an earlier box
 # ("A first pass gives \\boxed{7}. ... Answer: $8$").
@@ -78,9 +83,44 @@ _MATH_CHUNK = re.compile(
     r"\$\$(?P<dd>[^$]{1,2000}?)\$\$|\$(?P<d>(?:\\\$|[^$\n]){1,1000}?)\$|\\\((?P<p>[^\n]{1,1000}?)\\\)|\\\[(?P<b>.{1,2000}?)\\\]",
     re.DOTALL,
 )
+# A number may carry a power ("2^10"), and π or a root written as characters ("10π", "6√2", "√3"); a digit right
+# after "^" is an exponent ("81 cm^2"), never a number of its own.
 _NUMBER_TOKEN = re.compile(
-    r"(?<![\w.:])[-+−]?(?:\d{1,2}:\d{2}(?!\d|[.,]\d)|\d{1,3}(?:(?:,|\{,\}|,\\!|\\,| )\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:\s*/\s*\d+)?\s*(?:%|\\%|percent\b)?"
+    r"(?<![\w.:^])[-+−]?(?:√\d+(?:\.\d+)?|\d{1,2}:\d{2}(?!\d|[.,]\d)|\d{1,3}(?:(?:,|\{,\}|,\\!|\\,| )\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:\s*/\s*\d+)?(?:\^\{?\d+\}?)?(?:\s?(?:π|√\d+))?\s*(?:%|\\%|percent\b)?"
 )
+
+# A price: a dollar sign before an amount, with running prose (two words) up to the next dollar sign, or none after
+# it. Such a sign and an escaped one (\$) are masked before the math is located, so they never open a formula.
+_PRICE = re.compile(r"\$(?=(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d$]))")
+_TWO_WORDS = re.compile(r"(?<![A-Za-z\\])[A-Za-z]{2,}[\s,;:.]+[A-Za-z]{2,}(?![A-Za-z])")
+_TEX_COMMAND = re.compile(r"\\[A-Za-z]+(?:\s*\{[^{}$]*\})?")
+
+
+def mask_prices(text: str) -> str:
+    """`text` with every currency dollar sign (and escaped one) replaced by a space: the same length, so spans
+    found in the result are spans of `text`."""
+    if "$" not in text:
+        return text
+    prices = []
+    for match in _PRICE.finditer(text):
+        if match.start() and text[match.start() - 1] in "\\$":  # escaped, or the second sign of "$$"
+            continue
+        closing = text.find("$", match.end())
+        if closing == -1:
+            prices.append(match.start())
+            continue
+        between = text[match.end() : closing]
+        # (the substitution only when the plain search finds words: most formulas hold none)
+        if _TWO_WORDS.search(between) and _TWO_WORDS.search(_TEX_COMMAND.sub(" ", between)):
+            prices.append(match.start())
+    masked = text.replace("\\$", "\\ ") if "\\$" in text else text
+    if not prices:
+        return masked
+    chars = list(masked)
+    for position in prices:
+        chars[position] = " "
+    return "".join(chars)
+
 
 _FALLBACK_WINDOW = 600
 
@@ -151,7 +191,7 @@ def _trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
         before = (start, end)
         while start < end and text[start] in strip_chars:
             start += 1
-        while end > start and text[end - 1] in strip_chars + ".;,":
+        while end > start and text[end - 1] in strip_chars + ".;,。，；！":
             end -= 1
         for opener, closer in (("\\(", "\\)"), ("\\[", "\\]")):
             if (
@@ -193,6 +233,8 @@ def _sentence_end(text: str, start: int, limit: int) -> int:
             following = text[index + 1 : index + 2]
             if following == "" or following.isspace():
                 return index
+        elif char in "。！？" and not in_dollar and depth == 0:  # no space follows a full-width sentence end
+            return index
         elif char == "<" and text.startswith("<|", index):
             return index
         index += 1
@@ -252,7 +294,10 @@ def _phrase_span(
     text: str, patterns: tuple[re.Pattern[str], ...] = _ANSWER_PHRASES, after: int = 0
 ) -> tuple[int, int] | None:
     """The answer after the last answer-introducing phrase, up to the end of its sentence."""
+    has_cjk_answer = "答" in text
     for pattern in patterns:
+        if pattern in _CJK_PHRASES and not has_cjk_answer:
+            continue
         match = None
         for candidate in pattern.finditer(text, after):
             match = candidate
@@ -374,7 +419,7 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
             " ",
             bare,
         )
-        if not re.search(r"[A-Za-z]{2,}", letters) and (bare.count("$") % 2 == 0):
+        if not re.search(r"[A-Za-z]{2,}|[\u3400-\u9fff]", letters) and (bare.count("$") % 2 == 0):
             offset = window.index(bare)
             return _trim_span(text, window_start + offset, window_start + offset + len(bare))
     regions = _math_regions(window)
@@ -394,8 +439,21 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
         candidates.append((match.start(), match.end()))
     # A number written in words closing the text ("... so the remainder is two."); only past every
     # number and piece of math, where it cannot be a count in the working ("the two roots").
+    # Nor right after a number written in digits outside math in its sentence, with no verb between, where it
+    # qualifies that number ("**86,450 widgets** in ten weeks"; not "$100!$ ends in twenty-four zeros", where the
+    # formula is the subject, nor "after 5 steps the remainder is three").
     last_end = max((high for _, high in candidates), default=0)
-    candidates.extend((low, high) for low, high, _ in number_word_spans(window, last_end))
+    plain_number_end = max((high for low, high in candidates if (low, high) not in regions), default=0)
+    for low, high, _ in number_word_spans(window, last_end):
+        sentence_break = max(window.rfind(". ", 0, low), window.rfind("\n", 0, low), window.rfind("。", 0, low))
+        if (
+            last_end
+            and plain_number_end == last_end
+            and sentence_break < last_end
+            and not _COPULA.search(window, last_end, low)
+        ):
+            continue
+        candidates.append((low, high))
     if not candidates:
         return None
     candidates.sort()
@@ -410,7 +468,7 @@ def _last_math_span(text: str) -> tuple[int, int] | None:
             break
         if any(low <= index < high for low, high in regions):
             continue
-        if char == "\n" or (char in ".!?" and index + 1 < len(window) and window[index + 1].isspace()):
+        if char in "\n。！？" or (char in ".!?" and index + 1 < len(window) and window[index + 1].isspace()):
             sentence_start = index + 1
             break
     # Sentences after the one holding the last expression: short plain remarks ("This matches the
@@ -541,6 +599,7 @@ def final_answer_span(text: str, *, fallback: bool = True) -> tuple[int, int] | 
     """
     if not text:
         return None
+    text = mask_prices(text)
     spans, unclosed = _box_scan(text)
     spans = _outermost(spans)
     if spans:

@@ -84,10 +84,16 @@ def unescape_commands(text: str) -> str:
     return _DOUBLED_BACKSLASH.sub(r"\\", text) if "\\\\" in text else text
 
 
+_SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+_SUPERSCRIPT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+
+
 @lru_cache(maxsize=4096)
 def clean_latex(text: str) -> str:
     """Remove presentation-only LaTeX while keeping the mathematics. Cached: answers and references
     are cleaned many times over while they are compared."""
+    # Superscript digits are powers ("cm²", "x³"); NFKC would make them plain digits ("cm2").
+    text = _SUPERSCRIPT.sub(lambda match: "^" + match.group(0).translate(_SUPERSCRIPT_DIGITS), text)
     text = unicodedata.normalize("NFKC", text)
     for symbol, replacement in _UNICODE_MATH.items():
         text = text.replace(symbol, replacement)

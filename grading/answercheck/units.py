@@ -63,6 +63,11 @@ _ASKED = re.compile(
 )
 
 
+def is_unit_word(word: str) -> bool:
+    """Whether a word is the spelling of a unit ("cm", "metres", "kg")."""
+    return _unit(word) is not None
+
+
 def _unit(spelling: str) -> tuple[str, str] | None:
     return _SPELLING.get(spelling.lower()) or _SPELLING.get(spelling)
 
@@ -90,8 +95,16 @@ def asked_unit(question: str | None) -> tuple[str, str] | None:
         return None
     found = None
     for match in _ASKED.finditer(question):
-        found = match.group(1) or match.group(2)
-    return _unit(found) if found else None
+        found = match
+    if found is None:
+        return None
+    unit = _unit(found.group(1) or found.group(2))
+    # "What is its area in cm²?": the square (or cube) written after the length unit is part of what is asked.
+    if unit is not None and unit[0] == "length" and _SQUARED.match(question, found.end()):
+        return _unit(f"{unit[1]}^2")
+    if unit is not None and unit[0] == "length" and _CUBED.match(question, found.end()):
+        return _unit(f"{unit[1]}^3")
+    return unit
 
 
 def asked_phrase(question: str | None) -> str | None:

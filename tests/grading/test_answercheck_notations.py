@@ -298,12 +298,14 @@ def test_complete_factorisation(completion, reference, question, expected):
         ("**Answer:** vertex $(5, 1)$ and minimum $5$.", "$\\boxed{(1, 5)}$", "B4", "Find the vertex.", "incorrect"),
         ("**Answer:** the mode is $7$ and the range is $3$.", "$\\boxed{3}$", "A1", "Find the range.", "correct"),
         ("**Answer:** the mode is $3$ and the range is $7$.", "$\\boxed{3}$", "A1", "Find the range.", "incorrect"),
+        # Two values where the reference holds one and the question asks for both: which part the reference
+        # stands for cannot be told, so no definite verdict.
         (
             "**Answer:** the mode is $3$ and the range is $7$.",
             "$\\boxed{3}$",
             "A1",
             "Find the mode and range.",
-            "incorrect",
+            "inconclusive",
         ),
     ],
 )

@@ -14,6 +14,7 @@ from grading.answercheck.parsing import (
     parse_latex,
     significant_digits,
 )
+from grading.answercheck.prose import WORD, as_prose, has_prose
 from grading.answercheck.verdict import CORRECT, INCORRECT, Comparison
 
 EXACT_RELATIVE_TOLERANCE = 1e-9
@@ -64,6 +65,30 @@ def _number_in_sentence(text: str) -> str | None:
         return None
     numbers = _ONE_NUMBER.findall(text)
     return numbers[0].strip() if len(numbers) == 1 else None
+
+
+# Words that make a number in a sentence a bound or an estimate, not the value ("at least 5", "about 12").
+_QUALIFIER = re.compile(
+    r"\b(?:least|most|about|approximately|around|roughly|nearly|almost|over|under|more|less|than|between|"
+    r"up|within|per|each|every|times|or)\b",
+    re.IGNORECASE,
+)
+
+
+def _value_in_sentence(text: str) -> str | None:
+    """The one value an answer written as a sentence states, TeX included: 'The perimeter of PQR is 6\\sqrt{2}' ->
+    '6\\sqrt{2}', 'y equals 3' -> '3', '\\text{She saves } \\$27' -> '27'. None when the words negate or
+    qualify it, or when the sentence holds more than one value."""
+    plain = as_prose(text)
+    if not WORD.search(plain) or _NEGATED.search(plain) or _QUALIFIER.search(plain):
+        return None
+    pieces = [piece.strip(" \t\n.,;:!?。，：") for piece in WORD.split(plain)]
+    values = [piece for piece in pieces if re.search(r"\d|\\pi|π|√", piece) and not re.fullmatch(r"[A-Za-z]", piece)]
+    if len(values) != 1 or any(
+        piece and not re.fullmatch(r"[A-Za-z]|[=:]+", piece) for piece in pieces if piece not in values
+    ):
+        return None
+    return values[0]
 
 
 _NOT_A_NUMBER_SHAPE = re.compile(r"^[-+]?\s*[\[(].*,.*[\])]$|^\\\{.*\\\}$|\\begin\{[pbv]?matrix\}")
@@ -124,7 +149,7 @@ def compare_numbers(
         try:
             predicted_value = parse_latex(form_text, imaginary_unit=imaginary_unit)
         except Unparseable as error:
-            sentence_number = _number_in_sentence(form)
+            sentence_number = _number_in_sentence(form) or _value_in_sentence(form)
             if sentence_number is not None and sentence_number != form:
                 return compare_numbers(
                     sentence_number,
@@ -136,7 +161,7 @@ def compare_numbers(
             last_failure = unsure(f"answer {form!r} is not a number I can read ({error})")
             continue
         if not is_plain_number(predicted_value):
-            sentence_number = _number_in_sentence(form)
+            sentence_number = _number_in_sentence(form) or _value_in_sentence(form)
             if sentence_number is not None and sentence_number != form:
                 return compare_numbers(
                     sentence_number,
@@ -145,7 +170,11 @@ def compare_numbers(
                     allow_rounding=allow_rounding,
                     places=places,
                 )
-            last_failure = wrong(f"answer {form!r} is not a number")
+            # Words read as a product of symbols are not an answer of another kind: the checker could not read it.
+            if has_prose(form):
+                last_failure = unsure(f"answer {form!r} is a sentence with no single value to read")
+            else:
+                last_failure = wrong(f"answer {form!r} is not a number")
             continue
         # A percent on one side only may stand for the number or its hundredth; on both sides the
         # numbers compare as written (1% is not 100%).
