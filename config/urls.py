@@ -4,9 +4,12 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from core.auth_api import token_view
+from core.health import healthz, readyz
 from frontend.views_api_docs import RedocDocsView, SwaggerDocsView
 
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("api/auth/token/", token_view, name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
