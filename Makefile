@@ -12,7 +12,7 @@ TYPED := core verifybench/services.py annotation/setup.py verifybench/importing 
 	grading/proofs/services.py grading/proofs/scoring.py grading/proofs/leaderboard.py grading/selection \
 	reports/services.py reports/exports client/mathlabel_client webhooks/services.py webhooks/signing.py webhooks/egress.py webhooks/selectors.py annotation/completion.py
 
-.PHONY: install bench-install assets lint typecheck run test migrate demo worker clean
+.PHONY: install bench-install assets lint typecheck run test migrate demo worker scheduler clean
 
 install: $(STAMP) $(ENV_FILE)
 
@@ -55,7 +55,8 @@ migrate: install
 demo: migrate
 	$(PY) manage.py load_demo
 
-# The web server and, beside it, a worker (with the job sweep) that runs every background job; Ctrl-C stops both.
+# The web server and, beside it, a worker that runs every background job and the scheduler of periodic tasks (the job
+# sweep among them); Ctrl-C stops all three.
 run: install assets
 	$(PY) manage.py create_database
 	$(PY) manage.py migrate --noinput
@@ -65,8 +66,13 @@ run: install assets
 test: install assets lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
+# One more worker, on this machine or another. Periodic tasks come from the one scheduler (`make scheduler`, or the
+# one `make run` starts): run exactly one per deployment.
 worker: install
-	$(VENV)/bin/celery -A config worker -B --loglevel=info --schedule var/celerybeat-schedule
+	$(VENV)/bin/celery -A config worker --loglevel=info
+
+scheduler: install
+	$(VENV)/bin/celery -A config beat --loglevel=info --schedule var/celerybeat-schedule
 
 clean:
 	rm -rf $(VENV) var frontend/node_modules frontend/static/dist

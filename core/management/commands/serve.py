@@ -1,5 +1,6 @@
-"""Serve the app for development: the web server and, beside it, a Celery worker (with the job sweep) that runs every
-background job. Ctrl-C stops both."""
+"""Serve the app for development: the web server and, beside it, a Celery worker that runs every background job and
+the one scheduler (Celery beat) that sends the periodic tasks (the job sweep, overdue webhook deliveries, search
+documents). Ctrl-C stops all three; so does any of them stopping."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ STOP_GRACE_SECONDS = 20
 
 
 class Command(BaseCommand):
-    help = "Run the development web server and a Celery worker beside it; Ctrl-C stops both."
+    help = "Run the development web server, a Celery worker and the scheduler beside it; Ctrl-C stops all three."
 
     def add_arguments(self, parser):
         parser.add_argument("address", nargs="?", default="127.0.0.1:8000", help="host:port of the web server")
@@ -25,7 +26,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         var = Path(settings.VAR_DIR)
-        log = var / "worker.log"
+        log, scheduler_log = var / "worker.log", var / "scheduler.log"
         stopping = False
 
         def stop(*_):
@@ -33,50 +34,59 @@ class Command(BaseCommand):
             stopping = True
 
         # Ctrl-C reaches this process only: each child runs in a session of its own and is stopped from here, so
-        # neither is left running when the other has gone.
+        # none is left running when another has gone.
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
+        celery = [sys.executable, "-m", "celery", "-A", "config"]
         worker = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
+                *celery,
                 "worker",
-                "-B",
                 "--pool=threads",
                 f"--concurrency={options['concurrency']}",
                 "--loglevel=info",
-                "--schedule",
-                str(var / "celerybeat-schedule"),
                 "--logfile",
                 str(log),
             ],
             start_new_session=True,
         )
         self.stdout.write(f"Worker started (pid {worker.pid}, log {log}).")
+        scheduler = subprocess.Popen(
+            [
+                *celery,
+                "beat",
+                "--loglevel=info",
+                "--schedule",
+                str(var / "celerybeat-schedule"),
+                "--logfile",
+                str(scheduler_log),
+            ],
+            start_new_session=True,
+        )
+        self.stdout.write(f"Scheduler started (pid {scheduler.pid}, log {scheduler_log}).")
         server = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", options["address"]],
             start_new_session=True,
         )
-        while not stopping and server.poll() is None and worker.poll() is None:
+        processes = {"web server": server, "worker": worker, "scheduler": scheduler}
+        while not stopping and all(process.poll() is None for process in processes.values()):
             time.sleep(0.3)
         if not stopping:
-            gone, code = (
-                ("web server", server.returncode) if server.poll() is not None else ("worker", worker.returncode)
+            gone = next(name for name, process in processes.items() if process.poll() is not None)
+            self.stderr.write(
+                f"The {gone} stopped (exit {processes[gone].returncode}); stopping the rest. "
+                f"Logs: {log}, {scheduler_log}"
             )
-            self.stderr.write(f"The {gone} stopped (exit {code}); stopping the rest. Worker log: {log}")
-        for process in (server, worker):
+        for process in processes.values():
             _signal_group(process, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for process in (server, worker):
+        for process in processes.values():
             try:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 _signal_group(process, signal.SIGKILL)
                 process.wait()
-        self.stdout.write("Stopped the web server and the worker.")
+        self.stdout.write("Stopped the web server, the worker and the scheduler.")
 
 
 def _signal_group(process: subprocess.Popen, signum: int) -> None:
