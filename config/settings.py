@@ -158,6 +158,15 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = SECURE_COOKIES
 CSRF_COOKIE_SECURE = SECURE_COOKIES
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", str(365 * 24 * 3600))) if SECURE_COOKIES else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS")
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD")
+# Behind a reverse proxy that terminates TLS and says so in X-Forwarded-Proto (docs/deployment.md): the requests it
+# forwards are HTTPS (so HSTS is sent), anything else is redirected there, except the load balancer's probes.
+TLS_PROXY = env_bool("TLS_PROXY")
+if TLS_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
