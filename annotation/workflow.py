@@ -25,6 +25,16 @@ EXCLUDED = "excluded"
 STATES = (PENDING, IN_PROGRESS, NEEDS_TIEBREAK, NEEDS_ADJUDICATION, RESOLVED, EXCLUDED)
 OPEN_STATES = (PENDING, IN_PROGRESS, NEEDS_TIEBREAK)  # states in which annotators can still be given the item
 
+
+def label_change_refusal(state: str, *, is_gold: bool) -> str | None:
+    """Why an annotator can no longer change the label they gave an item in this state, or None when they can."""
+    if state == RESOLVED:
+        return "this item is already resolved; your label can no longer change"
+    if not is_gold and state not in OPEN_STATES:
+        return "this item is waiting for adjudication; your label can no longer change"
+    return None
+
+
 BY_AGREEMENT = "agreement"
 BY_MAJORITY = "majority"
 BY_ADJUDICATION = "adjudication"

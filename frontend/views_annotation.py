@@ -157,11 +157,14 @@ def _held_ids(body: dict) -> set[int]:
 
 def _queue_entry(request, task, project: AnnotationProject) -> dict:
     context = task_context(task, project)
+    item = task.item
     return {
         "id": task.pk,
         "html": render_to_string("annotation/_task.html", context, request=request),
         "expires_at": task.expires_at.isoformat(),
         "my_label": context["my_label"],
+        # why the label given can no longer change (the page says so instead of inviting a change the server refuses)
+        "locked": workflow.label_change_refusal(item.state, is_gold=item.is_gold) if context["my_label"] else None,
     }
 
 

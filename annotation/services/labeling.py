@@ -75,10 +75,9 @@ def submit_label(
             if same:
                 return SubmitResult(existing, False, item)
             _check_still_annotator(project, user)
-            if item.state == workflow.RESOLVED:
-                raise WorkflowError("this item is already resolved; your label can no longer change")
-            if not item.is_gold and item.state not in workflow.OPEN_STATES:
-                raise WorkflowError("this item is waiting for adjudication; your label can no longer change")
+            refusal = workflow.label_change_refusal(item.state, is_gold=item.is_gold)
+            if refusal is not None:
+                raise WorkflowError(refusal)
             tracker = aggregates.track(project, [item], actor_id=user.pk, labels=stored)
             changed = _change_label(item, existing, user, cleaned, note, unsuitable, unsuitable_reason, details)
             event = _label_event(item, user, ItemEvent.Kind.LABEL_CHANGED, cleaned, unsuitable, unsuitable_reason, note)

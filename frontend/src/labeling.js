@@ -532,9 +532,25 @@ export function initLabeling(root) {
     send({ action: "skip", task_id: entry.id });
   }
 
-  function undo() {
-    const previous = state.history.pop();
-    if (!previous) return;
+  // Going back asks the server first: an item resolved (or sent to adjudication) since the label was given can no
+  // longer change, and the page says so rather than inviting a change it would refuse.
+  async function undo() {
+    const previous = state.history[state.history.length - 1];
+    if (!previous || state.undoing) return;
+    state.undoing = true;
+    const response = await post({ action: "open", task_id: previous.entry.id }).catch(() => null);
+    state.undoing = false;
+    if (!response || !response.ok) {
+      showMessage(response ? await detailOf(response) : "Could not reach the server; try again.");
+      return;
+    }
+    const data = await response.json();
+    state.history.pop();
+    if (data.task?.locked) {
+      undoButton.disabled = state.history.length === 0;
+      showMessage(`You can no longer change your label of the previous item: ${data.task.locked}.`);
+      return;
+    }
     if (state.current) state.queue.unshift(state.current);
     show(previous.entry, { revisitOf: { display: labelText(isAnswerType, previous.body) } });
   }

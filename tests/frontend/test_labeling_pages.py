@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import services
-from annotation.models import ItemEvent, Task
+from annotation.models import Item, ItemEvent, Task
 from core import roles
 
 from .labeling_fixtures import HIDDEN_MODEL_NAME, PRIOR_LABEL_ANNOTATOR, label_item, make_dataset, make_project
@@ -134,6 +134,19 @@ def test_open_renders_an_own_task_again_with_the_label_given(client, annotator):
     again = queue(client, project, action="open", task_id=shown).json()["task"]
     assert again["id"] == shown and again["my_label"]["value"] is False
     assert "submitting again changes your label" in again["html"]
+
+
+def test_open_says_when_the_label_given_can_no_longer_change(client, annotator):
+    project = make_project(make_dataset(questions=2), annotators=[annotator])
+    client.force_login(annotator)
+    shown = queue(client, project).json()["queue"][0]
+    queue(client, project, action="label", task_id=shown, value=True)
+    assert queue(client, project, action="open", task_id=shown).json()["task"]["locked"] is None
+    Item.objects.filter(tasks__pk=shown).update(state="resolved")
+    locked = queue(client, project, action="open", task_id=shown).json()["task"]["locked"]
+    assert locked == "this item is already resolved; your label can no longer change"
+    refused = queue(client, project, action="label", task_id=shown, value=False)
+    assert refused.status_code == 409 and refused.json()["detail"] == locked  # the same reason the change gets
 
 
 def test_label_page_never_shows_model_name_prior_labels_or_other_labels(client, make_user):

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from annotation import services
-from annotation.models import ItemEvent, Label, Task
+from annotation.models import Item, ItemEvent, Label, Task
 from core import roles
 from frontend.rendering import final_answer_span, render_answer, render_with_final_answer
 from grading import runs
@@ -290,6 +290,24 @@ def test_a_failed_save_is_shown_kept_and_sent_again(page, live_server, login, ap
     page.wait_for_selector("[data-labeling][data-unsaved='0']")  # sent again by itself a second later
     assert message.is_hidden()
     assert Label.objects.get(annotator=annotator).task_id == int(first)
+
+
+def test_z_on_an_item_resolved_since_says_so_instead_of_inviting_a_change(page, live_server, login, app_url, make_user):
+    annotator = make_user(roles.ANNOTATOR, username="late")
+    project = make_project(make_dataset(questions=4), annotators=[annotator])
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    first = task_id(page)
+    page.keyboard.press("1")
+    second = wait_for_task_change(page, first)
+    page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    Item.objects.filter(tasks__pk=int(first)).update(state="resolved")
+    page.keyboard.press("z")
+    message = page.locator("[data-label-message]")
+    message.wait_for()
+    assert "You can no longer change your label of the previous item" in message.inner_text()
+    assert "already resolved" in message.inner_text()
+    assert task_id(page) == second and page.get_by_role("button", name="Back z").is_disabled()
 
 
 def test_z_goes_back_to_change_a_label_and_recent_labels_jump_back(
