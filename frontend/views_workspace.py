@@ -7,6 +7,8 @@ change log. Every action is a POST form with a CSRF token that works without Jav
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from django import forms
@@ -238,6 +240,9 @@ def project_settings(request, project_id: int):
 # ---------------------------------------------------------------- members and invitations
 
 
+MAX_PEOPLE_AT_ONCE = 200
+
+
 def _candidates(project: AnnotationProject, role: str):
     """Active users with the role's group who are not already active members with that role."""
     current = ProjectMember.objects.filter(project=project, role=role, is_active=True).values("user_id")
@@ -251,13 +256,36 @@ def _candidates(project: AnnotationProject, role: str):
 
 
 class AddMemberForm(forms.Form):
-    """One per role (the template sends the role beside it); offers only people who have that role."""
+    """One per role (the template sends the role beside it): someone chosen among the people who have that role,
+    or several people by username or e-mail address, or both."""
 
-    user = forms.ModelChoiceField(queryset=get_user_model().objects.none(), label="Person", empty_label=None)
+    user = forms.ModelChoiceField(
+        queryset=get_user_model().objects.none(), label="Person", required=False, empty_label="Choose someone"
+    )
+    people = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "autocomplete": "off", "spellcheck": "false"}),
+        label="Or several people",
+        help_text="Usernames or e-mail addresses, one per line or separated by commas.",
+    )
 
     def __init__(self, *args, project: AnnotationProject, role: str, **kwargs):
         super().__init__(*args, prefix=role, **kwargs)
         self.fields["user"].queryset = _candidates(project, role)
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.has_error("user"):
+            return cleaned
+        names = [cleaned["user"].get_username()] if cleaned.get("user") else []
+        names += [name for name in re.split(r"[\s,;]+", cleaned.get("people", "")) if name]
+        names = list(dict.fromkeys(names))
+        if not names:
+            self.add_error("people", "Choose someone, or type their usernames or e-mail addresses.")
+        elif len(names) > MAX_PEOPLE_AT_ONCE:
+            self.add_error("people", f"Add at most {MAX_PEOPLE_AT_ONCE} people at once.")
+        cleaned["names"] = names
+        return cleaned
 
 
 class InvitationForm(forms.Form):
@@ -330,9 +358,119 @@ def project_members(request, project_id: int):
     return _members_page(request, _researcher_project(request.user, project_id))
 
 
+def _joined(names: list[str], conjunction: str = "and") -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {conjunction} {names[-1]}"
+
+
+def _find_account(name: str):
+    """The active account with this username, or else the one active account with this e-mail address (an address
+    several accounts share names nobody in particular)."""
+    accounts = get_user_model().objects.filter(is_active=True)
+    user = accounts.filter(username=name).first()
+    if user is None and "@" in name:
+        sharing_the_address = list(accounts.filter(email__iexact=name)[:2])
+        if len(sharing_the_address) == 1:
+            user = sharing_the_address[0]
+    return user
+
+
+@dataclass
+class MembersAdded:
+    """What adding a list of people with one role did, person by person."""
+
+    project: AnnotationProject
+    role: str
+    added: list[str] = field(default_factory=list)
+    already_members: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    without_role: list[str] = field(default_factory=list)
+    refusals: list[services.WorkflowError] = field(default_factory=list)
+
+    def _about(self, names: list[str], one: str, several: str) -> str:
+        return f"{_joined(names)} {one if len(names) == 1 else several}"
+
+    def successes(self) -> list[tuple[int, str]]:
+        role, project = self.role, self.project.name
+        sentences = []
+        if self.added:
+            sentences.append(
+                (
+                    messages.SUCCESS,
+                    self._about(self.added, f"is now an {role} on {project}.", f"are now {role}s on {project}."),
+                )
+            )
+        if self.already_members:
+            sentences.append(
+                (
+                    messages.INFO,
+                    self._about(
+                        self.already_members,
+                        f"is already an {role} on {project}.",
+                        f"are already {role}s on {project}.",
+                    ),
+                )
+            )
+        return sentences
+
+    def problems(self) -> list[str]:
+        sentences = []
+        if self.unknown:
+            sentences.append(
+                f"No account was found for {_joined(self.unknown, 'or')}: check the spelling, or send an invitation "
+                "link instead."
+            )
+        if self.without_role:
+            sentences.append(
+                self._about(
+                    self.without_role, f"does not have the {self.role} role", f"do not have the {self.role} role"
+                )
+                + "; an invitation link gives it."
+            )
+        if self.refusals:
+            sentences.append(" ".join(str(refused) for refused in self.refusals))
+        return sentences
+
+    @property
+    def status(self) -> int:
+        """The status of a request that added nobody: the input was wrong, or the workflow refused."""
+        if self.unknown or self.without_role or not self.refusals:
+            return 400
+        return self.refusals[0].status_code
+
+
+def _add_members(project: AnnotationProject, names: list[str], role: str, *, actor) -> MembersAdded:
+    """Add each named person with the role through the same service and the same checks as adding one; a name that
+    cannot be added is reported and the others are still added."""
+    outcome = MembersAdded(project, role)
+    seen: set[int] = set()
+    for name in names:
+        user = _find_account(name)
+        if user is None:
+            outcome.unknown.append(name)
+            continue
+        if user.pk in seen:  # named twice, by username and by e-mail address
+            continue
+        seen.add(user.pk)
+        username = user.get_username()
+        if services.is_member(project, user, role):
+            outcome.already_members.append(username)
+        elif not user.groups.filter(name=role).exists():
+            outcome.without_role.append(username)
+        else:
+            try:
+                services.add_member(project, user, role, actor=actor)
+            except services.WorkflowError as refused:
+                outcome.refusals.append(refused)
+            else:
+                outcome.added.append(username)
+    return outcome
+
+
 @login_required
 @require_POST
 def member_add(request, project_id: int):
+    """Add one or several people with a role. When some are added (or already were members), the page they go back
+    to says who was added and why the others were not; when nobody is, the form comes back with the reasons."""
     project = _researcher_project(request.user, project_id)
     role = request.POST.get("role", "")
     if role not in ProjectMember.Role.values:
@@ -341,13 +479,15 @@ def member_add(request, project_id: int):
     form = AddMemberForm(request.POST, project=project, role=role)
     if not form.is_valid():
         return _members_page(request, project, status=400, forms_given={role: form})
-    user = form.cleaned_data["user"]
-    try:
-        services.add_member(project, user, role, actor=request.user)
-    except services.WorkflowError as refused:
-        form.add_error("user", str(refused))
-        return _members_page(request, project, status=refused.status_code, forms_given={role: form})
-    messages.success(request, f"{user.username} is now an {role} on {project.name}.")
+    outcome = _add_members(project, form.cleaned_data["names"], role, actor=request.user)
+    if not outcome.added and not outcome.already_members:
+        for sentence in outcome.problems():
+            form.add_error("people", sentence)
+        return _members_page(request, project, status=outcome.status, forms_given={role: form})
+    for level, sentence in outcome.successes():
+        messages.add_message(request, level, sentence)
+    for sentence in outcome.problems():
+        messages.error(request, sentence)
     return redirect("project-members", project_id=project.pk)
 
 

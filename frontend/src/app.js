@@ -10,6 +10,7 @@ import "./jobs.js";
 import "./imports.js";
 import "./guidelines.js";
 import "./items.js";
+import "./copy-link.js";
 
 export { typeset };
 

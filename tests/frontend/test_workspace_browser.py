@@ -116,3 +116,42 @@ def test_an_invited_annotator_signs_up_and_follows_each_guidelines_version(
     assert "used by nadia" in page.get_by_test_id("invitation-table").inner_text()
     screenshot(page, "project-members")
     assert errors == []
+
+
+def test_copy_link_puts_the_new_invitation_link_on_the_clipboard(browser, live_server, login, app_url, make_user):
+    researcher = make_user(roles.RESEARCHER)
+    project = make_project(make_dataset(questions=1))
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 800}, permissions=["clipboard-read", "clipboard-write"]
+    )
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        login(page, researcher)
+        page.goto(app_url("project-members", project.pk))
+        page.get_by_test_id("invite-form").get_by_role("button", name="Create invitation link").click()
+        link = page.get_by_test_id("new-link-url").input_value()
+        assert link.startswith(live_server.url + "/invite/")
+
+        page.get_by_role("button", name="Copy link").click()
+        status = page.locator("[data-copy-status-for=new-link-url]")
+        status.get_by_text("Copied").wait_for()
+        assert status.get_attribute("aria-live") == "polite"
+        assert page.evaluate("() => navigator.clipboard.readText()") == link
+        page.wait_for_function("() => !document.querySelector('[data-copy-status-for=new-link-url]').textContent")
+
+        # without the clipboard API the link is selected for the reader to copy
+        page.add_init_script("Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined })")
+        page.goto(app_url("project-members", project.pk))
+        page.get_by_test_id("invite-form").get_by_role("button", name="Create invitation link").click()
+        page.get_by_role("button", name="Copy link").click()
+        status.get_by_text("press Ctrl+C").wait_for()
+        selected = page.evaluate(
+            "() => { const input = document.activeElement;"
+            " return [input.id, input.value.slice(input.selectionStart, input.selectionEnd)]; }"
+        )
+        assert selected == ["new-link-url", page.get_by_test_id("new-link-url").input_value()]
+        assert errors == []
+    finally:
+        context.close()

@@ -214,6 +214,78 @@ class TestMembersPage:
         client.force_login(alice)
         assert client.get(reverse("annotation-label", args=[project.pk])).status_code == 404
 
+    def test_several_people_are_added_at_once_and_each_name_is_accounted_for(self, client, researcher, make_user):
+        alice = make_user(roles.ANNOTATOR, username="alice")
+        bruno = make_user(roles.ANNOTATOR, username="bruno")
+        carla = make_user(roles.ANNOTATOR, username="carla")
+        carla.email = "carla@example.org"
+        carla.save(update_fields=["email"])
+        make_user(roles.ADJUDICATOR, username="judith")
+        dora = make_user(roles.ADJUDICATOR, username="dora")
+        dora.groups.add(*alice.groups.all())  # has the annotator role too, but adjudicates this project
+        project = make_project(make_dataset(questions=1), annotators=[alice], adjudicators=[dora])
+        client.force_login(researcher)
+        url = reverse("project-members", args=[project.pk])
+        page = client.get(url).content.decode()
+        assert 'name="annotator-people"' in page and 'data-copy-link="new-link-url"' not in page
+
+        response = client.post(
+            reverse("project-member-add", args=[project.pk]),
+            {
+                "role": "annotator",
+                "annotator-user": bruno.pk,  # chosen from the list, and named again below
+                "annotator-people": "bruno, Carla@Example.org\nalice\nzed;nobody@example.org judith dora carla",
+            },
+        )
+        assert response.status_code == 302 and response.url == url
+        html = client.get(url).content.decode()
+        assert f"bruno and carla are now annotators on {project.name}." in html
+        assert f"alice is already an annotator on {project.name}." in html
+        assert "No account was found for zed or nobody@example.org: check the spelling" in html
+        assert "judith does not have the annotator role; an invitation link gives it." in html
+        assert "dora is an adjudicator on" in html and "cannot label its items blind" in html
+        assert '<li class="notice error">' in html
+        annotators = ProjectMember.objects.filter(project=project, role="annotator", is_active=True)
+        assert set(annotators.values_list("user__username", flat=True)) == {"alice", "bruno", "carla"}
+        added = ProjectChange.objects.filter(project=project, kind=ProjectChange.Kind.MEMBER_ADDED, actor=researcher)
+        assert added.count() == 2
+
+    def test_one_name_is_a_list_of_one_and_a_list_that_adds_nobody_comes_back_with_the_reasons(
+        self, client, researcher, make_user
+    ):
+        make_user(roles.ANNOTATOR, username="bruno")
+        make_user(roles.ANNOTATOR, username="carla")
+        project = make_project(make_dataset(questions=1))
+        client.force_login(researcher)
+        add_url = reverse("project-member-add", args=[project.pk])
+        response = client.post(add_url, {"role": "annotator", "annotator-people": " bruno \n"}, follow=True)
+        assert f"bruno is now an annotator on {project.name}." in response.content.decode()
+
+        response = client.post(add_url, {"role": "annotator", "annotator-people": "zed, yann"})
+        html = response.content.decode()
+        assert response.status_code == 400
+        assert "No account was found for zed or yann" in html and "zed, yann</textarea>" in html
+        assert client.post(add_url, {"role": "annotator", "annotator-people": " , "}).status_code == 400
+        assert not User.objects.filter(username__in=["zed", "yann"]).exists()
+        assert set(ProjectMember.objects.filter(project=project).values_list("user__username", flat=True)) == {"bruno"}
+
+    def test_only_researchers_of_the_projects_workspace_add_people(self, client, researcher, make_user):
+        from core.models import Workspace, WorkspaceMember
+
+        make_user(roles.ANNOTATOR, username="bruno")
+        annotator = make_user(roles.ANNOTATOR, username="anna")
+        project = make_project(make_dataset(questions=1), annotators=[annotator])
+        outsider = make_user(roles.RESEARCHER)
+        WorkspaceMember.objects.filter(user=outsider).delete()
+        WorkspaceMember.objects.create(workspace=Workspace.objects.create(name="Elsewhere"), user=outsider)
+        add_url = reverse("project-member-add", args=[project.pk])
+        for user in (annotator, outsider):
+            client.force_login(user)
+            refused = client.post(add_url, {"role": "annotator", "annotator-people": "bruno\nanna"})
+            assert refused.status_code == 404
+        assert not ProjectMember.objects.filter(project=project, user__username="bruno").exists()
+        assert set(ProjectMember.objects.filter(project=project).values_list("user__username", flat=True)) == {"anna"}
+
     def test_an_invitation_link_is_shown_once_and_can_be_revoked(self, client, researcher):
         project = make_project(make_dataset(questions=1))
         client.force_login(researcher)
@@ -223,6 +295,10 @@ class TestMembersPage:
         assert response.status_code == 201
         link = link_in(response.content.decode())
         assert link.startswith("/invite/")
+        assert '<button type="button" class="secondary" data-copy-link="new-link-url" hidden>Copy link</button>' in (
+            response.content.decode()
+        )
+        assert_csp_clean(response.content.decode())
         members_page = client.get(reverse("project-members", args=[project.pk])).content.decode()
         assert link not in members_page and 'data-status="open"' in members_page
         invitation = Invitation.objects.get(project=project)
