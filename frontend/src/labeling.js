@@ -10,6 +10,7 @@ const TEXT_FIELDS = "input:not([type=button]):not([type=submit]):not([type=radio
 const CODE_LETTERS = new Set(["a", "b", "c", "d"]);
 const RETRY_DELAYS = [1000, 2000, 4000, 8000, 15000];
 const HISTORY_LIMIT = 20;
+const WAIT_FOR_FREE_ITEMS_MS = 30000;
 const RECENT_PREVIEW_CHARACTERS = 60;
 // Labeled items kept in the page, ready for `z`; older ones are rebuilt from their HTML when gone back to, which keeps
 // the page (and the work of the browser's garbage collector) small.
@@ -63,6 +64,8 @@ export function initLabeling(root) {
     retryTimer: 0,
     attempts: 0,
     exhausted: false,
+    leftForMe: 0,
+    waitTimer: 0,
     startedAt: performance.now(),
     pendingLetter: "",
     selectedCode: "",
@@ -335,6 +338,8 @@ export function initLabeling(root) {
     state.pendingLetter = "";
     state.selectedCode = "";
     allDone.hidden = true;
+    clearInterval(state.waitTimer);
+    state.waitTimer = 0;
     slot.querySelector("[data-testid=loading]")?.remove();
     if (entry) {
       finish(entry);
@@ -347,7 +352,7 @@ export function initLabeling(root) {
       slot.style.height = "";
       root.dataset.taskId = "";
       root.dataset.state = state.exhausted ? "done" : "loading";
-      if (state.exhausted) allDone.hidden = false;
+      if (state.exhausted) showDone();
     }
     const previous = revisitOf || (entry?.my_label ? { display: labelText(isAnswerType, entry.my_label) } : null);
     revisit.hidden = !previous;
@@ -364,6 +369,18 @@ export function initLabeling(root) {
     settleWhenPainted();
   }
 
+  // "All done" only when nothing is left for this annotator; items left but held by others (or waiting for a
+  // tie-break) are said so, and the page asks for them again every 30 s.
+  function showDone() {
+    const waiting = state.leftForMe > 0;
+    allDone.hidden = false;
+    allDone.querySelector("[data-all-done-finished]").hidden = waiting;
+    allDone.querySelector("[data-all-done-waiting]").hidden = !waiting;
+    allDone.querySelector("[data-waiting-count]").textContent = `${state.leftForMe} item${state.leftForMe === 1 ? "" : "s"}`;
+    if (waiting && !state.waitTimer) state.waitTimer = setInterval(fill, WAIT_FOR_FREE_ITEMS_MS);
+    if (!waiting && state.waitTimer) { clearInterval(state.waitTimer); state.waitTimer = 0; }
+  }
+
   function showNext() {
     show(state.queue.shift() || null);
   }
@@ -374,6 +391,8 @@ export function initLabeling(root) {
     set("[data-done-total]", progress.done_total);
     set("[data-done-today]", progress.done_today);
     set("[data-left-for-me]", progress.left_for_me);
+    state.leftForMe = Number(progress.left_for_me) || 0;
+    if (root.dataset.state === "done") showDone();
     set("[data-left]", progress.left_in_project);
     set("[data-time-today]", formatDuration(progress.seconds_today));
     const bar = root.querySelector("[data-progress-bar]");

@@ -426,3 +426,25 @@ def test_leaving_the_page_releases_the_items_leased_ahead(page, live_server, log
         deadline = [task.expires_at for task in Task.objects.filter(annotator=annotator).exclude(pk=shown)]
     assert all(expires <= timezone.now() for expires in deadline)  # released, not skipped
     assert live > timezone.now()  # the item on screen stays leased for when the annotator comes back
+
+
+def test_nothing_to_label_right_now_is_not_all_done_and_the_page_asks_again(
+    page, live_server, login, app_url, make_user
+):
+    holders = [make_user(roles.ANNOTATOR, username=name) for name in ("holder1", "holder2")]
+    waiting = make_user(roles.ANNOTATOR, username="waiting")
+    project = make_project(make_dataset(questions=1), annotators=[*holders, waiting])
+    held = [services.next_task(project, holder) for holder in holders]  # two leases fill the item's two labels
+    assert all(task is not None for task in held)
+    page.clock.install()
+    login(page, waiting)
+    page.goto(app_url("annotation-label", project.pk))
+    page.wait_for_selector("[data-labeling][data-ready='1'][data-state='done']")
+    done = page.get_by_test_id("all-done")
+    done.wait_for()
+    assert "Nothing to label right now" in done.inner_text() and "All done" not in done.inner_text()
+    assert "1 item left for you" in done.inner_text()
+    services.release_tasks(holders[0], [held[0].pk])
+    page.clock.fast_forward(31_000)
+    page.wait_for_selector("[data-labeling][data-state='task']")
+    assert done.is_hidden()
