@@ -533,6 +533,10 @@ export function initLabeling(root) {
     const seconds = Math.round((performance.now() - state.startedAt) / 100) / 10;
     const full = { note, seconds_spent: seconds, ...body };
     if (root.dataset.message !== "retrying") clearMessage();
+    // A field of the item put away (the unsuitable reason, the note) would keep the focus until the next item
+    // settles, and the keys typed meanwhile would go into it: they are for the next item.
+    const focused = document.activeElement;
+    if (focused && entry.node.contains(focused) && isTextField(focused)) focused.blur();
     state.history.push({ entry, body: full });
     if (state.history.length > HISTORY_LIMIT) dropNode(state.history.shift().entry);
     const older = state.history.at(-1 - HISTORY_IN_PAGE);

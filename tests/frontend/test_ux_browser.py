@@ -448,3 +448,23 @@ def test_nothing_to_label_right_now_is_not_all_done_and_the_page_asks_again(
     page.clock.fast_forward(31_000)
     page.wait_for_selector("[data-labeling][data-state='task']")
     assert done.is_hidden()
+
+
+def test_keys_pressed_right_after_submitting_unsuitable_with_enter_label_the_next_item(
+    page, live_server, login, app_url, make_user
+):
+    """The reason field of the item put away kept the focus until the next item settled: keys typed at once went
+    into it (seen in two of three tries before the fix)."""
+    annotator = make_user(roles.ANNOTATOR, username="quick")
+    project = make_project(make_dataset(questions=6), kind="answer_type", annotators=[annotator])
+    login(page, annotator)
+    open_label_page(page, app_url, project)
+    for _ in range(3):
+        page.keyboard.press("u")
+        page.keyboard.type("Two readings")
+        page.keyboard.press("Enter")
+        for key in ("b", "3", "Enter"):  # at once, before the next item has settled
+            page.keyboard.press(key)
+        page.wait_for_selector("[data-labeling][data-unsaved='0']")
+    labels = list(Label.objects.filter(annotator=annotator).order_by("created_at"))
+    assert [(label.unsuitable, label.value) for label in labels] == [(True, None), (False, "B3")] * 3
