@@ -128,6 +128,7 @@ urlpatterns = [
     path("grading/", views_grading.proof_home, name="proof-home"),
     path("grading/projects/<int:project_id>/next/", views_grading.next_proof_task, name="proof-next"),
     path("grading/tasks/<int:task_id>/", views_grading.grade_page, name="proof-grade"),
+    path("grading/tasks/<int:task_id>/skip/", views_grading.skip_proof_task, name="proof-skip"),
     path("grading/items/<int:item_id>/", views_grading.conflict_page, name="proof-conflict"),
     path("grading/competitions/<int:competition_id>/", views_competitions.competition_page, name="proof-competition"),
     path(

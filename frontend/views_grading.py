@@ -164,6 +164,27 @@ def next_proof_task(request, project_id: int):
 
 
 @login_required
+@require_POST
+def skip_proof_task(request, task_id: int):
+    """Put a proof back for other graders and go on to the next one of the project (or home when none is left)."""
+    task = proof_selectors.own_proof_task(request.user, task_id)
+    if task is None:
+        raise Http404("No such grading task.")
+    project = task.item.project
+    try:
+        annotation_services.skip_task(task, request.user)
+        following = annotation_services.next_task(project, request.user)
+    except annotation_services.WorkflowError as exc:
+        messages.error(request, f"This proof cannot be skipped: {exc}.")
+        return redirect("proof-grade", task_id=task.pk)
+    if following is None:
+        messages.info(request, f"Skipped. Nothing else is left for you to grade in {project.name}.")
+        return redirect("proof-home")
+    messages.info(request, "Skipped; here is the next proof.")
+    return redirect("proof-grade", task_id=following.pk)
+
+
+@login_required
 @require_http_methods(["GET", "POST"])
 def grade_page(request, task_id: int):
     task = proof_selectors.own_proof_task(request.user, task_id)

@@ -112,6 +112,11 @@ function setupGrading(form) {
   });
 
   document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === "Enter" && !event.altKey) {
+      event.preventDefault();
+      form.requestSubmit(document.getElementById("save-grade"));
+      return;
+    }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;
     if (TYPING_TAGS.has(target.tagName)) return;
@@ -132,6 +137,8 @@ function setupGrading(form) {
       setPoints(current, Number(current.dataset.max));
     } else if (event.key === "0" && current && !onNumber) {
       setPoints(current, 0);
+    } else if (event.key === "s" && document.getElementById("skip-proof")) {
+      form.requestSubmit(document.getElementById("skip-proof"));
     } else {
       handled = false;
     }

@@ -163,3 +163,34 @@ def test_the_grading_page_fits_a_phone(browser, live_server, login, app_url, pro
     open_next_task(page, app_url, project)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.close()
+
+
+def test_ctrl_enter_saves_from_any_field_and_s_skips_to_the_next_proof(page, live_server, login, app_url, make_user):
+    competition = proof_services.get_or_create_competition("Keyboard Olympiad")
+    for index, text in ((1, "First proof."), (2, "Second proof.")):
+        problem = proof_services.add_problem(
+            competition, problem_idx=index, statement=f"Problem {index}.", solutions=["Any."], rubric=RUBRIC
+        )
+        proof_services.add_submission(problem, model_name="model", text=text)
+    grader = make_user(roles.ANNOTATOR, username="keys")
+    others = [make_user(roles.ANNOTATOR, username=f"other{n}") for n in (1, 2)]
+    project = proof_services.create_proof_project(
+        name="Keyboard proofs", competition=competition, graders=[grader, *others]
+    )
+    login(page, grader)
+    open_next_task(page, app_url, project)
+    first_url = page.url
+    page.keyboard.press("s")  # skip: on to the next proof, the skipped one left for others
+    page.wait_for_url(lambda url: url != first_url and "/grading/tasks/" in url)
+    page.wait_for_selector("#proof-grading[data-ready='1']")
+    assert "Skipped; here is the next proof." in page.locator("body").inner_text()
+
+    page.locator("[data-checkpoint]:visible").first.focus()
+    page.keyboard.press("a")
+    page.locator("#grade-note").fill("saved with the keyboard")
+    page.locator("#grade-note").press("Control+Enter")  # from inside a text field
+    page.wait_for_url(lambda url: "graded=" in url)
+    label = Label.objects.get(annotator=grader)
+    assert label.note == "saved with the keyboard"
+    skipped = Item.objects.filter(project=project).exclude(pk=label.item_id).get()
+    assert skipped.tasks.get(annotator=grader).status == "skipped"

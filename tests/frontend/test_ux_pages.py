@@ -81,3 +81,20 @@ def test_every_page_has_the_theme_toggle_and_the_hidden_rule_is_in_the_styles(cl
     assert 'data-theme-toggle aria-pressed="false">Dark mode</button>' in html
     css = (Path(__file__).resolve().parents[2] / "frontend" / "src" / "app.css").read_text()
     assert "[hidden] { display: none !important; }" in css
+
+
+def test_skipping_a_proof_is_a_post_of_its_grader_only(client, make_user, proof_project):
+    project, grader = proof_project
+    client.force_login(grader)
+    task = annotation_services.next_task(project, grader)
+    skip = reverse("proof-skip", args=[task.pk])
+    assert client.get(skip).status_code == 405
+    stranger = make_user(roles.ANNOTATOR, username="not-a-grader")
+    client.force_login(stranger)
+    assert client.post(skip).status_code == 404
+    client.force_login(grader)
+    response = client.post(skip)
+    assert response.status_code == 302 and response.url == reverse("proof-home")  # nothing else left for them
+    task.refresh_from_db()
+    assert task.status == "skipped"
+    assert client.post(skip).status_code == 302  # a second skip is refused with a message, not a 500
