@@ -127,6 +127,23 @@ def demo(settings, tmp_path):
     }
 
 
+def visit_as(context, page, app_url, username: str, pages):
+    """Sign in as a demo user, then open each page (answered 200, its math and labeling ready) and yield it."""
+    context.clear_cookies()
+    page.goto(app_url("login"))
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(DEMO_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(app_url("home"))
+    for name, *args in pages:
+        response = page.goto(app_url(name, *args))
+        assert response.status == 200, (username, name, response.status)
+        page.wait_for_selector("html[data-math-ready='1']")
+        if name == "annotation-label":
+            page.wait_for_selector("[data-labeling]:is([data-state='task'], [data-state='done'])")
+        yield name, *args
+
+
 def test_every_page_for_every_role_has_no_serious_or_critical_axe_violation(
     browser, live_server, app_url, demo, built_assets
 ):
@@ -141,18 +158,7 @@ def test_every_page_for_every_role_has_no_serious_or_critical_axe_violation(
         if violations := axe_violations(page):
             failures[f"anonymous {scheme} login"] = violations
         for username, pages in demo.items():
-            context.clear_cookies()
-            page.goto(app_url("login"))
-            page.get_by_label("Username").fill(username)
-            page.get_by_label("Password").fill(DEMO_PASSWORD)
-            page.get_by_role("button", name="Log in").click()
-            page.wait_for_url(app_url("home"))
-            for name, *args in pages:
-                response = page.goto(app_url(name, *args))
-                assert response.status == 200, (username, name, response.status)
-                page.wait_for_selector("html[data-math-ready='1']")
-                if name == "annotation-label":
-                    page.wait_for_selector("[data-labeling]:is([data-state='task'], [data-state='done'])")
+            for name, *args in visit_as(context, page, app_url, username, pages):
                 visited += 1
                 if violations := axe_violations(page):
                     failures[f"{username} {scheme} {name}{args}"] = violations
@@ -168,19 +174,12 @@ def test_every_page_for_every_role_fits_a_phone_screen(browser, live_server, app
     page = context.new_page()
     overflowing, visited = {}, 0
     page.goto(app_url("login"))
+    page.wait_for_selector("html[data-math-ready='1']")
+    layout = page.evaluate(WIDER_THAN_VIEWPORT)
+    if layout["scrollWidth"] > layout["width"] or layout["wide"]:
+        overflowing["anonymous login"] = layout
     for username, pages in demo.items():
-        context.clear_cookies()
-        page.goto(app_url("login"))
-        page.get_by_label("Username").fill(username)
-        page.get_by_label("Password").fill(DEMO_PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        page.wait_for_url(app_url("home"))
-        for name, *args in [("login",), *pages] if username == "annotator1" else pages:
-            response = page.goto(app_url(name, *args))
-            assert response.status == 200, (username, name, response.status)
-            page.wait_for_selector("html[data-math-ready='1']")
-            if name == "annotation-label":
-                page.wait_for_selector("[data-labeling]:is([data-state='task'], [data-state='done'])")
+        for name, *args in visit_as(context, page, app_url, username, pages):
             visited += 1
             layout = page.evaluate(WIDER_THAN_VIEWPORT)
             if layout["scrollWidth"] > layout["width"] or layout["wide"]:

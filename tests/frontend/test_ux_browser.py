@@ -292,14 +292,19 @@ def test_a_failed_save_is_shown_kept_and_sent_again(page, live_server, login, ap
     assert Label.objects.get(annotator=annotator).task_id == int(first)
 
 
-def test_z_on_an_item_resolved_since_says_so_instead_of_inviting_a_change(page, live_server, login, app_url, make_user):
-    annotator = make_user(roles.ANNOTATOR, username="late")
+def label_the_first_item(page, login, app_url, make_user, username: str):
+    """An annotator of a new 4-item project labels the first item shown "correct"; returns the first and second ids."""
+    annotator = make_user(roles.ANNOTATOR, username=username)
     project = make_project(make_dataset(questions=4), annotators=[annotator])
     login(page, annotator)
     open_label_page(page, app_url, project)
     first = task_id(page)
     page.keyboard.press("1")
-    second = wait_for_task_change(page, first)
+    return annotator, first, wait_for_task_change(page, first)
+
+
+def test_z_on_an_item_resolved_since_says_so_instead_of_inviting_a_change(page, live_server, login, app_url, make_user):
+    _, first, second = label_the_first_item(page, login, app_url, make_user, "late")
     page.wait_for_selector("[data-labeling][data-unsaved='0']")
     Item.objects.filter(tasks__pk=int(first)).update(state="resolved")
     page.keyboard.press("z")
@@ -313,13 +318,7 @@ def test_z_on_an_item_resolved_since_says_so_instead_of_inviting_a_change(page, 
 def test_z_goes_back_to_change_a_label_and_recent_labels_jump_back(
     page, live_server, login, app_url, make_user, screenshot
 ):
-    annotator = make_user(roles.ANNOTATOR, username="undo")
-    project = make_project(make_dataset(questions=4), annotators=[annotator])
-    login(page, annotator)
-    open_label_page(page, app_url, project)
-    first = task_id(page)
-    page.keyboard.press("1")
-    second = wait_for_task_change(page, first)
+    annotator, first, second = label_the_first_item(page, login, app_url, make_user, "undo")
     page.keyboard.press("z")
     assert wait_for_task_change(page, second) == first
     assert "You labeled this item correct" in page.locator("[data-revisit]").inner_text()

@@ -33,17 +33,22 @@ def finished(model, pk):
     return model.objects.filter(pk=pk, status__in=model.FINISHED).first()
 
 
-@pytest.mark.worker
-def test_a_killed_workers_export_and_run_finish_by_themselves_exactly_once(
-    celery_worker_factory, verifybench_data, export_root
-):
+def quick_recovery(export_root) -> dict[str, str]:
+    """A worker's settings for tests: exports in `export_root`, jobs stale after 2 s, a sweep every second."""
     export_root.mkdir(parents=True, exist_ok=True)
-    env = {
+    return {
         "EXPORT_ROOT": str(export_root),
         "EXPORT_STALE_SECONDS": "2",
         "VERIFICATION_STALE_SECONDS": "2",
         "JOB_SWEEP_SECONDS": "1",
     }
+
+
+@pytest.mark.worker
+def test_a_killed_workers_export_and_run_finish_by_themselves_exactly_once(
+    celery_worker_factory, verifybench_data, export_root
+):
+    env = quick_recovery(export_root)
     first, second = celery_worker_factory(env, beat=True), celery_worker_factory(env)
     dataset = make_dataset("recovery", questions=10, per_question=4)
     export = services.create_export(
@@ -87,13 +92,7 @@ def test_a_worker_busy_with_a_long_job_still_takes_over_a_dead_one(
 ):
     """Beat's sweep is a message that waits behind the job a busy worker runs; the busy worker sweeps from that job's
     heartbeat thread instead, so a dead job is taken over while the long one still runs."""
-    export_root.mkdir(parents=True, exist_ok=True)
-    env = {
-        "EXPORT_ROOT": str(export_root),
-        "EXPORT_STALE_SECONDS": "2",
-        "VERIFICATION_STALE_SECONDS": "2",
-        "JOB_SWEEP_SECONDS": "1",
-    }
+    env = quick_recovery(export_root)
     celery_worker_factory(env, beat=True)
     dataset = make_dataset("busy", questions=10, per_question=4)
     run = runs.create_run(verifier=rule_verifier(), dataset=dataset, chunk_size=2, options={"chunk_delay": 1.0})
