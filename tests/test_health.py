@@ -49,15 +49,17 @@ def test_readyz_is_503_with_a_migration_not_applied(client):
 def test_readyz_is_503_when_the_broker_is_unreachable_and_names_no_address(client):
     from celery import current_app
 
+    from tests.conftest import _forget_broker_connections
+
     port = closed_port()
     saved = current_app.conf.broker_url
     current_app.conf.broker_url = f"redis://:s3cret@127.0.0.1:{port}/0"
-    current_app.pool.force_close_all()
+    _forget_broker_connections(current_app)
     try:
         response = client.get("/readyz")
     finally:
         current_app.conf.broker_url = saved
-        current_app.pool.force_close_all()
+        _forget_broker_connections(current_app)  # nothing cached with the unreachable broker outlives the test
     assert response.status_code == 503
     assert response.json()["checks"]["broker"].startswith("unavailable (")
     body = response.content.decode()
