@@ -251,7 +251,6 @@ class Execution:
         interval = max(0.2, self.kind.stale_after.total_seconds() / 6)
         try:
             while not self._done.wait(interval):
-                _sweep_from_a_busy_worker()
                 try:
                     written = self.model.objects.filter(pk=self.job.pk, run_token=self.token).update(
                         heartbeat_at=timezone.now(), **self._progress
@@ -263,6 +262,8 @@ class Execution:
                 if not written:
                     self._lost.set()
                     return
+                # after this job's own heartbeat, so a slow sweep never makes the job itself look stale
+                _sweep_from_a_busy_worker()
         finally:
             connection.close()
 

@@ -20,6 +20,8 @@ from markdown_it.rules_inline import StateInline
 from mdit_py_plugins.amsmath import amsmath_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from grading.answercheck.extract import is_price
+
 FINAL_ANSWER_ID = "final-answer"
 FINAL_ANSWER_CLASS = "final-answer"
 # A highlight around display math inside a paragraph shows as a block, so the whole formula is marked.
@@ -145,24 +147,12 @@ def _bracket_math_inline(state: StateInline, silent: bool) -> bool:
     return True
 
 
-# A price: a dollar sign right before an amount ("$120", "$1,200", "$4.50") that is not itself a formula ("$12$").
-_AMOUNT = re.compile(r"\$(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d$])")
-# Two words of running prose in a row, once TeX commands and their text arguments are set aside.
-_TWO_WORDS = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}[\s,;:.]+[A-Za-z]{2,}(?![A-Za-z])")
-_TEX_COMMAND = re.compile(r"\\[A-Za-z]+(?:\s*\{[^{}$]*\})?")
-
-
 def _currency_dollar(state: StateInline, silent: bool) -> bool:
     """`$120 each week ... $x$`: a dollar sign in front of an amount, whose would-be formula up to the next dollar
-    sign is running prose, is a currency sign and stays text (it would otherwise pair with the next `$`)."""
+    sign is running prose, is a currency sign and stays text (it would otherwise pair with the next `$`). The rule is
+    the verifier's, so what is highlighted as the answer and what is typeset agree."""
     src, pos = state.src, state.pos
-    if src[pos] != "$" or (pos > 0 and src[pos - 1] == "$") or _preceded_by_odd_backslashes(src, pos):
-        return False
-    amount = _AMOUNT.match(src, pos, state.posMax)
-    if amount is None:
-        return False
-    closing = src.find("$", amount.end(), state.posMax)
-    if closing == -1 or not _TWO_WORDS.search(_TEX_COMMAND.sub(" ", src[pos + 1 : closing])):
+    if src[pos] != "$" or _preceded_by_odd_backslashes(src, pos) or not is_price(src, pos, state.posMax):
         return False
     if not silent:
         state.push("text", "", 0).content = "$"

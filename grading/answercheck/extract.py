@@ -96,23 +96,27 @@ _TWO_WORDS = re.compile(r"(?<![A-Za-z\\])[A-Za-z]{2,}[\s,;:.]+[A-Za-z]{2,}(?![A-
 _TEX_COMMAND = re.compile(r"\\[A-Za-z]+(?:\s*\{[^{}$]*\})?")
 
 
+def is_price(text: str, position: int, end: int | None = None) -> bool:
+    """Whether the dollar sign at `position` is a currency sign (the renderer asks too, so a price is never typeset)."""
+    end = len(text) if end is None else end
+    if position and text[position - 1] in "\\$":  # escaped, or the second sign of "$$"
+        return False
+    if _PRICE.match(text, position, end) is None:
+        return False
+    closing = text.find("$", position + 1, end)
+    if closing == -1:
+        return True
+    between = text[position + 1 : closing]
+    # (the substitution only when the plain search finds words: most formulas hold none)
+    return bool(_TWO_WORDS.search(between) and _TWO_WORDS.search(_TEX_COMMAND.sub(" ", between)))
+
+
 def mask_prices(text: str) -> str:
     """`text` with every currency dollar sign (and escaped one) replaced by a space: the same length, so spans
     found in the result are spans of `text`."""
     if "$" not in text:
         return text
-    prices = []
-    for match in _PRICE.finditer(text):
-        if match.start() and text[match.start() - 1] in "\\$":  # escaped, or the second sign of "$$"
-            continue
-        closing = text.find("$", match.end())
-        if closing == -1:
-            prices.append(match.start())
-            continue
-        between = text[match.end() : closing]
-        # (the substitution only when the plain search finds words: most formulas hold none)
-        if _TWO_WORDS.search(between) and _TWO_WORDS.search(_TEX_COMMAND.sub(" ", between)):
-            prices.append(match.start())
+    prices = [match.start() for match in _PRICE.finditer(text) if is_price(text, match.start())]
     masked = text.replace("\\$", "\\ ") if "\\$" in text else text
     if not prices:
         return masked
